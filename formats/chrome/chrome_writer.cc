@@ -1,0 +1,171 @@
+#include "formats/chrome/chrome_writer.h"
+
+#include <charconv>
+
+#include "formats/common/json_text.h"
+#include "formats/common/ts_text.h"
+
+namespace tracemill::formats {
+namespace {
+
+constexpr size_t kFlushBytes = 1 << 20;
+
+void AppendInt(int64_t v, std::string* out) {
+  char tmp[24];
+  char* end = std::to_chars(tmp, tmp + sizeof(tmp), v).ptr;
+  out->append(tmp, end - tmp);
+}
+
+void AppendMicros(int64_t ns, std::string* out) {
+  char tmp[32];
+  char* end = FormatNanosAsMicros(ns, tmp);
+  out->append(tmp, end - tmp);
+}
+
+}  // namespace
+
+absl::Status ChromeWriter::Begin(std::string_view display_time_unit,
+                                 std::string_view other_data_json) {
+  buf_.reserve(kFlushBytes + (64 << 10));
+  buf_.append("{\"displayTimeUnit\":");
+  AppendJsonString(display_time_unit, &buf_);
+  buf_.append(",\"otherData\":");
+  buf_.append(other_data_json);
+  buf_.append(",\"traceEvents\":[");
+  return absl::OkStatus();
+}
+
+void ChromeWriter::BeginEvent() {
+  buf_.append(first_ ? "\n" : ",\n");
+  first_ = false;
+}
+
+void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid) {
+  const ProcessInfo& p = in.data->processes[pid];
+  std::string name = in.label;
+  name.append(" \xC2\xB7 ");  // " · "
+  if (p.has_name) {
+    name.append(UnescapeJsonStringBody(p.name));
+  } else if (!p.pid_token.empty() && p.pid_token[0] == '"') {
+    name.append(UnescapeJsonStringBody(p.pid_token.substr(1, p.pid_token.size() - 2)));
+  } else {
+    name.append("pid ");
+    name.append(p.pid_token);
+  }
+  AppendJsonString(name, &buf_);
+}
+
+absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
+  for (uint32_t pid : in.pid_order) {
+    const ProcessInfo& p = in.data->processes[pid];
+    if (!p.has_name) {
+      BeginEvent();
+      buf_.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+      AppendInt(in.out_pid[pid], &buf_);
+      buf_.append(",\"args\":{\"name\":");
+      AppendProcessName(in, pid);
+      buf_.append("}}");
+      ++metadata_added_;
+    }
+    if (!p.has_sort_index) {
+      BeginEvent();
+      buf_.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+      AppendInt(in.out_pid[pid], &buf_);
+      buf_.append(",\"args\":{\"sort_index\":");
+      AppendInt(in.out_pid[pid], &buf_);
+      buf_.append("}}");
+      ++metadata_added_;
+    }
+  }
+  return MaybeFlush();
+}
+
+absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
+  const auto& s = in.data->strings;
+  BeginEvent();
+  ++events_;
+  ++in.events_written;
+  if (e.phase == 'M' && (e.flags & kHasPid)) {
+    std::string_view name = s[e.name];
+    if (name == "process_name" || name == "process_sort_index") {
+      buf_.append("{\"ph\":\"M\",\"name\":\"");
+      buf_.append(name);
+      buf_.append("\",\"pid\":");
+      AppendInt(in.out_pid[e.pid], &buf_);
+      if (name == "process_name") {
+        buf_.append(",\"args\":{\"name\":");
+        AppendProcessName(in, e.pid);
+        buf_.append("}}");
+      } else {
+        buf_.append(",\"args\":{\"sort_index\":");
+        AppendInt(in.out_pid[e.pid], &buf_);
+        buf_.append("}}");
+      }
+      return MaybeFlush();
+    }
+  }
+  buf_.append("{\"ph\":\"");
+  buf_.append(s[e.ph]);
+  buf_.push_back('"');
+  if (e.name) {
+    buf_.append(",\"name\":\"");
+    buf_.append(s[e.name]);
+    buf_.push_back('"');
+  }
+  if (e.cat) {
+    buf_.append(",\"cat\":\"");
+    buf_.append(s[e.cat]);
+    buf_.push_back('"');
+  }
+  if (e.flags & kHasPid) {
+    buf_.append(",\"pid\":");
+    AppendInt(in.out_pid[e.pid], &buf_);
+  }
+  if (e.flags & kHasTid) {
+    buf_.append(",\"tid\":");
+    buf_.append(s[e.tid]);
+  }
+  if ((e.flags & kHasTs) && e.phase != 'M') {
+    buf_.append(",\"ts\":");
+    AppendMicros(e.ts_ns - ts_offset_ns_, &buf_);
+  }
+  if (e.flags & kHasDur) {
+    buf_.append(",\"dur\":");
+    AppendMicros(e.dur_ns, &buf_);
+  }
+  if (e.flags & kHasId) {
+    buf_.append(",\"id\":");
+    AppendInt(static_cast<int64_t>(in.id_base + e.id), &buf_);
+  }
+  if (e.flags & kHasBindId) {
+    buf_.append(",\"bind_id\":");
+    AppendInt(static_cast<int64_t>(in.id_base + e.bind_id), &buf_);
+  }
+  if (e.flags & kHasId2Global) {
+    buf_.append(",\"id2\":{\"global\":");
+    AppendInt(static_cast<int64_t>(in.id_base + e.id2), &buf_);
+    buf_.push_back('}');
+  }
+  if (e.rest_len) {
+    buf_.push_back(',');
+    buf_.append(e.rest, e.rest_len);
+  }
+  buf_.push_back('}');
+  return MaybeFlush();
+}
+
+absl::Status ChromeWriter::MaybeFlush() {
+  if (buf_.size() < kFlushBytes) return absl::OkStatus();
+  absl::Status s = out_->Append(buf_);
+  buf_.clear();
+  return s;
+}
+
+absl::Status ChromeWriter::Finish() {
+  buf_.append("\n]}\n");
+  absl::Status s = out_->Append(buf_);
+  buf_.clear();
+  return s;
+}
+
+}  // namespace tracemill::formats

@@ -1,0 +1,68 @@
+#pragma once
+// ChromeWriter: a streaming Trace Event Format writer (JSON Object Format).
+//
+// Output shape, one event per line:
+//   {"displayTimeUnit":"ms","otherData":{...},"traceEvents":[
+//   {"ph":"M",...},
+//   {"ph":"X","name":"...","pid":3,"tid":7,"ts":1682725897226747.123,"dur":68},
+//   ...
+//   ]}
+// Timestamps are exact decimal microseconds from int64 ns (no printf, no
+// double). Strings were sanitized when decoded, so bytes are copied as is.
+// Process metadata is rewritten so names carry the rank ("rank 3 · GPU 3")
+// and `process_sort_index` orders processes rank-major.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formats/chrome/output_file.h"
+#include "formats/common/trace_data.h"
+
+namespace tracemill::formats {
+
+// WriterInput: one input of an output, with its output ids.
+struct WriterInput {
+  const TraceData* data = nullptr;
+  std::vector<int64_t> out_pid;    // local pid index -> output pid
+  std::vector<uint32_t> pid_order; // local pids in the order they are listed
+  uint64_t id_base = 0;            // output id = id_base + local id
+  std::string label;               // "rank 3" or the file name; plain UTF-8
+  uint64_t events_written = 0;     // counted by the writer
+};
+
+// ChromeWriter: (WriterInput, Event)... -> one Trace Event Format file.
+class ChromeWriter {
+ public:
+  // `ts_offset_ns` is subtracted from every ts (0, or the job's first event
+  // with --relative-time). `out` is borrowed.
+  ChromeWriter(OutputFile* out, int64_t ts_offset_ns) : out_(out), ts_offset_ns_(ts_offset_ns) {}
+
+  // Begin writes the header; `other_data_json` is a complete JSON object.
+  absl::Status Begin(std::string_view display_time_unit, std::string_view other_data_json);
+  // WriteProcessMetadata writes `process_name` / `process_sort_index` for the
+  // processes of `in` that the input does not name or order itself.
+  absl::Status WriteProcessMetadata(WriterInput& in);
+  // WriteEvent writes one event of `in`.
+  absl::Status WriteEvent(WriterInput& in, const Event& e);
+  // Finish closes the array and the object and flushes (does not Commit).
+  absl::Status Finish();
+
+  uint64_t events_written() const { return events_; }
+  uint64_t metadata_added() const { return metadata_added_; }
+
+ private:
+  absl::Status MaybeFlush();
+  void BeginEvent();
+  void AppendProcessName(const WriterInput& in, uint32_t pid);
+
+  OutputFile* out_;
+  int64_t ts_offset_ns_;
+  std::string buf_;
+  bool first_ = true;
+  uint64_t events_ = 0;
+  uint64_t metadata_added_ = 0;
+};
+
+}  // namespace tracemill::formats

@@ -1,0 +1,95 @@
+#include "formats/chrome/output_file.h"
+
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tracemill::formats {
+
+absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(std::string final_path, bool gzip,
+                                                                int gzip_level) {
+  auto f = std::unique_ptr<OutputFile>(new OutputFile);
+  size_t slash = final_path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : final_path.substr(0, slash);
+  std::string base = slash == std::string::npos ? final_path : final_path.substr(slash + 1);
+  f->temp_path_ = absl::StrCat(dir, "/.", base, ".tmp.", getpid());
+  f->final_path_ = std::move(final_path);
+  f->gzip_ = gzip;
+  f->level_ = gzip_level;
+  f->fd_ = ::open(f->temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (f->fd_ < 0) {
+    int e = errno;
+    return absl::ErrnoToStatus(e, absl::StrCat("cannot create ", f->temp_path_));
+  }
+  if (gzip) f->compressor_ = libdeflate_alloc_compressor(gzip_level);
+  return f;
+}
+
+OutputFile::~OutputFile() {
+  if (!committed_) Abort();
+  if (compressor_) libdeflate_free_compressor(static_cast<libdeflate_compressor*>(compressor_));
+}
+
+absl::Status OutputFile::WriteAll(const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    bytes_written_ += static_cast<uint64_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OutputFile::Append(std::string_view bytes) {
+  if (fd_ < 0) return absl::FailedPreconditionError("output already closed");
+  if (bytes.empty()) return absl::OkStatus();
+  if (!gzip_) return WriteAll(bytes.data(), bytes.size());
+  auto* c = static_cast<libdeflate_compressor*>(compressor_);
+  compressed_.resize(libdeflate_gzip_compress_bound(c, bytes.size()));
+  size_t n = libdeflate_gzip_compress(c, bytes.data(), bytes.size(), compressed_.data(),
+                                      compressed_.size());
+  if (n == 0) return absl::InternalError("gzip compression failed");
+  return WriteAll(compressed_.data(), n);
+}
+
+absl::Status OutputFile::Commit() {
+  if (fd_ < 0) return absl::FailedPreconditionError("output already closed");
+  int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) {
+    int e = errno;
+    return absl::ErrnoToStatus(e, absl::StrCat("cannot close ", temp_path_));
+  }
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    int e = errno;
+    ::unlink(temp_path_.c_str());
+    return absl::ErrnoToStatus(e, absl::StrCat("cannot rename to ", final_path_));
+  }
+  committed_ = true;
+  return absl::OkStatus();
+}
+
+void OutputFile::Abort() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+}
+
+bool IsTemporaryName(std::string_view name) {
+  return name.size() > 1 && name[0] == '.' && name.find(".tmp.") != std::string_view::npos;
+}
+
+}  // namespace tracemill::formats

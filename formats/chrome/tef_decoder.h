@@ -1,0 +1,63 @@
+#pragma once
+// Trace Event Format JSON decoder (Kineto / PyTorch profiler, Chrome, Horovod,
+// Perfetto's JSON): bytes -> events into a TraceBuilder.
+//
+// Spec: Trace Event Format (Google, "Trace Event Format" doc), both the JSON
+// Array Format (`[ {...}, ... ]`) and the JSON Object Format
+// (`{"traceEvents": [...], ...}`), plus Kineto's top-level keys
+// (`distributedInfo`, `deviceProperties`, `baseTimeNanoseconds`).
+//
+// Two paths over one event decoder:
+// - fast: simdjson On-Demand over the whole padded buffer, zero-copy;
+// - tolerant: when simdjson refuses the document (truncated tail, unterminated
+//   array, trailing comma, invalid UTF-8, raw control characters), a small
+//   scanner finds each event object's boundaries, repairs its bytes and
+//   decodes objects one by one, so one bad byte costs one event, not the file.
+//   Evidence: Horovod/Bluefog timelines are never closed and end in `},`
+//   (tests/data/bluefog); crashed jobs leave files cut mid-object.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formats/common/stats.h"
+#include "formats/common/trace_data.h"
+
+
+namespace tracemill::formats {
+
+// DecodeReport: what decoding one input found.
+struct DecodeReport {
+  uint64_t events_read = 0;  // array elements seen: decoded + dropped
+  DropCounts dropped;
+  std::vector<std::string> warnings;  // tolerated oddities, one line each
+  // OK; kDataLoss (truncated or corrupt: what was readable is in the
+  // builder); kInvalidArgument (not a Trace Event Format document: nothing kept).
+  absl::Status status;
+  uint64_t error_offset = 0;  // byte offset of the first error in the input
+  bool tolerant = false;      // the tolerant path was used
+};
+
+// TefDecoder: bytes of one JSON document -> events in a TraceBuilder
+// (InputBytes -> TraceBuilder). Reentrant per instance: one per worker thread;
+// holds simdjson parsers and scratch buffers that are reused across inputs.
+class TefDecoder {
+ public:
+  TefDecoder();
+  ~TefDecoder();
+  TefDecoder(const TefDecoder&) = delete;
+  TefDecoder& operator=(const TefDecoder&) = delete;
+
+  // Decode parses `json` (its allocation must extend `capacity` >=
+  // json.size() + SIMDJSON_PADDING bytes, as `Gunzip` and `ReadFile` leave it)
+  // and pushes every event into `builder`. `json` must stay alive until
+  // `builder->Finish()`.
+  DecodeReport Decode(std::string_view json, size_t capacity, TraceBuilder* builder);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace tracemill::formats

@@ -1,0 +1,390 @@
+#include "formats/common/json_text.h"
+
+#include <vector>
+
+namespace tracemill::formats {
+namespace {
+
+constexpr bool IsWs(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+constexpr bool IsDelim(unsigned char c) {
+  return IsWs(c) || c == ',' || c == ':' || c == ']' || c == '}' || c == '[' || c == '{' ||
+         c == '"';
+}
+constexpr char kHex[] = "0123456789abcdef";
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+int HexVal(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Length of the valid UTF-8 sequence at s[i] (2..4), or 0 if invalid.
+size_t Utf8SeqLen(std::string_view s, size_t i) {
+  auto b = [&](size_t k) -> unsigned { return static_cast<unsigned char>(s[k]); };
+  unsigned c = b(i);
+  size_t n = s.size();
+  if (c >= 0xC2 && c <= 0xDF) {
+    return (i + 1 < n && (b(i + 1) & 0xC0) == 0x80) ? 2 : 0;
+  }
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (i + 2 >= n) return 0;
+    unsigned c1 = b(i + 1);
+    if ((c1 & 0xC0) != 0x80 || (b(i + 2) & 0xC0) != 0x80) return 0;
+    if (c == 0xE0 && c1 < 0xA0) return 0;   // overlong
+    if (c == 0xED && c1 >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (i + 3 >= n) return 0;
+    unsigned c1 = b(i + 1);
+    if ((c1 & 0xC0) != 0x80 || (b(i + 2) & 0xC0) != 0x80 || (b(i + 3) & 0xC0) != 0x80) return 0;
+    if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
+    if (c == 0xF4 && c1 >= 0x90) return 0;  // > U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+bool IsValidNumber(std::string_view t) {
+  size_t i = 0, n = t.size();
+  if (i < n && t[i] == '-') ++i;
+  if (i >= n) return false;
+  if (t[i] == '0') {
+    ++i;
+  } else if (t[i] >= '1' && t[i] <= '9') {
+    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+  } else {
+    return false;
+  }
+  if (i < n && t[i] == '.') {
+    ++i;
+    size_t s = i;
+    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == s) return false;
+  }
+  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < n && (t[i] == '+' || t[i] == '-')) ++i;
+    size_t s = i;
+    while (i < n && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == s) return false;
+  }
+  return i == n;
+}
+
+// Reads 4 hex digits at s[i]; -1 if not there.
+int Hex4(std::string_view s, size_t i) {
+  if (i + 4 > s.size()) return -1;
+  int v = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    int h = HexVal(s[i + k]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+}  // namespace
+
+size_t SkipWhitespace(std::string_view t, size_t pos) {
+  while (pos < t.size() && IsWs(static_cast<unsigned char>(t[pos]))) ++pos;
+  return pos;
+}
+
+size_t SkipJsonValue(std::string_view t, size_t pos) {
+  const size_t n = t.size();
+  pos = SkipWhitespace(t, pos);
+  if (pos >= n) return std::string_view::npos;
+  size_t depth = 0;
+  while (pos < n) {
+    unsigned char c = static_cast<unsigned char>(t[pos]);
+    if (c == '"') {
+      ++pos;
+      while (true) {
+        // Fast skip to the next quote or backslash.
+        while (pos < n && t[pos] != '"' && t[pos] != '\\') ++pos;
+        if (pos >= n) return std::string_view::npos;
+        if (t[pos] == '\\') {
+          pos += 2;
+          continue;
+        }
+        ++pos;  // closing quote
+        break;
+      }
+      if (depth == 0) return pos;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+      ++pos;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return pos;  // not ours: an empty value
+      --depth;
+      ++pos;
+      if (depth == 0) return pos;
+    } else if (depth == 0) {
+      // A bare token at top level.
+      while (pos < n && !IsDelim(static_cast<unsigned char>(t[pos]))) ++pos;
+      if (pos >= n) return std::string_view::npos;  // may be cut off
+      return pos;
+    } else {
+      ++pos;
+    }
+  }
+  return std::string_view::npos;
+}
+
+bool AppendSanitizedStringBody(std::string_view s, std::string* out) {
+  bool repaired = false;
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    size_t run = i;
+    while (run < n) {
+      unsigned char c = static_cast<unsigned char>(s[run]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+      ++run;
+    }
+    if (run > i) {
+      out->append(s.data() + i, run - i);
+      i = run;
+      if (i >= n) break;
+    }
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\\') {
+      if (i + 1 >= n) {  // dangling backslash
+        out->append("\\\\");
+        repaired = true;
+        ++i;
+        continue;
+      }
+      char e = s[i + 1];
+      if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+          e == 't') {
+        out->append(s.data() + i, 2);
+        i += 2;
+      } else if (e == 'u') {
+        int v = Hex4(s, i + 2);
+        if (v < 0) {
+          out->append("\\\\");
+          repaired = true;
+          ++i;
+        } else if (v >= 0xD800 && v <= 0xDBFF) {
+          int lo = (i + 7 < n && s[i + 6] == '\\' && s[i + 7] == 'u') ? Hex4(s, i + 8) : -1;
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            out->append(s.data() + i, 12);
+            i += 12;
+          } else {
+            out->append("\\ufffd");
+            repaired = true;
+            i += 6;
+          }
+        } else if (v >= 0xDC00 && v <= 0xDFFF) {
+          out->append("\\ufffd");
+          repaired = true;
+          i += 6;
+        } else {
+          out->append(s.data() + i, 6);
+          i += 6;
+        }
+      } else {
+        out->append("\\\\");
+        repaired = true;
+        ++i;
+      }
+    } else if (c == '"') {
+      out->append("\\\"");
+      repaired = true;
+      ++i;
+    } else if (c < 0x20) {
+      char buf[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out->append(buf, 6);
+      repaired = true;
+      ++i;
+    } else {
+      size_t len = Utf8SeqLen(s, i);
+      if (len) {
+        out->append(s.data() + i, len);
+        i += len;
+      } else {
+        out->append(kReplacement);
+        repaired = true;
+        ++i;
+      }
+    }
+  }
+  return repaired;
+}
+
+SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out) {
+  const size_t start_size = out->size();
+  bool repaired = false;
+  // Container stack: '{' or '['. State says what may come next.
+  enum State { kValue, kKeyOrEnd, kKey, kColon, kCommaOrEnd, kValueOrEnd, kDone };
+  std::vector<char> stack;
+  State st = kValue;
+  size_t i = 0, n = in.size();
+  auto fail = [&] {
+    out->resize(start_size);
+    return SanitizeResult::kMalformed;
+  };
+  auto after_value = [&] { st = stack.empty() ? kDone : kCommaOrEnd; };
+  while (true) {
+    i = SkipWhitespace(in, i);
+    if (i >= n) break;
+    unsigned char c = static_cast<unsigned char>(in[i]);
+    if (st == kDone) return fail();
+    if (c == '"') {
+      if (st != kValue && st != kValueOrEnd && st != kKeyOrEnd && st != kKey) return fail();
+      // Find the closing quote.
+      size_t j = i + 1;
+      while (j < n && in[j] != '"') j += (in[j] == '\\') ? 2 : 1;
+      if (j >= n) return fail();
+      out->push_back('"');
+      repaired |= AppendSanitizedStringBody(in.substr(i + 1, j - i - 1), out);
+      out->push_back('"');
+      i = j + 1;
+      if (st == kKeyOrEnd || st == kKey) {
+        st = kColon;
+      } else {
+        after_value();
+      }
+    } else if (c == '{' || c == '[') {
+      if (st != kValue && st != kValueOrEnd) return fail();
+      if (stack.size() >= 512) return fail();
+      stack.push_back(static_cast<char>(c));
+      out->push_back(static_cast<char>(c));
+      st = c == '{' ? kKeyOrEnd : kValueOrEnd;
+      ++i;
+    } else if (c == '}' || c == ']') {
+      char open = c == '}' ? '{' : '[';
+      if (stack.empty() || stack.back() != open) return fail();
+      if (st == kKey || st == kValue) {
+        // Trailing comma: `[1,]` or `{"a":1,}`. Drop the comma we wrote.
+        if (st == kValue && open == '{') return fail();  // `{"a":}`
+        if (out->size() > start_size && out->back() == ',') {
+          out->pop_back();
+          repaired = true;
+        } else {
+          return fail();
+        }
+      } else if (st != kCommaOrEnd && st != kKeyOrEnd && st != kValueOrEnd) {
+        return fail();
+      }
+      stack.pop_back();
+      out->push_back(static_cast<char>(c));
+      ++i;
+      after_value();
+    } else if (c == ':') {
+      if (st != kColon) return fail();
+      out->push_back(':');
+      st = kValue;
+      ++i;
+    } else if (c == ',') {
+      if (st != kCommaOrEnd) return fail();
+      out->push_back(',');
+      st = stack.back() == '{' ? kKey : kValue;
+      ++i;
+    } else {
+      if (st != kValue && st != kValueOrEnd) return fail();
+      size_t j = i;
+      while (j < n && !IsDelim(static_cast<unsigned char>(in[j]))) ++j;
+      std::string_view tok = in.substr(i, j - i);
+      if (tok == "true" || tok == "false" || tok == "null" || IsValidNumber(tok)) {
+        out->append(tok);
+      } else {
+        out->push_back('"');
+        AppendSanitizedStringBody(tok, out);
+        out->push_back('"');
+        repaired = true;
+      }
+      i = j;
+      after_value();
+    }
+  }
+  if (st != kDone) return fail();
+  return repaired ? SanitizeResult::kRepaired : SanitizeResult::kOk;
+}
+
+void AppendJsonString(std::string_view text, std::string* out) {
+  out->push_back('"');
+  size_t i = 0, n = text.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+      ++i;
+    } else if (c < 0x20) {
+      char buf[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out->append(buf, 6);
+      ++i;
+    } else if (c < 0x80) {
+      out->push_back(static_cast<char>(c));
+      ++i;
+    } else {
+      size_t len = Utf8SeqLen(text, i);
+      if (len) {
+        out->append(text.data() + i, len);
+        i += len;
+      } else {
+        out->append(kReplacement);
+        ++i;
+      }
+    }
+  }
+  out->push_back('"');
+}
+
+std::string UnescapeJsonStringBody(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 >= s.size()) {
+      out.push_back(s[i]);
+      continue;
+    }
+    char e = s[++i];
+    switch (e) {
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        int v = Hex4(s, i + 1);
+        if (v < 0) { out.push_back('u'); break; }
+        i += 4;
+        unsigned cp = static_cast<unsigned>(v);
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < s.size() + 0 && s[i + 1] == '\\' &&
+            s[i + 2] == 'u') {
+          int lo = Hex4(s, i + 3);
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<unsigned>(lo) - 0xDC00);
+            i += 6;
+          }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;
+        if (cp < 0x80) {
+          out.push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default: out.push_back(e);
+    }
+  }
+  return out;
+}
+
+}  // namespace tracemill::formats

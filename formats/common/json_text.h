@@ -1,0 +1,59 @@
+#pragma once
+// Byte-level JSON helpers shared by decoders and writers: a tolerant value
+// skipper, a sanitizing re-emitter and a string escaper.
+//
+// Why a sanitizer: simdjson On-Demand validates UTF-8 and structure only for
+// what the decoder touches; args are copied as raw text, and profiler files
+// contain bare `NaN`/`Infinity` tokens (Python's json.dump default), invalid
+// UTF-8 in op names and raw control characters. Everything we copy into an
+// output goes through `AppendSanitizedJson`, so every output is valid JSON
+// (RFC 8259) whatever the input held.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tracemill::formats {
+
+// SkipJsonValue returns the offset just past the JSON value that starts at
+// `text[pos]` (after any leading whitespace), or `npos` if the value is cut
+// off by the end of `text`. Strings and nesting are tracked with a counter
+// (no recursion, so 100,000 nested arrays cost nothing); content is not
+// validated. A bare token ends at whitespace, `,`, `:`, `]` or `}`.
+size_t SkipJsonValue(std::string_view text, size_t pos);
+
+// SkipWhitespace returns the first offset >= pos that is not JSON whitespace
+// (space, tab, CR, LF), or text.size().
+size_t SkipWhitespace(std::string_view text, size_t pos);
+
+// Result of AppendSanitizedJson.
+enum class SanitizeResult {
+  kOk,         // `out` holds a valid JSON value
+  kRepaired,   // valid now, but something was replaced (see the header comment)
+  kMalformed,  // structure broken (unbalanced, missing `:` ...); `out` unchanged
+};
+
+// AppendSanitizedJson re-emits the single JSON value in `in` to `out` without
+// insignificant whitespace, repairing what a strict parser would reject:
+// invalid UTF-8 -> U+FFFD, raw control characters -> `\u00XX`, lone UTF-16
+// surrogate escapes -> `\ufffd`, invalid escapes -> escaped backslash, bare
+// words other than true/false/null (`NaN`, `-Infinity`, `inf`) and invalid
+// numbers -> strings (`"NaN"`), a trailing comma before `]`/`}` -> removed.
+// Nesting deeper than 512 levels is kMalformed.
+SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out);
+
+// AppendSanitizedStringBody appends the body of a JSON string (the escaped
+// text between the quotes, as it appears in the input) to `out`, repaired as
+// above, without quotes. Returns true if anything had to be repaired.
+bool AppendSanitizedStringBody(std::string_view body, std::string* out);
+
+// AppendJsonString appends `text` (raw bytes, e.g. a file path) as a quoted
+// JSON string: `"` `\` and control characters escaped, invalid UTF-8 ->
+// U+FFFD.
+void AppendJsonString(std::string_view text, std::string* out);
+
+// UnescapeJsonStringBody decodes the body of a (sanitized) JSON string into
+// UTF-8 text. Used for file names and labels, not on the hot path.
+std::string UnescapeJsonStringBody(std::string_view body);
+
+}  // namespace tracemill::formats

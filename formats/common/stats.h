@@ -1,0 +1,49 @@
+#pragma once
+// The table of per-event drop reasons. Every event a decoder reads is either
+// written or counted here under exactly one reason, so that for every input
+// `events_read == events_written + sum(dropped)` holds by construction
+// (Perfetto's stats.h is the model: one X-macro row per counter).
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace tracemill::formats {
+
+// X(enumerator, manifest key, description)
+#define TM_DROP_REASONS(X)                                                        \
+  X(kTruncated, "truncated", "event object cut off by the end of the input")      \
+  X(kMalformed, "malformed", "event object is not valid JSON")                    \
+  X(kNotAnObject, "not_an_object", "array element is not a JSON object")          \
+  X(kEmptyObject, "empty_object", "empty {} element (skipped)")                   \
+  X(kMissingPh, "missing_ph", "event has no string `ph`")                         \
+  X(kMissingTs, "missing_ts", "non-metadata event has no `ts`")                   \
+  X(kBadTs, "bad_ts", "`ts` is not a decimal number in the int64 ns range")       \
+  X(kBadDur, "bad_dur", "`dur` is negative or not a decimal number")
+
+enum class DropReason : uint8_t {
+#define TM_ENUM_(e, key, desc) e,
+  TM_DROP_REASONS(TM_ENUM_)
+#undef TM_ENUM_
+      kCount
+};
+
+inline constexpr int kNumDropReasons = static_cast<int>(DropReason::kCount);
+
+// DropReasonKey returns the stable manifest key of `r` (e.g. "bad_ts").
+std::string_view DropReasonKey(DropReason r);
+// DropReasonDescription returns one sentence describing `r`.
+std::string_view DropReasonDescription(DropReason r);
+
+// DropCounts: one counter per reason.
+struct DropCounts {
+  std::array<uint64_t, kNumDropReasons> n{};
+  void Add(DropReason r, uint64_t k = 1) { n[static_cast<int>(r)] += k; }
+  uint64_t Total() const {
+    uint64_t t = 0;
+    for (uint64_t v : n) t += v;
+    return t;
+  }
+  uint64_t operator[](DropReason r) const { return n[static_cast<int>(r)]; }
+};
+
+}  // namespace tracemill::formats

@@ -1,0 +1,104 @@
+#include "formats/common/trace_data.h"
+
+#include <cstring>
+
+#include "formats/common/json_text.h"
+
+namespace tracemill::formats {
+
+std::string_view Arena::Copy(std::string_view bytes) {
+  if (bytes.empty()) return {};
+  if (bytes.size() > chunk_left_) {
+    size_t size = bytes.size() > kChunk / 4 ? bytes.size() : kChunk;
+    chunks_.emplace_back(new char[size]);
+    cursor_ = chunks_.back().get();
+    chunk_left_ = size;
+  }
+  std::memcpy(cursor_, bytes.data(), bytes.size());
+  std::string_view v(cursor_, bytes.size());
+  cursor_ += bytes.size();
+  chunk_left_ -= bytes.size();
+  used_ += bytes.size();
+  return v;
+}
+
+TraceBuilder::TraceBuilder() { Reset(); }
+
+void TraceBuilder::Reset() {
+  data_ = std::make_unique<TraceData>();
+  data_->strings.emplace_back();
+  strings_.clear();
+  tokens_.clear();
+  pids_.clear();
+  ids_.clear();
+}
+
+uint32_t TraceBuilder::InternString(std::string_view raw_body) {
+  auto [it, inserted] = strings_.try_emplace(raw_body, 0);
+  if (inserted) {
+    std::string* buf = data_->arena.AppendBuffer();
+    AppendSanitizedStringBody(raw_body, buf);
+    it->second = static_cast<uint32_t>(data_->strings.size());
+    data_->strings.push_back(data_->arena.Commit());
+  }
+  return it->second;
+}
+
+namespace {
+// Sanitizes a raw scalar token (number or quoted string) into `out`.
+void SanitizeToken(std::string_view raw, std::string* out) {
+  if (AppendSanitizedJson(raw, out) == SanitizeResult::kMalformed) {
+    out->push_back('"');
+    AppendSanitizedStringBody(raw, out);
+    out->push_back('"');
+  }
+}
+}  // namespace
+
+uint32_t TraceBuilder::InternToken(std::string_view raw_token) {
+  auto [it, inserted] = tokens_.try_emplace(raw_token, 0);
+  if (inserted) {
+    std::string* buf = data_->arena.AppendBuffer();
+    SanitizeToken(raw_token, buf);
+    it->second = static_cast<uint32_t>(data_->strings.size());
+    data_->strings.push_back(data_->arena.Commit());
+  }
+  return it->second;
+}
+
+uint32_t TraceBuilder::InternPid(std::string_view raw_token) {
+  auto [it, inserted] = pids_.try_emplace(raw_token, 0);
+  if (inserted) {
+    std::string* buf = data_->arena.AppendBuffer();
+    SanitizeToken(raw_token, buf);
+    it->second = static_cast<uint32_t>(data_->processes.size());
+    ProcessInfo info;
+    info.pid_token = data_->arena.Commit();
+    data_->processes.push_back(info);
+  }
+  return it->second;
+}
+
+uint32_t TraceBuilder::InternId(std::string_view raw_token) {
+  auto [it, inserted] = ids_.try_emplace(raw_token, 0);
+  if (inserted) it->second = ++data_->id_count;
+  return it->second;
+}
+
+std::unique_ptr<TraceData> TraceBuilder::Finish() {
+  if (data_->meta.has_base_time && data_->meta.base_time_ns != 0) {
+    const int64_t base = data_->meta.base_time_ns;
+    for (Event& e : data_->events) {
+      if (e.flags & kHasTs) e.ts_ns += base;
+    }
+  }
+  strings_.clear();
+  tokens_.clear();
+  pids_.clear();
+  ids_.clear();
+  auto out = std::move(data_);
+  Reset();
+  return out;
+}
+
+}  // namespace tracemill::formats

@@ -1,0 +1,119 @@
+#pragma once
+// TraceData: everything decoded from one input file, and TraceBuilder, the
+// event sink decoders push into.
+//
+// A decoder reads its input buffer (zero-copy: field values are views into
+// it) and pushes events into a TraceBuilder. Strings (names, categories, pid
+// and tid tokens, ids) are interned per input, so a kernel name repeated 30k
+// times is stored once; anything that outlives the input buffer (interned
+// strings, each event's `rest` members) is copied, sanitized, into the
+// builder's arena. After `Finish()` the input buffer can be freed.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "formats/common/event.h"
+
+namespace tracemill::formats {
+
+// Arena: append-only byte storage with stable addresses (1 MiB chunks).
+class Arena {
+ public:
+  // Copy `bytes` into the arena; the view stays valid for the arena's life.
+  std::string_view Copy(std::string_view bytes);
+  // Starts an append; `AppendBuffer()` is a scratch string the caller fills,
+  // then `Commit()` copies it in and returns the stable view.
+  std::string* AppendBuffer() { scratch_.clear(); return &scratch_; }
+  std::string_view Commit() { return Copy(scratch_); }
+  size_t bytes_used() const { return used_; }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t chunk_left_ = 0;
+  char* cursor_ = nullptr;
+  size_t used_ = 0;
+  std::string scratch_;
+};
+
+// ProcessInfo: what an input says about one of its processes (pid).
+struct ProcessInfo {
+  std::string_view pid_token;  // the raw JSON token (`26`, `"Spans"`), sanitized
+  std::string_view name;       // process_name args.name (JSON string body), if any
+  bool has_name = false;
+  bool has_sort_index = false;
+  int64_t sort_index = 0;      // process_sort_index args.sort_index
+  std::string_view labels;     // process_labels args.labels body, if any
+};
+
+// InputMetadata: top-level facts of one input (Kineto's JSON Object Format).
+struct InputMetadata {
+  std::optional<int64_t> rank;        // distributedInfo.rank
+  std::optional<int64_t> world_size;  // distributedInfo.world_size
+  std::string backend;                // distributedInfo.backend
+  int device_count = -1;              // number of deviceProperties entries
+  int64_t base_time_ns = 0;           // baseTimeNanoseconds (added to every ts)
+  bool has_base_time = false;
+  std::string display_time_unit;      // displayTimeUnit, if given
+  // Every top-level key other than traceEvents, in input order:
+  // (sanitized key body, sanitized JSON value).
+  std::vector<std::pair<std::string, std::string>> top_level;
+};
+
+// TraceData: the decoded content of one input.
+struct TraceData {
+  std::vector<Event> events;
+  std::vector<std::string_view> strings;  // string id -> body; [0] = ""
+  std::vector<ProcessInfo> processes;     // local pid index -> info
+  uint32_t id_count = 0;                  // ids are 1..id_count
+  InputMetadata meta;
+  Arena arena;
+};
+
+// TraceBuilder: the event sink of one input (decoder -> TraceBuilder ->
+// TraceData). Not thread-safe: one per input being decoded.
+class TraceBuilder {
+ public:
+  TraceBuilder();
+
+  // InternString returns the id of the JSON string body `raw_body` (escaped,
+  // without quotes, a view into the input), sanitizing it on first sight.
+  uint32_t InternString(std::string_view raw_body);
+  // InternToken: like InternString, for a raw JSON token kept with its quotes
+  // if it is a string (tids: `7`, `"stream 7"`).
+  uint32_t InternToken(std::string_view raw_token);
+  // InternPid returns the local process index of the raw pid token.
+  uint32_t InternPid(std::string_view raw_token);
+  // InternId returns the 1-based local id of a raw `id`/`bind_id` token.
+  uint32_t InternId(std::string_view raw_token);
+
+  ProcessInfo& process(uint32_t pid) { return data_->processes[pid]; }
+  // The sanitized body of string id `id`.
+  std::string_view InternedString(uint32_t id) const { return data_->strings[id]; }
+  InputMetadata& meta() { return data_->meta; }
+  Arena& arena() { return data_->arena; }
+
+  void AddEvent(const Event& e) { data_->events.push_back(e); }
+  size_t event_count() const { return data_->events.size(); }
+
+  // Discard every event and table (the tolerant decoder restarts an input).
+  void Reset();
+
+  // Finish: adds the time base to every event with a ts, drops the intern
+  // maps (their keys point into the input buffer) and hands over the data.
+  std::unique_ptr<TraceData> Finish();
+
+ private:
+  std::unique_ptr<TraceData> data_;
+  absl::flat_hash_map<std::string_view, uint32_t> strings_;
+  absl::flat_hash_map<std::string_view, uint32_t> tokens_;
+  absl::flat_hash_map<std::string_view, uint32_t> pids_;
+  absl::flat_hash_map<std::string_view, uint32_t> ids_;
+};
+
+}  // namespace tracemill::formats

@@ -1,0 +1,126 @@
+#include "formats/gzip/gzip_reader.h"
+
+#include <libdeflate.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+
+namespace tracemill::formats {
+namespace {
+
+struct DecompressorDeleter {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+// Inflates one member with zlib until it stops; appends what it got to `out`.
+// Returns the reason it stopped (empty if the member ended cleanly).
+std::string SalvageMember(std::string_view in, std::string* out, size_t* consumed) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return "zlib init failed";
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size(), UINT32_MAX));
+  char buf[1 << 16];
+  std::string reason;
+  while (true) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    int rc = inflate(&zs, Z_NO_FLUSH);
+    out->append(buf, sizeof(buf) - zs.avail_out);
+    if (rc == Z_STREAM_END) break;
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR) {
+      reason = "truncated (input ends inside a gzip member)";
+    } else if (rc == Z_DATA_ERROR) {
+      reason = zs.msg ? absl::StrCat("corrupt gzip member: ", zs.msg) : "corrupt gzip member";
+    } else {
+      reason = absl::StrCat("zlib error ", rc);
+    }
+    break;
+  }
+  *consumed = zs.total_in;
+  inflateEnd(&zs);
+  return reason;
+}
+
+}  // namespace
+
+bool IsGzip(std::string_view b) {
+  return b.size() >= 2 && static_cast<unsigned char>(b[0]) == 0x1f &&
+         static_cast<unsigned char>(b[1]) == 0x8b;
+}
+
+GunzipResult Gunzip(std::string_view in, size_t padding, uint64_t max_output_bytes) {
+  GunzipResult r;
+  std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
+  // First guess: ISIZE of the last member (mod 2^32), at least 4x the input.
+  uint64_t guess = in.size() * 4;
+  if (in.size() >= 18) {
+    uint32_t isize;
+    std::memcpy(&isize, in.data() + in.size() - 4, 4);
+    if (isize > guess) guess = isize;
+  }
+  guess = std::min<uint64_t>(guess + 64, max_output_bytes);
+  std::string& out = r.data;
+  out.resize(guess + padding);
+  size_t produced = 0;
+  size_t pos = 0;
+  while (pos < in.size()) {
+    std::string_view rest = in.substr(pos);
+    if (!IsGzip(rest)) {
+      // Trailing zeros (tape padding) are tolerated silently; other junk is an error.
+      bool zeros = rest.find_first_not_of('\0') == std::string_view::npos;
+      if (!zeros) {
+        r.status = absl::DataLossError(absl::StrCat(
+            "trailing bytes after gzip member ", r.members, " are not a gzip member"));
+        r.error_offset = pos;
+      }
+      break;
+    }
+    size_t in_used = 0, out_got = 0;
+    libdeflate_result rc = LIBDEFLATE_SUCCESS;
+    while (true) {
+      size_t avail = out.size() - padding - produced;
+      rc = libdeflate_gzip_decompress_ex(d.get(), rest.data(), rest.size(), out.data() + produced,
+                                         avail, &in_used, &out_got);
+      if (rc != LIBDEFLATE_INSUFFICIENT_SPACE) break;
+      uint64_t cap = out.size() - padding;
+      if (cap >= max_output_bytes) {
+        r.status = absl::ResourceExhaustedError(absl::StrCat(
+            "inflated size exceeds the limit of ", max_output_bytes, " bytes"));
+        r.error_offset = pos;
+        out.resize(produced + padding);
+        std::memset(out.data() + produced, 0, padding);
+        out.resize(produced);
+        return r;
+      }
+      uint64_t next = std::min<uint64_t>(cap * 2 + (1 << 16), max_output_bytes);
+      out.resize(next + padding);
+    }
+    if (rc == LIBDEFLATE_SUCCESS) {
+      produced += out_got;
+      pos += in_used;
+      ++r.members;
+      continue;
+    }
+    // Damaged member: salvage with zlib what precedes the damage.
+    std::string salvaged;
+    size_t consumed = 0;
+    std::string reason = SalvageMember(rest, &salvaged, &consumed);
+    if (reason.empty()) reason = "corrupt gzip member (CRC or length mismatch)";
+    if (produced + salvaged.size() + padding > out.size()) out.resize(produced + salvaged.size() + padding);
+    std::memcpy(out.data() + produced, salvaged.data(), salvaged.size());
+    produced += salvaged.size();
+    r.status = absl::DataLossError(reason);
+    r.error_offset = pos + consumed;
+    break;
+  }
+  out.resize(produced + padding);
+  std::memset(out.data() + produced, 0, padding);
+  out.resize(produced);  // capacity keeps the padding
+  return r;
+}
+
+}  // namespace tracemill::formats

@@ -1,0 +1,41 @@
+#pragma once
+// gzip container: inflate every member of a (possibly multi-member) gzip file.
+//
+// libdeflate inflates one whole member per call (RFC 1952 allows any number of
+// concatenated members; `gzip -c a b > ab.gz` and parallel compressors write
+// them), so we loop, using `actual_in_nbytes` to find the next member. The
+// output buffer starts at the last member's ISIZE trailer (or 4x the input)
+// and doubles on LIBDEFLATE_INSUFFICIENT_SPACE. A member libdeflate rejects
+// (truncated file, bad CRC, corrupt data) is inflated again with zlib's
+// streaming inflater to salvage every byte before the damage: a crashed
+// profiler leaves truncated .gz files, and what was written is still data.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace tracemill::formats {
+
+// True if `bytes` starts with the gzip magic 1f 8b.
+bool IsGzip(std::string_view bytes);
+
+// GunzipResult: the inflated bytes and what went wrong, if anything.
+struct GunzipResult {
+  std::string data;      // all inflated bytes, from every readable member
+  int members = 0;       // members inflated completely
+  // OK, or kDataLoss naming the compressed byte offset of the damaged member
+  // and the reason ("truncated", "bad CRC", ...). On kDataLoss, `data` still
+  // holds everything inflated before the damage.
+  absl::Status status;
+  uint64_t error_offset = 0;  // compressed offset where the damage was found
+};
+
+// Gunzip inflates all members of `compressed`. `padding` extra bytes are
+// reserved (zeroed) after the data so parsers that need padding (simdjson's
+// SIMDJSON_PADDING) can use it without a copy. `max_output_bytes` bounds the
+// inflated size; past it the result is kResourceExhausted.
+GunzipResult Gunzip(std::string_view compressed, size_t padding = 0,
+                    uint64_t max_output_bytes = UINT64_MAX);
+
+}  // namespace tracemill::formats

@@ -1,0 +1,35 @@
+#pragma once
+// K-way merge of sorted runs into one output stream.
+//
+// The merger pulls `Next()` from each run and yields events in
+// `(ts_ns, tie, run index)` order: at equal keys the run listed first wins,
+// so the output is deterministic and metadata of run 0 precedes run 1's.
+// A binary heap over the run heads: O(log k) per event, k = runs in the
+// output (ranks per GPU: 8-512 in practice).
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "merge/sorted_run.h"
+
+namespace tracemill::merge {
+
+// KWayMerger: SortedRun... -> one ordered stream of (run index, event).
+class KWayMerger {
+ public:
+  // `runs` are borrowed and must outlive the merger.
+  explicit KWayMerger(std::vector<SortedRun*> runs);
+
+  // Next returns the next event and the index of its run in `runs`, or
+  // {-1, nullptr} at the end.
+  std::pair<int, const formats::Event*> Next();
+
+ private:
+  bool HeadLess(int a, int b) const;
+  void SiftDown(size_t i);
+
+  std::vector<SortedRun*> runs_;
+  std::vector<int> heap_;  // run indices, min-heap on the head key
+};
+
+}  // namespace tracemill::merge

@@ -1,0 +1,608 @@
+#include "pipeline/graph.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "formats/chrome/chrome_writer.h"
+#include "formats/chrome/output_file.h"
+#include "formats/chrome/tef_decoder.h"
+#include "formats/common/json_text.h"
+#include "formats/common/status_macros.h"
+#include "formats/detect.h"
+#include "formats/gzip/gzip_reader.h"
+#include "merge/kway_merger.h"
+#include "merge/namespacer.h"
+#include "merge/sorted_run.h"
+#include "pipeline/cpus.h"
+#include "pipeline/rank_name.h"
+#include "tracemill/version.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string BaseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// Stderr lines from worker threads, one at a time; clears a progress line.
+class Console {
+ public:
+  explicit Console(const ConvertOptions& o) : opts_(o) {}
+  void Line(const std::string& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (progress_shown_) std::fputs("\r\033[K", stderr);
+    std::fprintf(stderr, "%s\n", s.c_str());
+    progress_shown_ = false;
+  }
+  void Progress(const std::string& s, bool force = false) {
+    if (!opts_.progress || opts_.quiet) return;
+    auto now = Clock::now();
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    std::fprintf(stderr, "\r\033[K%s", s.c_str());
+    std::fflush(stderr);
+    progress_shown_ = true;
+  }
+  void EndProgress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (progress_shown_) std::fputs("\r\033[K", stderr);
+    progress_shown_ = false;
+  }
+
+ private:
+  const ConvertOptions& opts_;
+  std::mutex mu_;
+  Clock::time_point last_{};
+  bool progress_shown_ = false;
+};
+
+// Expands files and directories (recursed, sorted) into input paths; paths
+// that cannot be read become rejected records.
+void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>* records) {
+  std::vector<std::string> found;
+  std::vector<InputRecord> bad;
+  std::function<void(const std::string&, bool)> walk = [&](const std::string& p, bool top) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) != 0) {
+      int e = errno;
+      InputRecord r;
+      r.path = p;
+      r.status = absl::ErrnoToStatus(e, "cannot read input");
+      r.rejected = true;
+      bad.push_back(std::move(r));
+      return;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      DIR* d = ::opendir(p.c_str());
+      if (!d) {
+        int e = errno;
+        InputRecord r;
+        r.path = p;
+        r.status = absl::ErrnoToStatus(e, "cannot list directory");
+        r.rejected = true;
+        bad.push_back(std::move(r));
+        return;
+      }
+      std::vector<std::string> names;
+      while (dirent* de = ::readdir(d)) {
+        std::string n = de->d_name;
+        if (n == "." || n == "..") continue;
+        if (formats::IsTemporaryName(n)) continue;  // our own temporaries
+        names.push_back(n);
+      }
+      ::closedir(d);
+      std::sort(names.begin(), names.end());
+      std::string prefix = p.back() == '/' ? p : p + "/";
+      for (const auto& n : names) walk(prefix + n, false);
+    } else if (S_ISREG(st.st_mode)) {
+      found.push_back(p);
+    } else if (top) {
+      found.push_back(p);  // a FIFO or device named explicitly: try it
+    }
+  };
+  for (const auto& a : args) walk(a, true);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  for (auto& p : found) {
+    InputRecord r;
+    r.path = std::move(p);
+    records->push_back(std::move(r));
+  }
+  for (auto& r : bad) records->push_back(std::move(r));
+}
+
+// Reads a whole file into `out`, leaving SIMDJSON_PADDING spare capacity.
+absl::Status ReadFile(const std::string& path, std::string* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return absl::ErrnoToStatus(e, "cannot open");
+  }
+  struct stat st;
+  size_t size = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) size = static_cast<size_t>(st.st_size);
+  out->clear();
+  out->reserve(size + simdjson::SIMDJSON_PADDING);
+  size_t cap_chunk = size ? size + 1 : (1 << 20);
+  while (true) {
+    size_t old = out->size();
+    if (out->capacity() < old + cap_chunk + simdjson::SIMDJSON_PADDING)
+      out->reserve(std::max(out->capacity() * 2, old + cap_chunk + simdjson::SIMDJSON_PADDING));
+    out->resize(old + cap_chunk);
+    ssize_t n = ::read(fd, out->data() + old, cap_chunk);
+    if (n < 0) {
+      if (errno == EINTR) {
+        out->resize(old);
+        continue;
+      }
+      int e = errno;
+      ::close(fd);
+      out->clear();
+      return absl::ErrnoToStatus(e, "cannot read");
+    }
+    out->resize(old + static_cast<size_t>(n));
+    if (n == 0) break;
+  }
+  ::close(fd);
+  if (out->capacity() < out->size() + simdjson::SIMDJSON_PADDING)
+    out->reserve(out->size() + simdjson::SIMDJSON_PADDING);
+  return absl::OkStatus();
+}
+
+std::string HeadBytes(std::string_view data) {
+  std::string s;
+  for (char c : data.substr(0, 16)) {
+    unsigned char u = static_cast<unsigned char>(c);
+    absl::StrAppend(&s, s.empty() ? "" : " ", absl::Hex(u, absl::kZeroPad2));
+  }
+  return s;
+}
+
+// One input through read -> inflate -> detect -> decode -> sort.
+std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, formats::TefDecoder& decoder,
+                                                const RankMatcher& ranks) {
+  std::string buf;
+  if (absl::Status s = ReadFile(r.path, &buf); !s.ok()) {
+    r.status = s;
+    r.rejected = true;
+    return nullptr;
+  }
+  r.bytes = buf.size();
+  std::string_view data = buf;
+  size_t capacity = buf.capacity();
+  formats::FormatId f = formats::Sniff(data);
+  std::string inflated;
+  std::string format_prefix;
+  if (f == formats::FormatId::kGzip) {
+    formats::GunzipResult g = formats::Gunzip(data, simdjson::SIMDJSON_PADDING);
+    if (!g.status.ok()) {
+      r.status = absl::Status(g.status.code(), absl::StrCat("gzip: ", g.status.message()));
+      r.error_offset = g.error_offset;
+    }
+    inflated = std::move(g.data);
+    std::string().swap(buf);
+    data = inflated;
+    capacity = inflated.capacity();
+    f = formats::Sniff(data);
+    format_prefix = "gzip+";
+  }
+  r.decoded_bytes = data.size();
+  r.format = absl::StrCat(format_prefix, AbslView(formats::FormatName(f)));
+  std::unique_ptr<formats::TraceData> trace;
+  switch (f) {
+    case formats::FormatId::kTraceEventArray:
+    case formats::FormatId::kTraceEventObject: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = decoder.Decode(data, capacity, &builder);
+      r.events_read = rep.events_read;
+      r.dropped = rep.dropped;
+      r.warnings = std::move(rep.warnings);
+      if (rep.tolerant) r.format += "+tolerant";
+      if (!rep.status.ok() && r.status.ok()) {
+        r.status = rep.status;
+        r.error_offset = rep.error_offset;
+      }
+      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+      trace = builder.Finish();
+      break;
+    }
+    case formats::FormatId::kEmpty:
+      if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
+      r.rejected = true;
+      break;
+    default:
+      if (r.status.ok())
+        r.status = absl::InvalidArgumentError(
+            absl::StrCat("unrecognized format (first bytes: ", HeadBytes(data), ")"));
+      r.rejected = true;
+      break;
+  }
+  if (!trace || r.rejected) return nullptr;
+  if (trace->meta.rank) {
+    r.rank = trace->meta.rank;
+    r.rank_source = "distributedInfo";
+  } else if (auto named = ranks.Match(r.path)) {
+    r.rank = named;
+    r.rank_source = "file name";
+  } else {
+    r.warnings.push_back(
+        "no rank in distributedInfo or in the file name; kept as an unranked process "
+        "labelled by its file name (see --rank-pattern)");
+  }
+  r.world_size = trace->meta.world_size;
+  return merge::SortedRun::Sort(std::move(trace));
+}
+
+struct OutputGroup {
+  std::string name;  // file name inside OUTDIR
+  int kind = 0;      // sort order of outputs: 0 numbered, 1 unranked
+  int64_t number = 0;
+  std::vector<size_t> inputs;  // indices into records, in output order
+};
+
+std::string GroupByName(GroupBy g) {
+  switch (g) {
+    case GroupBy::kLocalGpu: return "local-gpu";
+    case GroupBy::kRank: return "rank";
+    case GroupBy::kNode: return "node";
+    case GroupBy::kAll: return "all";
+  }
+  return "";
+}
+
+// The `otherData` object of one output.
+std::string OtherData(const OutputGroup& g, const std::vector<InputRecord>& records,
+                      const std::vector<std::unique_ptr<merge::SortedRun>>& runs,
+                      const std::vector<formats::WriterInput>& winputs, bool relative,
+                      int64_t offset_ns) {
+  using formats::AppendJsonString;
+  std::string o = "{\"tracemill_version\":";
+  AppendJsonString(kVersion, &o);
+  o.append(",\"time_base\":{\"unit\":\"us\",\"relative\":");
+  o.append(relative ? "true" : "false");
+  absl::StrAppend(&o, ",\"offset_ns\":", offset_ns,
+                  ",\"note\":\"ts = (absolute ns since the Unix epoch - offset_ns) / 1000\"}");
+  o.append(",\"inputs\":[");
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const InputRecord& r = records[g.inputs[k]];
+    const auto& data = runs[g.inputs[k]]->data();
+    if (k) o.push_back(',');
+    o.append("{\"path\":");
+    AppendJsonString(r.path, &o);
+    o.append(",\"rank\":");
+    if (r.rank) absl::StrAppend(&o, *r.rank); else o.append("null");
+    o.append(",\"label\":");
+    AppendJsonString(winputs[k].label, &o);
+    int64_t lo = 0, hi = 0;
+    if (!winputs[k].out_pid.empty()) {
+      lo = *std::min_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
+      hi = *std::max_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
+    }
+    absl::StrAppend(&o, ",\"pids\":[", lo, ",", hi, "],\"metadata\":{");
+    bool first = true;
+    for (const auto& [key, value] : data.meta.top_level) {
+      if (!first) o.push_back(',');
+      first = false;
+      o.push_back('"');
+      o.append(key);
+      o.append("\":");
+      o.append(value);
+    }
+    o.append("}}");
+  }
+  o.append("]}");
+  return o;
+}
+
+}  // namespace
+
+RunSummary RunConvert(const ConvertOptions& opts) {
+  const auto t0 = Clock::now();
+  RunSummary summary;
+  summary.command_line = opts.command_line;
+  summary.group_by = GroupByName(opts.group_by);
+  Console console(opts);
+
+  auto matcher = RankMatcher::Create(opts.rank_pattern);
+  if (!matcher.ok()) {
+    console.Line(absl::StrCat("tracemill: ", matcher.status().message()));
+    summary.exit_code = kExitUsage;
+    return summary;
+  }
+  if (::mkdir(opts.out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ",
+                              std::strerror(errno)));
+    summary.exit_code = kExitInternal;
+    return summary;
+  }
+  // Temporaries a killed run left behind are never outputs: remove them.
+  if (DIR* d = ::opendir(opts.out_dir.c_str())) {
+    while (dirent* de = ::readdir(d))
+      if (formats::IsTemporaryName(de->d_name)) ::unlink((opts.out_dir + "/" + de->d_name).c_str());
+    ::closedir(d);
+  }
+
+  std::vector<InputRecord>& records = summary.inputs;
+  ExpandInputs(opts.inputs, &records);
+  const size_t n = records.size();
+  const int threads = opts.threads > 0 ? opts.threads : AvailableCpus();
+  summary.threads = threads;
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
+  if (opts.verbose) {
+    console.Line(absl::StrCat("tracemill: ", n, " inputs, ", threads, " threads, simdjson kernel ",
+                              simdjson::get_active_implementation()->name(), " (",
+                              simdjson::get_active_implementation()->description(), ")"));
+  }
+
+  // ---- Stage 1: read, inflate, decode and sort every input in parallel.
+  std::vector<std::unique_ptr<merge::SortedRun>> runs(n);
+  std::vector<size_t> order;
+  std::vector<uint64_t> sizes(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (records[i].rejected) continue;  // could not even stat it
+    struct stat st;
+    if (::stat(records[i].path.c_str(), &st) == 0) sizes[i] = static_cast<uint64_t>(st.st_size);
+    order.push_back(i);
+  }
+  // Largest first: the long decodes start early, small ones fill the gaps.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  tbb::enumerable_thread_specific<formats::TefDecoder> decoders;
+  std::atomic<size_t> done{0};
+  std::atomic<uint64_t> bytes_done{0};
+  {
+    using namespace tbb::flow;
+    graph g;
+    size_t next = 0;
+    input_node<size_t> source(g, [&](tbb::flow_control& fc) -> size_t {
+      if (next >= order.size()) {
+        fc.stop();
+        return 0;
+      }
+      return order[next++];
+    });
+    // At most 2 x threads inputs in flight (read buffers alive at once).
+    limiter_node<size_t> limiter(g, static_cast<size_t>(threads) * 2);
+    function_node<size_t, continue_msg> decode(g, unlimited, [&](size_t i) {
+      try {
+        runs[i] = DecodeAndSort(records[i], decoders.local(), *matcher);
+      } catch (const std::exception& e) {  // nothing throws across a node
+        records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
+        records[i].rejected = true;
+        runs[i].reset();
+      }
+      if (!records[i].status.ok() && !opts.quiet) console.Line(ErrorLine(records[i]));
+      size_t d = ++done;
+      uint64_t b = bytes_done += records[i].bytes;
+      double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      console.Progress(absl::StrFormat("tracemill: decoded %zu/%zu inputs, %.1f MB/s", d, order.size(),
+                                       secs > 0 ? b / 1e6 / secs : 0.0),
+                       d == order.size());
+      return continue_msg();
+    });
+    make_edge(source, limiter);
+    make_edge(limiter, decode);
+    make_edge(decode, limiter.decrementer());
+    source.activate();
+    g.wait_for_all();
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (records[i].rejected && !runs[i] && order.end() == std::find(order.begin(), order.end(), i) &&
+        !opts.quiet)
+      console.Line(ErrorLine(records[i]));
+
+  // ---- Grouping: every input's rank is known now.
+  int gpn = opts.gpus_per_node;
+  if (gpn <= 0) {
+    for (size_t i = 0; i < n; ++i)
+      if (runs[i]) gpn = std::max(gpn, runs[i]->data().meta.device_count);
+    if (gpn <= 0) gpn = 8;
+  }
+  summary.gpus_per_node = gpn;
+  std::map<std::pair<int, int64_t>, OutputGroup> groups;
+  std::map<int64_t, std::vector<size_t>> by_rank;
+  for (size_t i = 0; i < n; ++i) {
+    if (!runs[i]) continue;
+    const InputRecord& r = records[i];
+    if (r.rank) by_rank[*r.rank].push_back(i);
+    std::pair<int, int64_t> key;
+    std::string name;
+    if (opts.group_by == GroupBy::kAll) {
+      key = {0, 0};
+      name = "all";
+    } else if (!r.rank) {
+      key = {1, 0};
+      name = "unranked";
+    } else if (opts.group_by == GroupBy::kLocalGpu) {
+      key = {0, *r.rank % gpn};
+      name = absl::StrCat("gpu", key.second);
+    } else if (opts.group_by == GroupBy::kRank) {
+      key = {0, *r.rank};
+      name = absl::StrCat("rank", key.second);
+    } else {
+      key = {0, *r.rank / gpn};
+      name = absl::StrCat("node", key.second);
+    }
+    OutputGroup& og = groups[key];
+    og.name = absl::StrCat(name, ".trace.json", opts.compress ? ".gz" : "");
+    og.kind = key.first;
+    og.number = key.second;
+    og.inputs.push_back(i);
+  }
+  for (auto& [rank, idx] : by_rank) {
+    if (idx.size() < 2) continue;
+    for (size_t i : idx) {
+      std::string others;
+      for (size_t j : idx)
+        if (j != i) absl::StrAppend(&others, others.empty() ? "" : ", ", records[j].path);
+      records[i].warnings.push_back(absl::StrCat("rank ", rank, " is also claimed by ", others,
+                                                 "; both kept as separate processes"));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!runs[i]) continue;
+    InputRecord& r = records[i];
+    if (!r.rank) {
+      r.label = BaseName(r.path);
+    } else if (by_rank[*r.rank].size() > 1) {
+      r.label = absl::StrCat("rank ", *r.rank, " (", BaseName(r.path), ")");
+    } else {
+      r.label = absl::StrCat("rank ", *r.rank);
+    }
+  }
+  for (auto& [key, og] : groups) {
+    std::stable_sort(og.inputs.begin(), og.inputs.end(), [&](size_t a, size_t b) {
+      int64_t ra = records[a].rank.value_or(INT64_MAX), rb = records[b].rank.value_or(INT64_MAX);
+      if (ra != rb) return ra < rb;
+      return records[a].path < records[b].path;
+    });
+  }
+
+  // The job's time span (and the base of --relative-time).
+  for (size_t i = 0; i < n; ++i) {
+    if (!runs[i] || runs[i]->done()) continue;
+    const auto& data = runs[i]->data();
+    for (const auto& e : data.events) {
+      if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
+      int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
+      if (!summary.has_span) {
+        summary.first_ts_ns = e.ts_ns;
+        summary.last_ts_ns = end;
+        summary.has_span = true;
+      } else {
+        summary.first_ts_ns = std::min(summary.first_ts_ns, e.ts_ns);
+        summary.last_ts_ns = std::max(summary.last_ts_ns, end);
+      }
+    }
+  }
+  const int64_t offset_ns = opts.relative_time && summary.has_span ? summary.first_ts_ns : 0;
+
+  // ---- Stage 2: k-way merge and write every output, in parallel.
+  std::vector<OutputGroup*> group_list;
+  for (auto& [key, og] : groups) group_list.push_back(&og);
+  summary.outputs.resize(group_list.size());
+  std::atomic<size_t> written_outputs{0};
+  {
+    using namespace tbb::flow;
+    graph g;
+    function_node<size_t, continue_msg> write(g, unlimited, [&](size_t k) {
+      OutputGroup& og = *group_list[k];
+      OutputRecord& out = summary.outputs[k];
+      out.path = og.name;
+      try {
+        std::vector<formats::WriterInput> winputs(og.inputs.size());
+        std::vector<merge::SortedRun*> group_runs;
+        merge::Namespacer ns;
+        std::string dtu;
+        bool dtu_agree = true;
+        for (size_t j = 0; j < og.inputs.size(); ++j) {
+          size_t i = og.inputs[j];
+          const auto& data = runs[i]->data();
+          merge::InputNamespace ids = ns.Add(data);
+          winputs[j].data = &data;
+          winputs[j].out_pid = std::move(ids.out_pid);
+          winputs[j].pid_order = std::move(ids.pid_order);
+          winputs[j].id_base = ids.id_base;
+          winputs[j].label = records[i].label;
+          runs[i]->Rewind();
+          group_runs.push_back(runs[i].get());
+          out.inputs.push_back(records[i].path);
+          if (records[i].rank) out.ranks.push_back(*records[i].rank);
+          const std::string& u = data.meta.display_time_unit;
+          if (!u.empty()) {
+            if (dtu.empty()) dtu = u;
+            else if (dtu != u) dtu_agree = false;
+          }
+        }
+        std::sort(out.ranks.begin(), out.ranks.end());
+        out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
+        if (dtu.empty() || !dtu_agree) dtu = "ms";
+        auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
+        absl::Status st = file.status();
+        if (st.ok()) {
+          formats::ChromeWriter w(file->get(), offset_ns);
+          st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
+          for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
+          merge::KWayMerger merger(group_runs);
+          while (st.ok()) {
+            auto [run, e] = merger.Next();
+            if (!e) break;
+            st = w.WriteEvent(winputs[run], *e);
+          }
+          if (st.ok()) st = w.Finish();
+          if (st.ok()) st = (*file)->Commit();
+          out.events = w.events_written();
+          out.metadata_added = w.metadata_added();
+          out.bytes = (*file)->bytes_written();
+        }
+        if (!st.ok()) {
+          out.error = std::string(st.message());
+          out.events = 0;
+          console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
+                                    st.message()));
+        } else {
+          for (size_t j = 0; j < og.inputs.size(); ++j) {
+            records[og.inputs[j]].events_written = winputs[j].events_written;
+            records[og.inputs[j]].output = og.name;
+          }
+        }
+      } catch (const std::exception& e) {
+        out.error = absl::StrCat("internal error: ", e.what());
+        console.Line(absl::StrCat("tracemill: ", og.name, ": ", out.error));
+      }
+      size_t d = ++written_outputs;
+      console.Progress(absl::StrFormat("tracemill: wrote %zu/%zu outputs", d, group_list.size()),
+                       d == group_list.size());
+      return continue_msg();
+    });
+    // Largest outputs first.
+    std::vector<size_t> korder(group_list.size());
+    for (size_t k = 0; k < korder.size(); ++k) korder[k] = k;
+    std::stable_sort(korder.begin(), korder.end(), [&](size_t a, size_t b) {
+      uint64_t sa = 0, sb = 0;
+      for (size_t i : group_list[a]->inputs) sa += runs[i]->size();
+      for (size_t i : group_list[b]->inputs) sb += runs[i]->size();
+      return sa > sb;
+    });
+    for (size_t k : korder) write.try_put(k);
+    g.wait_for_all();
+  }
+  console.EndProgress();
+
+  // Inputs whose output failed: their events were read but not written.
+  bool output_failed = false;
+  for (const auto& out : summary.outputs) output_failed |= !out.error.empty();
+  bool any_input_error = false;
+  for (const auto& r : records) any_input_error |= !r.status.ok();
+  summary.exit_code = output_failed ? kExitInternal : any_input_error ? kExitSomeRejected : kExitOk;
+  summary.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (absl::Status st = WriteManifest(opts.out_dir, summary); !st.ok()) {
+    console.Line(absl::StrCat("tracemill: cannot write manifest: ", st.message()));
+    summary.exit_code = kExitInternal;
+  }
+  return summary;
+}
+
+}  // namespace tracemill::pipeline

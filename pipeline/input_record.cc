@@ -1,0 +1,15 @@
+#include "pipeline/input_record.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tracemill::pipeline {
+
+std::string ErrorLine(const InputRecord& r) {
+  return absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ",
+                      r.status.message(),
+                      r.rejected ? " (input rejected)"
+                                 : absl::StrCat(" (kept ", r.events_read - r.dropped.Total(),
+                                                " events read before it)"));
+}
+
+}  // namespace tracemill::pipeline

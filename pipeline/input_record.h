@@ -1,0 +1,40 @@
+#pragma once
+// InputRecord: what happened to one input, feeding the manifest, the exit
+// status and (later) the report.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formats/common/stats.h"
+
+namespace tracemill::pipeline {
+
+struct InputRecord {
+  std::string path;
+  uint64_t bytes = 0;             // size on disk
+  uint64_t decoded_bytes = 0;     // after gzip
+  std::string format;             // "trace_event_json_object", "gzip+trace_event_json_array"
+  std::optional<int64_t> rank;
+  std::string rank_source;        // "distributedInfo", "file name", ""
+  std::optional<int64_t> world_size;
+  std::string label;              // "rank 3" or the file name for unranked inputs
+  std::string output;             // output file name it went to
+  uint64_t events_read = 0;
+  uint64_t events_written = 0;
+  formats::DropCounts dropped;
+  std::vector<std::string> warnings;
+  absl::Status status;            // OK, or the first error
+  uint64_t error_offset = 0;      // byte offset of the error (decoded bytes for gzip input)
+  bool rejected = false;          // nothing of it was converted
+
+  // Conservation: every event read was written or dropped with a reason.
+  bool Balanced() const { return events_read == events_written + dropped.Total(); }
+};
+
+// ErrorLine formats the one-line stderr message for a failed input:
+// "tracemill: <path>: at byte <offset>: <message>".
+std::string ErrorLine(const InputRecord& r);
+
+}  // namespace tracemill::pipeline

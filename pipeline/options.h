@@ -1,0 +1,44 @@
+#pragma once
+// ConvertOptions: everything `tracemill convert` was asked to do.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracemill::pipeline {
+
+// How inputs are grouped into outputs.
+enum class GroupBy {
+  kLocalGpu,  // output g holds ranks r with r % gpus_per_node == g (CrossStackProfiler's grouping)
+  kRank,      // one output per rank
+  kNode,      // output n holds ranks r with r / gpus_per_node == n
+  kAll,       // one output
+};
+
+// ParseGroupBy maps "local-gpu" | "rank" | "node" | "all"; nullopt otherwise.
+std::optional<GroupBy> ParseGroupBy(const std::string& s);
+
+struct ConvertOptions {
+  std::vector<std::string> inputs;  // files or directories (recursed)
+  std::string out_dir;
+  GroupBy group_by = GroupBy::kLocalGpu;
+  int gpus_per_node = 0;  // 0: the number of deviceProperties entries, else 8
+  bool compress = false;  // write .json.gz
+  bool relative_time = false;
+  int threads = 0;        // 0: the CPUs this process may use
+  std::string rank_pattern;  // regex with one capture group; empty: default
+  bool quiet = false;
+  bool verbose = false;
+  bool progress = false;  // a progress line on stderr (set when it is a TTY)
+  std::string command_line;
+};
+
+// Exit statuses of `tracemill` (documented in --help and README.md).
+enum ExitCode : int {
+  kExitOk = 0,          // every input converted
+  kExitInternal = 1,    // internal error (or an output could not be written)
+  kExitUsage = 2,       // bad command line
+  kExitSomeRejected = 3,  // some inputs rejected or damaged; the rest converted
+};
+
+}  // namespace tracemill::pipeline

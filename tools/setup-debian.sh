@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs tracemill's build and test dependencies from Debian 12 packages.
+# Idempotent: packages already installed are skipped by apt-get; `apt-get update`
+# runs only when the package lists are missing or older than a day.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config
+  libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 jq
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+stamp=/var/lib/apt/periodic/update-success-stamp
+if [ ! -d /var/lib/apt/lists/partial ] || [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+  $SUDO apt-get update -qq
+fi
+echo "setup: installing ${missing[*]}"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
