@@ -82,7 +82,7 @@ class Console {
 // Expands files and directories (recursed, sorted) into input paths; paths
 // that cannot be read become rejected records.
 void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>* records) {
-  std::vector<std::string> found;
+  std::vector<std::pair<std::string, bool>> found;  // (path, found in a directory)
   std::vector<InputRecord> bad;
   std::function<void(const std::string&, bool)> walk = [&](const std::string& p, bool top) {
     struct stat st;
@@ -118,17 +118,21 @@ void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>
       std::string prefix = p.back() == '/' ? p : p + "/";
       for (const auto& n : names) walk(prefix + n, false);
     } else if (S_ISREG(st.st_mode)) {
-      found.push_back(p);
+      found.emplace_back(p, !top);
     } else if (top) {
-      found.push_back(p);  // a FIFO or device named explicitly: try it
+      found.emplace_back(p, false);  // a FIFO or device named explicitly: try it
     }
   };
   for (const auto& a : args) walk(a, true);
+  // Sorted by path; a file named twice (directly and through its folder) is read once.
   std::sort(found.begin(), found.end());
-  found.erase(std::unique(found.begin(), found.end()), found.end());
-  for (auto& p : found) {
+  found.erase(std::unique(found.begin(), found.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; }),
+              found.end());
+  for (auto& [p, walked] : found) {
     InputRecord r;
     r.path = std::move(p);
+    r.from_directory = walked;
     records->push_back(std::move(r));
   }
   for (auto& r : bad) records->push_back(std::move(r));
@@ -234,6 +238,12 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, formats::TefDeco
       r.rejected = true;
       break;
     default:
+      if (r.from_directory && r.status.ok() && format_prefix.empty()) {
+        // A README or log next to the traces: not an input, not an error.
+        r.skipped = true;
+        r.warnings.push_back(absl::StrCat("skipped: not a trace (first bytes: ", HeadBytes(data), ")"));
+        break;
+      }
       if (r.status.ok())
         r.status = absl::InvalidArgumentError(
             absl::StrCat("unrecognized format (first bytes: ", HeadBytes(data), ")"));

@@ -28,6 +28,8 @@ struct InputRecord {
   absl::Status status;            // OK, or the first error
   uint64_t error_offset = 0;      // byte offset of the error (decoded bytes for gzip input)
   bool rejected = false;          // nothing of it was converted
+  bool from_directory = false;    // found by walking a directory argument
+  bool skipped = false;           // found in a directory and not a trace: ignored, not an error
 
   // Conservation: every event read was written or dropped with a reason.
   bool Balanced() const { return events_read == events_written + dropped.Total(); }

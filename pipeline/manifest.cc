@@ -31,13 +31,14 @@ std::string ManifestJson(const RunSummary& s) {
   std::string o;
   uint64_t read = 0, written = 0, bytes_in = 0, bytes_out = 0, out_events = 0;
   formats::DropCounts dropped;
-  int rejected = 0, with_errors = 0;
+  int rejected = 0, with_errors = 0, skipped = 0;
   for (const auto& r : s.inputs) {
     read += r.events_read;
     written += r.events_written;
     bytes_in += r.bytes;
     for (int k = 0; k < formats::kNumDropReasons; ++k) dropped.n[k] += r.dropped.n[k];
     rejected += r.rejected;
+    skipped += r.skipped;
     with_errors += !r.status.ok();
   }
   for (const auto& out : s.outputs) {
@@ -87,7 +88,7 @@ std::string ManifestJson(const RunSummary& s) {
   o.append(",\n");
   Key(&o, "totals");
   absl::StrAppend(&o, "{\"inputs\":", s.inputs.size(), ",\"inputs_rejected\":", rejected,
-                  ",\"inputs_with_errors\":", with_errors, ",\"input_bytes\":", bytes_in,
+                  ",\"inputs_with_errors\":", with_errors, ",\"inputs_skipped\":", skipped, ",\"input_bytes\":", bytes_in,
                   ",\"events_read\":", read, ",\"events_written\":", written,
                   ",\"events_dropped\":", dropped.Total(), ",\"dropped_by_reason\":");
   drops(dropped);
@@ -116,6 +117,7 @@ std::string ManifestJson(const RunSummary& s) {
     Key(&o, "label");
     AppendJsonString(r.label, &o);
     o.push_back(',');
+    absl::StrAppend(&o, "\"skipped\":", r.skipped ? "true" : "false", ",");
     Key(&o, "output");
     if (r.output.empty()) o.append("null"); else AppendJsonString(r.output, &o);
     absl::StrAppend(&o, ",\"events_read\":", r.events_read, ",\"events_written\":", r.events_written,

@@ -41,16 +41,30 @@ void ChromeWriter::BeginEvent() {
 }
 
 void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid) {
+  // "rank 3 · GPU 3" (process_labels), "rank 3 · python3 (pid 26)",
+  // "rank 3 · Spans" (string pid), "rank 3 · pid 26" (no name at all).
   const ProcessInfo& p = in.data->processes[pid];
+  const bool string_pid = !p.pid_token.empty() && p.pid_token[0] == '"';
+  std::string pid_text = string_pid
+                             ? UnescapeJsonStringBody(p.pid_token.substr(1, p.pid_token.size() - 2))
+                             : std::string(p.pid_token);
   std::string name = in.label;
   name.append(" \xC2\xB7 ");  // " · "
-  if (p.has_name) {
-    name.append(UnescapeJsonStringBody(p.name));
-  } else if (!p.pid_token.empty() && p.pid_token[0] == '"') {
-    name.append(UnescapeJsonStringBody(p.pid_token.substr(1, p.pid_token.size() - 2)));
+  if (!p.labels.empty()) {
+    name.append(UnescapeJsonStringBody(p.labels));
+  } else if (p.has_name) {
+    std::string orig = UnescapeJsonStringBody(p.name);
+    name.append(orig);
+    if (orig != pid_text) {
+      name.append(string_pid ? " (" : " (pid ");
+      name.append(pid_text);
+      name.push_back(')');
+    }
+  } else if (string_pid) {
+    name.append(pid_text);
   } else {
     name.append("pid ");
-    name.append(p.pid_token);
+    name.append(pid_text);
   }
   AppendJsonString(name, &buf_);
 }
