@@ -24,6 +24,7 @@
 #include "formats/chrome/chrome_writer.h"
 #include "formats/chrome/output_file.h"
 #include "formats/chrome/tef_decoder.h"
+#include "formats/common/byte_buffer.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
@@ -139,7 +140,7 @@ void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>
 }
 
 // Reads a whole file into `out`, leaving SIMDJSON_PADDING spare capacity.
-absl::Status ReadFile(const std::string& path, std::string* out) {
+absl::Status ReadFile(const std::string& path, formats::ByteBuffer* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
@@ -148,31 +149,25 @@ absl::Status ReadFile(const std::string& path, std::string* out) {
   struct stat st;
   size_t size = 0;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) size = static_cast<size_t>(st.st_size);
-  out->clear();
-  out->reserve(size + simdjson::SIMDJSON_PADDING);
-  size_t cap_chunk = size ? size + 1 : (1 << 20);
+  out->Clear();
+  // One read for a regular file (+1 byte to see EOF without growing); pipes grow.
+  out->Reserve(std::max<size_t>(size + 1, 1 << 16) + simdjson::SIMDJSON_PADDING);
   while (true) {
     size_t old = out->size();
-    if (out->capacity() < old + cap_chunk + simdjson::SIMDJSON_PADDING)
-      out->reserve(std::max(out->capacity() * 2, old + cap_chunk + simdjson::SIMDJSON_PADDING));
-    out->resize(old + cap_chunk);
-    ssize_t n = ::read(fd, out->data() + old, cap_chunk);
+    if (out->capacity() - simdjson::SIMDJSON_PADDING == old)
+      out->Reserve(old * 2 + simdjson::SIMDJSON_PADDING);
+    ssize_t n = ::read(fd, out->data() + old, out->capacity() - simdjson::SIMDJSON_PADDING - old);
     if (n < 0) {
-      if (errno == EINTR) {
-        out->resize(old);
-        continue;
-      }
+      if (errno == EINTR) continue;
       int e = errno;
       ::close(fd);
-      out->clear();
+      out->Clear();
       return absl::ErrnoToStatus(e, "cannot read");
     }
-    out->resize(old + static_cast<size_t>(n));
     if (n == 0) break;
+    out->Resize(old + static_cast<size_t>(n));
   }
   ::close(fd);
-  if (out->capacity() < out->size() + simdjson::SIMDJSON_PADDING)
-    out->reserve(out->size() + simdjson::SIMDJSON_PADDING);
   return absl::OkStatus();
 }
 
@@ -186,30 +181,35 @@ std::string HeadBytes(std::string_view data) {
 }
 
 // One input through read -> inflate -> detect -> decode -> sort.
-std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, formats::TefDecoder& decoder,
+// Per-worker state reused across inputs: the decoder (simdjson parsers) and
+// the read and inflate buffers.
+struct Worker {
+  formats::TefDecoder decoder;
+  formats::ByteBuffer file;
+  formats::ByteBuffer inflated;
+};
+
+std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
                                                 const RankMatcher& ranks) {
-  std::string buf;
-  if (absl::Status s = ReadFile(r.path, &buf); !s.ok()) {
+  formats::TefDecoder& decoder = w.decoder;
+  if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
     r.rejected = true;
     return nullptr;
   }
-  r.bytes = buf.size();
-  std::string_view data = buf;
-  size_t capacity = buf.capacity();
+  r.bytes = w.file.size();
+  std::string_view data = w.file.view();
+  size_t capacity = w.file.capacity();
   formats::FormatId f = formats::Sniff(data);
-  std::string inflated;
   std::string format_prefix;
   if (f == formats::FormatId::kGzip) {
-    formats::GunzipResult g = formats::Gunzip(data, simdjson::SIMDJSON_PADDING);
+    formats::GunzipResult g = formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING);
     if (!g.status.ok()) {
       r.status = absl::Status(g.status.code(), absl::StrCat("gzip: ", g.status.message()));
       r.error_offset = g.error_offset;
     }
-    inflated = std::move(g.data);
-    std::string().swap(buf);
-    data = inflated;
-    capacity = inflated.capacity();
+    data = w.inflated.view();
+    capacity = w.inflated.capacity();
     f = formats::Sniff(data);
     format_prefix = "gzip+";
   }
@@ -379,7 +379,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   // Largest first: the long decodes start early, small ones fill the gaps.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  tbb::enumerable_thread_specific<formats::TefDecoder> decoders;
+  tbb::enumerable_thread_specific<Worker> workers;
   std::atomic<size_t> done{0};
   std::atomic<uint64_t> bytes_done{0};
   {
@@ -397,7 +397,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     limiter_node<size_t> limiter(g, static_cast<size_t>(threads) * 2);
     function_node<size_t, continue_msg> decode(g, unlimited, [&](size_t i) {
       try {
-        runs[i] = DecodeAndSort(records[i], decoders.local(), *matcher);
+        runs[i] = DecodeAndSort(records[i], workers.local(), *matcher);
       } catch (const std::exception& e) {  // nothing throws across a node
         records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
         records[i].rejected = true;

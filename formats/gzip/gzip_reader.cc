@@ -52,7 +52,8 @@ bool IsGzip(std::string_view b) {
          static_cast<unsigned char>(b[1]) == 0x8b;
 }
 
-GunzipResult Gunzip(std::string_view in, size_t padding, uint64_t max_output_bytes) {
+GunzipResult Gunzip(std::string_view in, ByteBuffer* outbuf, size_t padding,
+                    uint64_t max_output_bytes) {
   GunzipResult r;
   std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
   // First guess: ISIZE of the last member (mod 2^32), at least 4x the input.
@@ -63,8 +64,9 @@ GunzipResult Gunzip(std::string_view in, size_t padding, uint64_t max_output_byt
     if (isize > guess) guess = isize;
   }
   guess = std::min<uint64_t>(guess + 64, max_output_bytes);
-  std::string& out = r.data;
-  out.resize(guess + padding);
+  ByteBuffer& out = *outbuf;
+  out.Clear();
+  out.Reserve(guess + padding);
   size_t produced = 0;
   size_t pos = 0;
   while (pos < in.size()) {
@@ -82,22 +84,21 @@ GunzipResult Gunzip(std::string_view in, size_t padding, uint64_t max_output_byt
     size_t in_used = 0, out_got = 0;
     libdeflate_result rc = LIBDEFLATE_SUCCESS;
     while (true) {
-      size_t avail = out.size() - padding - produced;
+      size_t avail = out.capacity() - padding - produced;
       rc = libdeflate_gzip_decompress_ex(d.get(), rest.data(), rest.size(), out.data() + produced,
                                          avail, &in_used, &out_got);
       if (rc != LIBDEFLATE_INSUFFICIENT_SPACE) break;
-      uint64_t cap = out.size() - padding;
+      uint64_t cap = out.capacity() - padding;
       if (cap >= max_output_bytes) {
         r.status = absl::ResourceExhaustedError(absl::StrCat(
             "inflated size exceeds the limit of ", max_output_bytes, " bytes"));
         r.error_offset = pos;
-        out.resize(produced + padding);
-        std::memset(out.data() + produced, 0, padding);
-        out.resize(produced);
+        out.Resize(produced);
         return r;
       }
       uint64_t next = std::min<uint64_t>(cap * 2 + (1 << 16), max_output_bytes);
-      out.resize(next + padding);
+      out.Resize(produced);
+      out.Reserve(next + padding);
     }
     if (rc == LIBDEFLATE_SUCCESS) {
       produced += out_got;
@@ -110,16 +111,16 @@ GunzipResult Gunzip(std::string_view in, size_t padding, uint64_t max_output_byt
     size_t consumed = 0;
     std::string reason = SalvageMember(rest, &salvaged, &consumed);
     if (reason.empty()) reason = "corrupt gzip member (CRC or length mismatch)";
-    if (produced + salvaged.size() + padding > out.size()) out.resize(produced + salvaged.size() + padding);
+    out.Resize(produced);
+    out.Reserve(produced + salvaged.size() + padding);
     std::memcpy(out.data() + produced, salvaged.data(), salvaged.size());
     produced += salvaged.size();
     r.status = absl::DataLossError(reason);
     r.error_offset = pos + consumed;
     break;
   }
-  out.resize(produced + padding);
-  std::memset(out.data() + produced, 0, padding);
-  out.resize(produced);  // capacity keeps the padding
+  out.Resize(produced);
+  out.Reserve(produced + padding);
   return r;
 }
 

@@ -14,28 +14,29 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "formats/common/byte_buffer.h"
 
 namespace tracemill::formats {
 
 // True if `bytes` starts with the gzip magic 1f 8b.
 bool IsGzip(std::string_view bytes);
 
-// GunzipResult: the inflated bytes and what went wrong, if anything.
+// GunzipResult: what inflating found.
 struct GunzipResult {
-  std::string data;      // all inflated bytes, from every readable member
   int members = 0;       // members inflated completely
   // OK, or kDataLoss naming the compressed byte offset of the damaged member
-  // and the reason ("truncated", "bad CRC", ...). On kDataLoss, `data` still
-  // holds everything inflated before the damage.
+  // and the reason ("truncated", "bad CRC", ...). On kDataLoss, the output
+  // still holds everything inflated before the damage.
   absl::Status status;
   uint64_t error_offset = 0;  // compressed offset where the damage was found
 };
 
-// Gunzip inflates all members of `compressed`. `padding` extra bytes are
-// reserved (zeroed) after the data so parsers that need padding (simdjson's
-// SIMDJSON_PADDING) can use it without a copy. `max_output_bytes` bounds the
-// inflated size; past it the result is kResourceExhausted.
-GunzipResult Gunzip(std::string_view compressed, size_t padding = 0,
+// Gunzip inflates all members of `compressed` into `out` (replacing its
+// content). At least `padding` spare bytes stay allocated after the data so
+// parsers that need padding (simdjson's SIMDJSON_PADDING) use it without a
+// copy. `max_output_bytes` bounds the inflated size; past it the result is
+// kResourceExhausted.
+GunzipResult Gunzip(std::string_view compressed, ByteBuffer* out, size_t padding = 0,
                     uint64_t max_output_bytes = UINT64_MAX);
 
 }  // namespace tracemill::formats
