@@ -22,6 +22,15 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
+// True if `raw` is one string token (`"..."`, closed by its last byte) or,
+// for other scalars, a bare token without quotes.
+bool ValidScalarToken(std::string_view raw, bool is_string) {
+  if (!is_string) return raw.find('"') == std::string_view::npos;
+  size_t i = 1;
+  while (i < raw.size() && raw[i] != '"') i += raw[i] == '\\' ? 2 : 1;
+  return raw.size() >= 2 && i == raw.size() - 1;
+}
+
 // Raw JSON text of any value (objects and arrays consume the value).
 error_code RawValue(od::value& v, std::string_view* raw) {
   od::json_type t;
@@ -37,6 +46,20 @@ error_code RawValue(od::value& v, std::string_view* raw) {
     return a.raw_json().get(*raw);
   }
   *raw = TrimRight(v.raw_json_token());
+  // On-Demand hands out a scalar's text up to the next structural character
+  // without validating it, so a quote glued to a token (`1x"y"`, `"a"b`) is
+  // one "value" to it. Such a token is not JSON: fail, and the decoder starts
+  // over on the tolerant path (tef_decoder_array_fuzzer, tests/fuzz/regress/).
+  if (!ValidScalarToken(*raw, t == od::json_type::string)) return simdjson::TAPE_ERROR;
+  // A string must be consumed, not left for the iterator to skip: On-Demand's
+  // skip takes a string followed by `:` for a key and skips to the end of the
+  // enclosing container, so `[1, "r":1, {...}]` or `{"ph":"X":"Y", ...}`
+  // would lose what follows silently instead of failing over to the tolerant
+  // path (tef_decoder_array_fuzzer, tests/fuzz/regress/).
+  if (t == od::json_type::string) {
+    od::raw_json_string s;
+    return v.get_raw_json_string().get(s);
+  }
   return SUCCESS;
 }
 
@@ -61,11 +84,13 @@ struct TefDecoder::Impl {
   od::parser meta_parser;  // small side documents: M args, top-level values
   std::string rest;        // scratch: an event's `rest` members
   std::string side;        // scratch: a padded copy for meta_parser
+  std::string check;       // scratch: CheckSkipped
   std::deque<std::string> repaired;  // tolerant path: repaired objects (interned keys point here)
 
   TraceBuilder* b = nullptr;
   DecodeReport* report = nullptr;
   const char* base = nullptr;  // start of the input, for offsets
+  bool fast = false;           // on the fast path (On-Demand over the whole input)
 
   void Warn(std::string msg) {
     if (report->warnings.size() < 20) report->warnings.push_back(std::move(msg));
@@ -188,6 +213,13 @@ struct TefDecoder::Impl {
       bool is_args = key == "args";
       if (is_args) args_begin = rest.size();
       if (AppendSanitizedJson(raw, &rest) == SanitizeResult::kMalformed) {
+        // On the fast path a malformed value means On-Demand skipped over
+        // broken structure and may be lost in it: start over on the tolerant
+        // path. (The tolerant path repaired the whole object already.)
+        if (fast) {
+          *err = simdjson::TAPE_ERROR;
+          return Outcome::kSimdjsonError;
+        }
         report->dropped.Add(DropReason::kMalformed);
         Error(absl::DataLossError(absl::StrCat("malformed value of \"",
                                                AbslView(std::string_view(key_begin, key_len)), "\"")),
@@ -205,7 +237,7 @@ struct TefDecoder::Impl {
       return Outcome::kDropped;
     }
     if (!ts_text.empty()) {
-      if (auto ns = ParseMicrosToNanos(NumberText(ts_text))) {
+      if (auto ns = ParseMicrosToNanos(NumberText(ts_text)); ns && InTimeRange(*ns)) {
         e.ts_ns = *ns;
         e.flags |= kHasTs;
       } else {
@@ -214,7 +246,7 @@ struct TefDecoder::Impl {
     }
     if (!dur_text.empty()) {
       auto ns = ParseMicrosToNanos(NumberText(dur_text));
-      if (ns && *ns >= 0) {
+      if (ns && *ns >= 0 && InTimeRange(*ns)) {
         e.dur_ns = *ns;
         e.flags |= kHasDur;
       } else {
@@ -251,13 +283,14 @@ struct TefDecoder::Impl {
   }
 
   // A top-level member other than traceEvents: kept for the output's
-  // metadata; Kineto's known keys are read.
-  void TopLevel(std::string_view key_body, std::string_view raw_value) {
+  // metadata; Kineto's known keys are read. Returns false if the value is
+  // malformed (then it is ignored with a warning).
+  bool TopLevel(std::string_view key_body, std::string_view raw_value) {
     std::string key, value;
     AppendSanitizedStringBody(key_body, &key);
     if (AppendSanitizedJson(raw_value, &value) == SanitizeResult::kMalformed) {
       Warn(absl::StrCat("top-level key \"", key, "\" holds malformed JSON; ignored"));
-      return;
+      return false;
     }
     InputMetadata& m = b->meta();
     od::document doc;
@@ -284,16 +317,28 @@ struct TefDecoder::Impl {
       if (!ParseSide(value).get(doc) && !doc.get_array().get(a) && !a.count_elements().get(n))
         m.device_count = static_cast<int>(n);
     } else if (key == "baseTimeNanoseconds") {
-      if (auto v = ParseInt64(NumberText(value))) {
+      if (auto v = ParseInt64(NumberText(value)); v && InTimeRange(*v)) {
         m.base_time_ns = *v;
         m.has_base_time = true;
       } else {
-        Warn("baseTimeNanoseconds is not an integer; ignored");
+        Warn("baseTimeNanoseconds is not an integer within +-2^62 ns; ignored");
       }
     } else if (key == "displayTimeUnit") {
       if (auto body = StringBody(value)) m.display_time_unit = UnescapeJsonStringBody(*body);
     }
     m.top_level.emplace_back(std::move(key), std::move(value));
+    return true;
+  }
+
+  // Fast path: a container value On-Demand skipped without looking inside
+  // must be well formed, or the iterator may have lost its place (brackets
+  // are only counted, `[1}` closes). Returns TAPE_ERROR to start over on the
+  // tolerant path (tef_decoder_object_fuzzer, tests/fuzz/regress/).
+  error_code CheckSkipped(std::string_view raw) {
+    if (raw.empty() || (raw[0] != '[' && raw[0] != '{')) return SUCCESS;
+    check.clear();
+    return AppendSanitizedJson(raw, &check) == SanitizeResult::kMalformed ? simdjson::TAPE_ERROR
+                                                                          : SUCCESS;
   }
 
   // ---------------- fast path ----------------
@@ -324,6 +369,7 @@ struct TefDecoder::Impl {
         if (v.get_array().get(events)) {
           std::string_view raw;
           if (auto e = RawValue(v, &raw)) return e;
+          if (auto e = CheckSkipped(raw)) return e;
           Warn("traceEvents is not an array; ignored");
           continue;
         }
@@ -335,7 +381,7 @@ struct TefDecoder::Impl {
         const char* kb = key.raw();
         size_t kl = 0;
         while (kb[kl] != '"') kl += kb[kl] == '\\' ? 2 : 1;
-        TopLevel(std::string_view(kb, kl), raw);
+        if (!TopLevel(std::string_view(kb, kl), raw)) return simdjson::TAPE_ERROR;
       }
     }
     return SUCCESS;
@@ -353,6 +399,7 @@ struct TefDecoder::Impl {
       if (t != od::json_type::object) {
         std::string_view raw;
         if (auto e = RawValue(v, &raw)) return e;
+        if (auto e = CheckSkipped(raw)) return e;
         report->dropped.Add(DropReason::kNotAnObject);
         continue;
       }
@@ -515,9 +562,11 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
   size_t skip = json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  m.fast = true;
   error_code err = capacity >= json.size() + simdjson::SIMDJSON_PADDING
                        ? m.Fast(json.substr(skip), capacity - skip, &is_trace)
                        : simdjson::INSUFFICIENT_PADDING;
+  m.fast = false;
   if (err != SUCCESS) {
     // Start over on the tolerant path: nothing from the fast pass is kept.
     builder->Reset();
@@ -532,6 +581,10 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
       report.warnings.push_back(absl::StrCat("repaired input that strict JSON parsing rejects (",
                                              simdjson::error_message(err), ")"));
     }
+  }
+  if (uint64_t n = builder->ApplyTimeBase(); n > 0) {
+    report.dropped.Add(DropReason::kBadTs, n);
+    m.Warn(absl::StrCat(n, " events dropped: ts plus baseTimeNanoseconds is outside +-2^62 ns"));
   }
   if (!is_trace && report.status.ok()) {
     report.status = absl::InvalidArgumentError(

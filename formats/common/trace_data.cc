@@ -1,15 +1,20 @@
 #include "formats/common/trace_data.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "formats/common/json_text.h"
+#include "formats/common/ts_text.h"
 
 namespace tracemill::formats {
 
 std::string_view Arena::Copy(std::string_view bytes) {
   if (bytes.empty()) return {};
   if (bytes.size() > chunk_left_) {
-    size_t size = bytes.size() > kChunk / 4 ? bytes.size() : kChunk;
+    // Chunks double from 4 KiB to 1 MiB: a small input (thousands of them in
+    // a directory, or a fuzz input) does not pay for a 1 MiB allocation.
+    next_chunk_ = std::min(kChunk, std::max<size_t>(4096, next_chunk_ * 2));
+    size_t size = bytes.size() > next_chunk_ / 4 ? bytes.size() : next_chunk_;
     chunks_.emplace_back(new char[size]);
     cursor_ = chunks_.back().get();
     chunk_left_ = size;
@@ -26,6 +31,7 @@ TraceBuilder::TraceBuilder() { Reset(); }
 
 void TraceBuilder::Reset() {
   data_ = std::make_unique<TraceData>();
+  time_base_applied_ = false;
   data_->strings.emplace_back();
   strings_.clear();
   tokens_.clear();
@@ -85,13 +91,30 @@ uint32_t TraceBuilder::InternId(std::string_view raw_token) {
   return it->second;
 }
 
-std::unique_ptr<TraceData> TraceBuilder::Finish() {
-  if (data_->meta.has_base_time && data_->meta.base_time_ns != 0) {
-    const int64_t base = data_->meta.base_time_ns;
-    for (Event& e : data_->events) {
-      if (e.flags & kHasTs) e.ts_ns += base;
+uint64_t TraceBuilder::ApplyTimeBase() {
+  if (time_base_applied_) return 0;
+  time_base_applied_ = true;
+  if (!data_->meta.has_base_time || data_->meta.base_time_ns == 0) return 0;
+  const int64_t base = data_->meta.base_time_ns;
+  auto& events = data_->events;
+  size_t kept = 0;
+  for (Event& e : events) {
+    int64_t ts = 0;
+    if ((e.flags & kHasTs) && (__builtin_add_overflow(e.ts_ns, base, &ts) || !InTimeRange(ts))) {
+      if (e.phase != 'M') continue;  // dropped
+      e.flags &= ~kHasTs;
+      ts = 0;
     }
+    if (e.flags & kHasTs) e.ts_ns = ts;
+    events[kept++] = e;
   }
+  uint64_t dropped = events.size() - kept;
+  events.resize(kept);
+  return dropped;
+}
+
+std::unique_ptr<TraceData> TraceBuilder::Finish() {
+  ApplyTimeBase();
   strings_.clear();
   tokens_.clear();
   pids_.clear();

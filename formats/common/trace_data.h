@@ -21,7 +21,8 @@
 
 namespace tracemill::formats {
 
-// Arena: append-only byte storage with stable addresses (1 MiB chunks).
+// Arena: append-only byte storage with stable addresses (chunks growing from
+// 4 KiB to 1 MiB).
 class Arena {
  public:
   // Copy `bytes` into the arena; the view stays valid for the arena's life.
@@ -36,6 +37,7 @@ class Arena {
   static constexpr size_t kChunk = 1 << 20;
   std::vector<std::unique_ptr<char[]>> chunks_;
   size_t chunk_left_ = 0;
+  size_t next_chunk_ = 0;
   char* cursor_ = nullptr;
   size_t used_ = 0;
   std::string scratch_;
@@ -104,12 +106,20 @@ class TraceBuilder {
   // Discard every event and table (the tolerant decoder restarts an input).
   void Reset();
 
-  // Finish: adds the time base to every event with a ts, drops the intern
-  // maps (their keys point into the input buffer) and hands over the data.
+  // ApplyTimeBase adds `meta().base_time_ns` to every event's ts, once.
+  // Timed events whose ts leaves the range of `kMaxAbsTimeNs` (ts_text.h) are
+  // removed and counted in the result, which the decoder reports as dropped
+  // `bad_ts`; metadata events just lose their ts.
+  uint64_t ApplyTimeBase();
+
+  // Finish applies the time base if the decoder has not (events it removes
+  // then go uncounted: decoders call ApplyTimeBase), drops the intern maps
+  // (their keys point into the input buffer) and hands over the data.
   std::unique_ptr<TraceData> Finish();
 
  private:
   std::unique_ptr<TraceData> data_;
+  bool time_base_applied_ = false;
   absl::flat_hash_map<std::string_view, uint32_t> strings_;
   absl::flat_hash_map<std::string_view, uint32_t> tokens_;
   absl::flat_hash_map<std::string_view, uint32_t> pids_;

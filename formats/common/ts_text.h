@@ -11,6 +11,17 @@
 
 namespace tracemill::formats {
 
+// The range of every time tracemill keeps, in ns: |ts|, `dur`, and `ts` plus
+// the input's time base are at most 2^62 - 1 (about 146 years either side of
+// the epoch, 1824-2116). Inside it `ts + dur` and `ts - first_ts` (relative
+// time) cannot overflow int64; a value outside it is dropped as `bad_ts` /
+// `bad_dur` (signed overflow in `ts + baseTimeNanoseconds` was found by
+// tef_decoder_object_fuzzer).
+inline constexpr int64_t kMaxAbsTimeNs = (int64_t{1} << 62) - 1;
+
+// InTimeRange: |ns| <= kMaxAbsTimeNs.
+inline bool InTimeRange(int64_t ns) { return ns >= -kMaxAbsTimeNs && ns <= kMaxAbsTimeNs; }
+
 // ParseMicrosToNanos parses a JSON number token in microseconds
 // (`-`? digits (`.` digits)? ([eE] [+-]? digits)?) into int64 nanoseconds.
 //

@@ -57,11 +57,14 @@ GunzipResult Gunzip(std::string_view in, ByteBuffer* outbuf, size_t padding,
   GunzipResult r;
   std::unique_ptr<libdeflate_decompressor, DecompressorDeleter> d(libdeflate_alloc_decompressor());
   // First guess: ISIZE of the last member (mod 2^32), at least 4x the input.
+  // ISIZE is only a hint: in a truncated file the last 4 bytes are deflate
+  // data, so it is trusted up to deflate's maximum ratio (1032:1), never the
+  // 4 GiB a random trailer may claim (found by gzip_reader_fuzzer).
   uint64_t guess = in.size() * 4;
   if (in.size() >= 18) {
     uint32_t isize;
     std::memcpy(&isize, in.data() + in.size() - 4, 4);
-    if (isize > guess) guess = isize;
+    if (isize > guess) guess = std::min<uint64_t>(isize, uint64_t{in.size()} * 1032);
   }
   guess = std::min<uint64_t>(guess + 64, max_output_bytes);
   ByteBuffer& out = *outbuf;
