@@ -26,7 +26,7 @@ void AppendMicros(int64_t ns, std::string* out) {
 
 absl::Status ChromeWriter::Begin(std::string_view display_time_unit,
                                  std::string_view other_data_json) {
-  buf_.reserve(kFlushBytes + (64 << 10));
+  buf_.reserve(64 << 10);  // grows to kFlushBytes by doubling; small outputs stay small
   buf_.append("{\"displayTimeUnit\":");
   AppendJsonString(display_time_unit, &buf_);
   buf_.append(",\"otherData\":");

@@ -31,12 +31,26 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(std::string final
   return f;
 }
 
+std::unique_ptr<OutputFile> OutputFile::CreateInMemory(bool gzip, int gzip_level) {
+  auto f = std::unique_ptr<OutputFile>(new OutputFile);
+  f->in_memory_ = true;
+  f->gzip_ = gzip;
+  f->level_ = gzip_level;
+  if (gzip) f->compressor_ = libdeflate_alloc_compressor(gzip_level);
+  return f;
+}
+
 OutputFile::~OutputFile() {
   if (!committed_) Abort();
   if (compressor_) libdeflate_free_compressor(static_cast<libdeflate_compressor*>(compressor_));
 }
 
 absl::Status OutputFile::WriteAll(const char* p, size_t n) {
+  if (in_memory_) {
+    memory_.append(p, n);
+    bytes_written_ += n;
+    return absl::OkStatus();
+  }
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -52,7 +66,7 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
 }
 
 absl::Status OutputFile::Append(std::string_view bytes) {
-  if (fd_ < 0) return absl::FailedPreconditionError("output already closed");
+  if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");
   if (bytes.empty()) return absl::OkStatus();
   if (!gzip_) return WriteAll(bytes.data(), bytes.size());
   auto* c = static_cast<libdeflate_compressor*>(compressor_);
@@ -64,6 +78,10 @@ absl::Status OutputFile::Append(std::string_view bytes) {
 }
 
 absl::Status OutputFile::Commit() {
+  if (in_memory_) {
+    committed_ = true;
+    return absl::OkStatus();
+  }
   if (fd_ < 0) return absl::FailedPreconditionError("output already closed");
   int rc = ::close(fd_);
   fd_ = -1;

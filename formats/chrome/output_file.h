@@ -21,6 +21,9 @@ class OutputFile {
   // Errors: kPermissionDenied / kNotFound / kInternal from open(2).
   static absl::StatusOr<std::unique_ptr<OutputFile>> Create(std::string final_path, bool gzip,
                                                             int gzip_level = 6);
+  // CreateInMemory: an output that collects its bytes in `memory()` instead of
+  // a file (tests and fuzz targets); Commit() only marks it complete.
+  static std::unique_ptr<OutputFile> CreateInMemory(bool gzip, int gzip_level = 6);
   ~OutputFile();  // aborts (removes the temporary) unless committed
 
   // Append writes `bytes` (compressed as one member if gzip). Errors: kInternal
@@ -34,6 +37,8 @@ class OutputFile {
   uint64_t bytes_written() const { return bytes_written_; }
   const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }
+  // The bytes written so far by an in-memory output.
+  const std::string& memory() const { return memory_; }
 
  private:
   OutputFile() = default;
@@ -44,6 +49,8 @@ class OutputFile {
   bool gzip_ = false;
   int level_ = 6;
   bool committed_ = false;
+  bool in_memory_ = false;
+  std::string memory_;
   uint64_t bytes_written_ = 0;
   std::string compressed_;
   void* compressor_ = nullptr;
