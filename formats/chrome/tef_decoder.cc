@@ -22,10 +22,10 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
-// True if `raw` is one string token (`"..."`, closed by its last byte) or,
-// for other scalars, a bare token without quotes.
+// True if `raw` is one string token (`"..."`, closed by its last byte) or
+// one literal or number.
 bool ValidScalarToken(std::string_view raw, bool is_string) {
-  if (!is_string) return raw.find('"') == std::string_view::npos;
+  if (!is_string) return IsJsonLiteralOrNumber(raw);
   size_t i = 1;
   while (i < raw.size() && raw[i] != '"') i += raw[i] == '\\' ? 2 : 1;
   return raw.size() >= 2 && i == raw.size() - 1;
@@ -48,8 +48,10 @@ error_code RawValue(od::value& v, std::string_view* raw) {
   *raw = TrimRight(v.raw_json_token());
   // On-Demand hands out a scalar's text up to the next structural character
   // without validating it, so a quote glued to a token (`1x"y"`, `"a"b`) is
-  // one "value" to it. Such a token is not JSON: fail, and the decoder starts
-  // over on the tolerant path (tef_decoder_array_fuzzer, tests/fuzz/regress/).
+  // one "value" to it, and a bare word (`"ph":tid`, `"ts":NaN`) passes. Such a
+  // token is not JSON: fail, and the decoder starts over on the tolerant
+  // path, which repairs bare words into strings the same way everywhere
+  // (tef_decoder_array_fuzzer, tests/fuzz/regress/).
   if (!ValidScalarToken(*raw, t == od::json_type::string)) return simdjson::TAPE_ERROR;
   // A string must be consumed, not left for the iterator to skip: On-Demand's
   // skip takes a string followed by `:` for a key and skips to the end of the
@@ -85,6 +87,12 @@ struct TefDecoder::Impl {
   std::string rest;        // scratch: an event's `rest` members
   std::string side;        // scratch: a padded copy for meta_parser
   std::string check;       // scratch: CheckSkipped
+  struct Member {
+    std::string_view key;  // raw key body (escaped, no quotes)
+    std::string_view raw;  // raw value text
+  };
+  std::vector<Member> members;  // scratch: the current event's members
+  bool warned_duplicate = false, warned_id2 = false;  // once per input
   std::deque<std::string> repaired;  // tolerant path: repaired objects (interned keys point here)
 
   TraceBuilder* b = nullptr;
@@ -140,22 +148,48 @@ struct TefDecoder::Impl {
   }
 
   // Decodes one event object. `offset` is its position in the input.
+  //
+  // Members are collected first, then interpreted: a key given twice in one
+  // event keeps its last value, as JSON.parse and Python's json do, so the
+  // output never repeats a key (tests/malformed/duplicate_keys.json).
   Outcome DecodeEvent(od::object obj, uint64_t offset, error_code* err) {
     Event e{};
     rest.clear();
+    members.clear();
     size_t args_begin = 0, args_end = 0;
-    bool have_ph = false, ts_bad = false, dur_bad = false, any_field = false;
+    bool have_ph = false, ts_bad = false, dur_bad = false, duplicates = false;
     std::string_view ts_text, dur_text;
     for (auto field : obj) {
-      any_field = true;
       od::raw_json_string key;
       od::value v;
       if ((*err = field.key().get(key))) return Outcome::kSimdjsonError;
       if ((*err = field.value().get(v))) return Outcome::kSimdjsonError;
       std::string_view raw;
       if ((*err = RawValue(v, &raw))) return Outcome::kSimdjsonError;
+      const char* k = key.raw();  // raw() points after the opening quote
+      size_t key_len = 0;
+      while (k[key_len] != '"') key_len += k[key_len] == '\\' ? 2 : 1;
+      std::string_view key_body(k, key_len);
+      for (const Member& m : members) duplicates |= m.key == key_body;
+      members.push_back({key_body, raw});
+    }
+    const bool any_field = !members.empty();
+    for (size_t i = 0; i < members.size(); ++i) {
+      const std::string_view key = members[i].key;
+      const std::string_view raw = members[i].raw;
+      if (duplicates) {
+        bool later = false;
+        for (size_t j = i + 1; j < members.size() && !later; ++j) later = members[j].key == key;
+        if (later) {
+          if (!warned_duplicate) {
+            warned_duplicate = true;
+            Warn(absl::StrCat("duplicate key \"", AbslView(key.substr(0, 40)), "\" in the event at byte ",
+                              offset, " (and maybe others): the last value is kept, as JSON.parse does"));
+          }
+          continue;
+        }
+      }
       // Core keys first; everything else goes to `rest`.
-      const char* k = key.raw();
       bool handled = true;
       if (key == "ph") {
         if (auto body = StringBody(raw); body && !body->empty()) {
@@ -184,7 +218,9 @@ struct TefDecoder::Impl {
         e.bind_id = b->InternId(raw);
         e.flags |= kHasBindId;
       } else if (key == "id2" && raw.find("\"global\"") != std::string_view::npos) {
-        // {"global": x}: process-independent, so made unique per input.
+        // {"global": x}: process-independent, so made unique per input. The
+        // spec gives id2 either `local` or `global`; with both, global is
+        // kept (the wider scope) and the input warned about.
         od::document doc;
         od::object o;
         std::string_view g;
@@ -196,6 +232,11 @@ struct TefDecoder::Impl {
             e.id2 = b->InternId(g);
             e.flags |= kHasId2Global;
             handled = true;
+            if (raw.find("\"local\"") != std::string_view::npos && !warned_id2) {
+              warned_id2 = true;
+              Warn(absl::StrCat("id2 with both local and global in the event at byte ", offset,
+                                " (and maybe others): global kept, local dropped"));
+            }
           }
         }
       } else {
@@ -203,12 +244,9 @@ struct TefDecoder::Impl {
       }
       if (handled) continue;
       // A `rest` member: `"key":value`, repaired.
-      const char* key_begin = k;  // raw() points after the opening quote
-      size_t key_len = 0;
-      while (key_begin[key_len] != '"') key_len += key_begin[key_len] == '\\' ? 2 : 1;
       if (!rest.empty()) rest.push_back(',');
       rest.push_back('"');
-      AppendSanitizedStringBody(std::string_view(key_begin, key_len), &rest);
+      AppendSanitizedStringBody(key, &rest);
       rest.append("\":");
       bool is_args = key == "args";
       if (is_args) args_begin = rest.size();
@@ -221,9 +259,7 @@ struct TefDecoder::Impl {
           return Outcome::kSimdjsonError;
         }
         report->dropped.Add(DropReason::kMalformed);
-        Error(absl::DataLossError(absl::StrCat("malformed value of \"",
-                                               AbslView(std::string_view(key_begin, key_len)), "\"")),
-              offset);
+        Error(absl::DataLossError(absl::StrCat("malformed value of \"", AbslView(key), "\"")), offset);
         return Outcome::kDropped;
       }
       if (is_args) args_end = rest.size();
@@ -420,7 +456,7 @@ struct TefDecoder::Impl {
     fixed.reserve(end - pos + simdjson::SIMDJSON_PADDING);
     if (AppendSanitizedJson(json.substr(pos, end - pos), &fixed) == SanitizeResult::kMalformed) {
       report->dropped.Add(DropReason::kMalformed);
-      Error(absl::DataLossError("malformed event object"), pos);
+      Error(absl::DataLossError("malformed event object (invalid JSON, or nested deeper than 512 levels)"), pos);
       return;
     }
     fixed.reserve(fixed.size() + simdjson::SIMDJSON_PADDING);
@@ -432,7 +468,7 @@ struct TefDecoder::Impl {
       return;
     }
     report->dropped.Add(DropReason::kMalformed);
-    Error(absl::DataLossError("malformed event object"), pos);
+    Error(absl::DataLossError("malformed event object (invalid JSON, or nested deeper than 512 levels)"), pos);
   }
 
   // Scans a traceEvents array body from `pos` (after `[`). Returns the offset
@@ -448,6 +484,19 @@ struct TefDecoder::Impl {
       char c = json[pos];
       if (c == ',') { ++pos; continue; }
       if (c == ']') return pos + 1;
+      if (c == '\0') {
+        // A run of NULs between events: a hole a crash left where the file
+        // system had allocated blocks the writer never filled. What was
+        // there is lost (kDataLoss); the events after it are kept.
+        size_t hole = pos;
+        while (pos < n && json[pos] == '\0') ++pos;
+        if (pos < n) {
+          Error(absl::DataLossError(absl::StrCat(pos - hole, " NUL bytes between events (a hole "
+                                                 "in the file: what was written there is lost)")),
+                hole);
+        }
+        continue;
+      }
       size_t end = SkipJsonValue(json, pos);
       if (end == std::string_view::npos) {
         ++report->events_read;
@@ -559,6 +608,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   m.report = &report;
   m.base = json.data();
   m.repaired.clear();
+  m.warned_duplicate = m.warned_id2 = false;
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
   size_t skip = json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
@@ -572,6 +622,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     builder->Reset();
     report = DecodeReport{};
     report.tolerant = true;
+    m.warned_duplicate = m.warned_id2 = false;
     is_trace = false;
     m.Tolerant(json, &is_trace);
     if (report.status.ok() && err != simdjson::TRAILING_CONTENT && report.warnings.empty() &&

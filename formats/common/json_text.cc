@@ -11,6 +11,9 @@ constexpr bool IsDelim(unsigned char c) {
          c == '"';
 }
 constexpr char kHex[] = "0123456789abcdef";
+// Longer number tokens are written as strings: valid JSON, but Python's json
+// refuses integers past 4,300 digits (tests/malformed number_10000_digits).
+constexpr size_t kMaxNumberChars = 1000;
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 int HexVal(char c) {
@@ -87,6 +90,10 @@ int Hex4(std::string_view s, size_t i) {
 }
 
 }  // namespace
+
+bool IsJsonLiteralOrNumber(std::string_view t) {
+  return t == "true" || t == "false" || t == "null" || IsValidNumber(t);
+}
 
 size_t SkipWhitespace(std::string_view t, size_t pos) {
   while (pos < t.size() && IsWs(static_cast<unsigned char>(t[pos]))) ++pos;
@@ -289,7 +296,8 @@ SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out) {
       size_t j = i;
       while (j < n && !IsDelim(static_cast<unsigned char>(in[j]))) ++j;
       std::string_view tok = in.substr(i, j - i);
-      if (tok == "true" || tok == "false" || tok == "null" || IsValidNumber(tok)) {
+      if (tok == "true" || tok == "false" || tok == "null" ||
+          (IsValidNumber(tok) && tok.size() <= kMaxNumberChars)) {
         out->append(tok);
       } else {
         out->push_back('"');

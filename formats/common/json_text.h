@@ -38,9 +38,15 @@ enum class SanitizeResult {
 // invalid UTF-8 -> U+FFFD, raw control characters -> `\u00XX`, lone UTF-16
 // surrogate escapes -> `\ufffd`, invalid escapes -> escaped backslash, bare
 // words other than true/false/null (`NaN`, `-Infinity`, `inf`) and invalid
-// numbers -> strings (`"NaN"`), a trailing comma before `]`/`}` -> removed.
+// numbers -> strings (`"NaN"`), numbers longer than 1,000 characters ->
+// strings (Python's json rejects integers past 4,300 digits), a trailing
+// comma before `]`/`}` -> removed.
 // Nesting deeper than 512 levels is kMalformed.
 SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out);
+
+// IsJsonLiteralOrNumber: `true`, `false`, `null` or a JSON number (RFC 8259
+// grammar, any length).
+bool IsJsonLiteralOrNumber(std::string_view token);
 
 // AppendSanitizedStringBody appends the body of a JSON string (the escaped
 // text between the quotes, as it appears in the input) to `out`, repaired as
