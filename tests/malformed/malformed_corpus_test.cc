@@ -1,0 +1,171 @@
+// The malformed-input corpus (tests/malformed/README.md): one small input per
+// kind of damage, each with `<case>.expect`. For every case this runs the real
+// `tracemill convert` binary and checks the exit status, the manifest
+// (events_read == events_written + dropped; the expected counts, drop reasons,
+// warnings, error and rejection) and every output with Python's json
+// (tests/tools/check_outputs.py). Adding a case is adding two files.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Expectation {
+  std::string name;       // the input's file name
+  fs::path input;         // where the input is
+  bool generated = false; // written at test time by generate_large.py
+  int exit_code = -1;
+  bool rejected = false;
+  std::optional<uint64_t> events_written;
+  std::optional<std::map<std::string, uint64_t>> dropped;  // exact, if given
+  std::vector<std::string> warnings;  // each a substring of some warning
+  std::optional<std::string> error;   // substring of the error; "" = no error
+};
+
+// Parses `<case>.expect`: `key value` lines, `#` comments.
+Expectation Load(const fs::path& expect_file) {
+  Expectation x;
+  x.name = expect_file.stem().string();
+  std::ifstream in(expect_file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::string key = line.substr(0, line.find(' '));
+    std::string value = line.size() > key.size() ? line.substr(key.size() + 1) : "";
+    if (key == "exit") {
+      x.exit_code = std::stoi(value);
+    } else if (key == "generated") {
+      x.generated = value == "yes";
+    } else if (key == "rejected") {
+      x.rejected = value == "yes";
+    } else if (key == "events_written") {
+      x.events_written = std::stoull(value);
+    } else if (key == "dropped") {
+      std::map<std::string, uint64_t> d;
+      std::istringstream ss(value);
+      std::string item;
+      while (ss >> item) {
+        if (item == "none") continue;
+        size_t eq = item.find('=');
+        d[item.substr(0, eq)] = std::stoull(item.substr(eq + 1));
+      }
+      x.dropped = d;
+    } else if (key == "warning") {
+      x.warnings.push_back(value);
+    } else if (key == "error") {
+      x.error = value == "none" ? "" : value;
+    } else {
+      ADD_FAILURE() << expect_file << ": unknown key " << key;
+    }
+  }
+  x.input = (x.generated ? fs::path(TRACEMILL_MALFORMED_GENERATED_DIR) : expect_file.parent_path()) /
+            x.name;
+  return x;
+}
+
+std::vector<Expectation> AllCases() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(TRACEMILL_MALFORMED_DIR))
+    if (e.path().extension() == ".expect") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<Expectation> cases;
+  for (const auto& f : files) cases.push_back(Load(f));
+  return cases;
+}
+
+int RunCommand(const std::string& command) {
+  int rc = std::system(command.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Test names and failure messages show the case's file name.
+void PrintTo(const Expectation& x, std::ostream* os) { *os << x.name; }
+
+class MalformedCorpus : public testing::TestWithParam<Expectation> {};
+
+TEST_P(MalformedCorpus, ConvertsAsExpected) {
+  const Expectation& x = GetParam();
+  ASSERT_NE(x.exit_code, -1) << x.name << ".expect has no `exit` line";
+  ASSERT_TRUE(fs::exists(x.input)) << x.input;
+  fs::path out = fs::path(TRACEMILL_TEST_TMP) / ("malformed_" + x.name);
+  fs::remove_all(out);
+  fs::create_directories(out);
+  fs::path err = out.string() + ".stderr";
+  int rc = RunCommand(std::string("'") + TRACEMILL_BIN + "' convert '" + x.input.string() + "' -o '" +
+               out.string() + "' 2> '" + err.string() + "'");
+  std::string stderr_text = Slurp(err);
+  EXPECT_EQ(rc, x.exit_code) << "stderr:\n" << stderr_text;
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element manifest;
+  ASSERT_EQ(parser.load((out / "manifest.json").string()).get(manifest), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(manifest["exit_code"]), rc);
+  simdjson::dom::array inputs = manifest["inputs"];
+  ASSERT_EQ(inputs.size(), 1u);
+  simdjson::dom::element in = inputs.at(0);
+  uint64_t read = in["events_read"], written = in["events_written"], dropped = in["events_dropped"];
+  EXPECT_EQ(read, written + dropped) << "conservation";
+  if (x.events_written) {
+    EXPECT_EQ(written, *x.events_written);
+  }
+  if (x.dropped) {
+    std::map<std::string, uint64_t> got;
+    for (auto [reason, n] : simdjson::dom::object(in["dropped_by_reason"]))
+      got[std::string(reason)] = uint64_t(n);
+    EXPECT_EQ(got, *x.dropped);
+  }
+  std::vector<std::string> warnings;
+  for (auto w : simdjson::dom::array(in["warnings"])) warnings.emplace_back(std::string_view(w));
+  for (const auto& want : x.warnings) {
+    bool found = false;
+    for (const auto& w : warnings) found |= w.find(want) != std::string::npos;
+    EXPECT_TRUE(found) << "no warning contains \"" << want << "\"";
+  }
+  simdjson::dom::element error = in["error"];
+  if (x.error) {
+    if (x.error->empty()) {
+      EXPECT_TRUE(error.is_null()) << simdjson::to_string(error);
+    } else {
+      ASSERT_FALSE(error.is_null()) << "expected an error containing \"" << *x.error << "\"";
+      std::string_view message = error["message"];
+      EXPECT_NE(message.find(*x.error), std::string_view::npos) << message;
+      EXPECT_EQ(bool(error["rejected"]), x.rejected);
+      // One stderr line naming the file and the byte offset.
+      EXPECT_NE(stderr_text.find(x.input.string() + ": at byte "), std::string::npos) << stderr_text;
+    }
+  }
+  // Every output (and the manifest) through an independent parser.
+  EXPECT_EQ(RunCommand(std::string("'") + TRACEMILL_PYTHON3 + "' '" + TRACEMILL_CHECK_OUTPUTS + "' '" +
+                out.string() + "'"),
+            0);
+  if (!testing::Test::HasFailure()) {
+    fs::remove_all(out);
+    fs::remove(err);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MalformedCorpus, testing::ValuesIn(AllCases()),
+                         [](const testing::TestParamInfo<Expectation>& info) {
+                           std::string n = info.param.name;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+}  // namespace
