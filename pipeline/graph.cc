@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -260,9 +261,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     summary.exit_code = kExitUsage;
     return summary;
   }
-  if (::mkdir(opts.out_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  // Created with its parents, as `-o` promises ("created if missing").
+  std::error_code mkdir_error;
+  std::filesystem::create_directories(opts.out_dir, mkdir_error);
+  if (mkdir_error) {
     console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ",
-                              std::strerror(errno)));
+                              mkdir_error.message()));
     summary.exit_code = kExitInternal;
     return summary;
   }
