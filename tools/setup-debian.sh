@@ -9,7 +9,14 @@ packages=(
   libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  clang libclang-rt-14-dev
 )
+# node and npm (tests/viewer: Chrome DevTools' trace engine from npm): Debian's
+# nodejs + npm unless a node with npm is already installed (a NodeSource
+# nodejs package provides npm itself and conflicts with Debian's npm).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
