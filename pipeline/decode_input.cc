@@ -35,6 +35,12 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
       r.status = absl::Status(g.status.code(), absl::StrCat("gzip: ", g.status.message()));
       r.error_offset = g.error_offset;
     }
+    if (absl::IsResourceExhausted(g.status)) {  // a decompression bomb, or too big for memory
+      r.rejected = true;
+      r.format = "gzip";
+      w.inflated.Release();
+      return nullptr;
+    }
     data = w.inflated.view();
     capacity = w.inflated.capacity();
     f = formats::Sniff(data);

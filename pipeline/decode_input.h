@@ -33,7 +33,7 @@ struct DecodeWorker {
 // rejected), error_offset, rank and rank_source. `r.path` names the rank (see
 // `RankMatcher`) and `r.from_directory` lets non-trace files be skipped.
 // `max_inflated_bytes` bounds the inflated size of a gzip input (past it the
-// input is rejected with kResourceExhausted).
+// input is rejected with kResourceExhausted, nothing decoded).
 std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capacity,
                                               DecodeWorker& w, const RankMatcher& ranks,
                                               InputRecord& r,

@@ -174,15 +174,17 @@ absl::Status ReadFile(const std::string& path, formats::ByteBuffer* out) {
 }
 
 // One input through read, then `DecodeInput` (inflate, detect, decode, sort).
+// `max_inflated_bytes`: see `DecodeInput`.
 std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, DecodeWorker& w,
-                                                const RankMatcher& ranks) {
+                                                const RankMatcher& ranks,
+                                                uint64_t max_inflated_bytes) {
   if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
     r.rejected = true;
     return nullptr;
   }
   r.bytes = w.file.size();
-  return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r);
+  return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r, max_inflated_bytes);
 }
 
 struct OutputGroup {
@@ -302,6 +304,11 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // Largest first: the long decodes start early, small ones fill the gaps.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
   tbb::enumerable_thread_specific<DecodeWorker> workers;
+  // One gzip input may inflate to at most half the memory this process may
+  // use, shared by the inputs decoded at once (interim, until --memory-limit):
+  // a decompression bomb is rejected rather than OOM-killing the job.
+  const uint64_t max_inflated_bytes =
+      std::max<uint64_t>(AvailableMemoryBytes() / 2 / static_cast<uint64_t>(threads), 256 << 20);
   std::atomic<size_t> done{0};
   std::atomic<uint64_t> bytes_done{0};
   {
@@ -319,7 +326,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     limiter_node<size_t> limiter(g, static_cast<size_t>(threads) * 2);
     function_node<size_t, continue_msg> decode(g, unlimited, [&](size_t i) {
       try {
-        runs[i] = DecodeAndSort(records[i], workers.local(), *matcher);
+        runs[i] = DecodeAndSort(records[i], workers.local(), *matcher, max_inflated_bytes);
       } catch (const std::exception& e) {  // nothing throws across a node
         records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
         records[i].rejected = true;
