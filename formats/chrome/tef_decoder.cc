@@ -4,6 +4,8 @@
 
 #include <deque>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
@@ -92,6 +94,8 @@ struct TefDecoder::Impl {
     std::string_view raw;  // raw value text
   };
   std::vector<Member> members;  // scratch: the current event's members
+  absl::flat_hash_set<std::string_view> key_set;        // scratch: duplicate scan
+  absl::flat_hash_map<std::string_view, size_t> last_index;  // scratch: last of each key
   bool warned_duplicate = false, warned_id2 = false;  // once per input
   std::deque<std::string> repaired;  // tolerant path: repaired objects (interned keys point here)
 
@@ -170,17 +174,29 @@ struct TefDecoder::Impl {
       size_t key_len = 0;
       while (k[key_len] != '"') key_len += k[key_len] == '\\' ? 2 : 1;
       std::string_view key_body(k, key_len);
-      for (const Member& m : members) duplicates |= m.key == key_body;
+      // Duplicate scan: linear over the few members of a usual event, a hash
+      // set past 16 (an object with 10^6 keys must not take 10^12 steps).
+      if (members.size() < 16) {
+        for (const Member& m : members) duplicates |= m.key == key_body;
+      } else {
+        if (members.size() == 16) {
+          key_set.clear();
+          for (const Member& m : members) key_set.insert(m.key);
+        }
+        duplicates |= !key_set.insert(key_body).second;
+      }
       members.push_back({key_body, raw});
+    }
+    if (duplicates) {  // the last occurrence of each key
+      last_index.clear();
+      for (size_t i = 0; i < members.size(); ++i) last_index[members[i].key] = i;
     }
     const bool any_field = !members.empty();
     for (size_t i = 0; i < members.size(); ++i) {
       const std::string_view key = members[i].key;
       const std::string_view raw = members[i].raw;
       if (duplicates) {
-        bool later = false;
-        for (size_t j = i + 1; j < members.size() && !later; ++j) later = members[j].key == key;
-        if (later) {
+        if (last_index[key] != i) {
           if (!warned_duplicate) {
             warned_duplicate = true;
             Warn(absl::StrCat("duplicate key \"", AbslView(key.substr(0, 40)), "\" in the event at byte ",

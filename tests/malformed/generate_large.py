@@ -7,7 +7,9 @@ small cases (tests/malformed/<case>.expect with `generated yes`).
   between two plain events;
 - nesting_100000_deep_document.json: the whole array element 100,000 deep;
 - string_100mb.json: an event with a 100 MB string argument;
-- number_10000_digits.json: a 10,000-digit ts and a 10,000-digit argument.
+- number_10000_digits.json: a 10,000-digit ts and a 10,000-digit argument;
+- keys_300000_in_one_event.json: one event with 300,000 keys, one of them
+  twice (the duplicate scan must stay linear).
 """
 import os
 import sys
@@ -41,6 +43,9 @@ def main():
         "[\n", plain("a", 1), ",\n",
         '{"ph":"X","name":"huge ts","pid":1,"tid":1,"ts":%s,"dur":1},\n' % digits,
         '{"ph":"X","name":"huge arg","pid":1,"tid":1,"ts":3,"dur":1,"args":{"n":%s}}\n]\n' % digits])
+    keys = ",".join('"k%d":%d' % (i, i) for i in range(300000))
+    write("keys_300000_in_one_event.json", [
+        '[{"ph":"X","name":"wide","pid":1,"tid":1,"ts":1,"dur":1,', keys, ',"k5":"again"}]\n'])
 
 
 if __name__ == "__main__":
