@@ -237,15 +237,27 @@ struct TefDecoder::Impl {
         // {"global": x}: process-independent, so made unique per input. The
         // spec gives id2 either `local` or `global`; with both, global is
         // kept (the wider scope) and the input warned about.
+        // The side parser reads only `global`: check the whole value first,
+        // as the fast path's skip did not (`{"global": ""10x}`,
+        // tef_decoder_array_fuzzer in CI, tests/fuzz/regress/).
         od::document doc;
         od::object o;
         std::string_view g;
         handled = false;
-        if (!ParseSide(raw).get(doc) && !doc.get_object().get(o)) {
+        check.clear();
+        if (AppendSanitizedJson(raw, &check) == SanitizeResult::kMalformed) {
+          if (fast) {
+            *err = simdjson::TAPE_ERROR;
+            return Outcome::kSimdjsonError;
+          }
+        } else if (!ParseSide(check).get(doc) && !doc.get_object().get(o)) {
           od::value gv;
           if (!o.find_field_unordered("global").get(gv) && !RawValue(gv, &g) && !g.empty() &&
               g[0] != '{' && g[0] != '[') {
-            e.id2 = b->InternId(g);
+            // `g` points into the side buffer, which the next side document
+            // overwrites: intern a copy (the `e` of an async pair got a new
+            // id after any process_name in between).
+            e.id2 = b->InternIdCopy(g);
             e.flags |= kHasId2Global;
             handled = true;
             if (raw.find("\"local\"") != std::string_view::npos && !warned_id2) {

@@ -113,6 +113,11 @@ uint64_t TraceBuilder::ApplyTimeBase() {
   return dropped;
 }
 
+uint32_t TraceBuilder::InternIdCopy(std::string_view token) {
+  if (auto it = ids_.find(token); it != ids_.end()) return it->second;
+  return InternId(data_->arena.Copy(token));
+}
+
 std::unique_ptr<TraceData> TraceBuilder::Finish() {
   ApplyTimeBase();
   strings_.clear();

@@ -92,7 +92,12 @@ class TraceBuilder {
   // InternPid returns the local process index of the raw pid token.
   uint32_t InternPid(std::string_view raw_token);
   // InternId returns the 1-based local id of a raw `id`/`bind_id` token.
+  // Like every Intern*, it keeps `raw_token` as its key: the bytes must live
+  // until Finish() (the input buffer, or the decoder's repaired copies).
   uint32_t InternId(std::string_view raw_token);
+  // InternIdCopy: InternId for a token in a scratch buffer; a new key is
+  // copied into the arena first.
+  uint32_t InternIdCopy(std::string_view token);
 
   ProcessInfo& process(uint32_t pid) { return data_->processes[pid]; }
   // The sanitized body of string id `id`.

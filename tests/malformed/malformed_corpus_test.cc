@@ -31,6 +31,7 @@ struct Expectation {
   std::optional<std::map<std::string, uint64_t>> dropped;  // exact, if given
   std::vector<std::string> warnings;  // each a substring of some warning
   std::optional<std::string> error;   // substring of the error; "" = no error
+  std::vector<std::string> output_contains;  // each a substring of some output
 };
 
 // Parses `<case>.expect`: `key value` lines, `#` comments.
@@ -63,6 +64,8 @@ Expectation Load(const fs::path& expect_file) {
       x.dropped = d;
     } else if (key == "warning") {
       x.warnings.push_back(value);
+    } else if (key == "output_contains") {
+      x.output_contains.push_back(value);
     } else if (key == "error") {
       x.error = value == "none" ? "" : value;
     } else {
@@ -150,6 +153,11 @@ TEST_P(MalformedCorpus, ConvertsAsExpected) {
       EXPECT_NE(stderr_text.find(x.input.string() + ": at byte "), std::string::npos) << stderr_text;
     }
   }
+  std::string outputs;
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.path().filename() != "manifest.json") outputs += Slurp(e.path());
+  for (const auto& want : x.output_contains)
+    EXPECT_NE(outputs.find(want), std::string::npos) << "no output contains " << want;
   // Every output (and the manifest) through an independent parser.
   EXPECT_EQ(RunCommand(std::string("'") + TRACEMILL_PYTHON3 + "' '" + TRACEMILL_CHECK_OUTPUTS + "' '" +
                 out.string() + "'"),
