@@ -174,6 +174,13 @@ struct TefDecoder::Impl {
       size_t key_len = 0;
       while (k[key_len] != '"') key_len += k[key_len] == '\\' ? 2 : 1;
       std::string_view key_body(k, key_len);
+      // `ph`, `ts` and `dur` are read, never copied through the sanitizer, so
+      // a container there must be checked like any skipped one
+      // (`"ts":{{...}}`, tef_decoder_array_fuzzer, tests/fuzz/regress/).
+      if (fast && !raw.empty() && (raw[0] == '{' || raw[0] == '[') &&
+          (key_body == "ph" || key_body == "ts" || key_body == "dur")) {
+        if ((*err = CheckSkipped(raw))) return Outcome::kSimdjsonError;
+      }
       // Duplicate scan: linear over the few members of a usual event, a hash
       // set past 16 (an object with 10^6 keys must not take 10^12 steps).
       if (members.size() < 16) {
