@@ -204,6 +204,11 @@ struct TefDecoder::Impl {
       const std::string_view raw = members[i].raw;
       if (duplicates) {
         if (last_index[key] != i) {
+          // Skipped, so never sanitized: check it like any skipped container
+          // (`{"args":{5,"args":1}]`, tef_decoder_array_fuzzer round 5).
+          if (fast) {
+            if ((*err = CheckSkipped(raw))) return Outcome::kSimdjsonError;
+          }
           if (!warned_duplicate) {
             warned_duplicate = true;
             Warn(absl::StrCat("duplicate key \"", AbslView(key.substr(0, 40)), "\" in the event at byte ",
