@@ -27,6 +27,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/chrome/tef_decoder.h"
 #include "formats/common/byte_buffer.h"
+#include "formats/common/cleanup.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
@@ -382,6 +383,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   summary.command_line = opts.command_line;
   summary.group_by = GroupByName(opts.group_by);
   Console console(opts);
+  formats::InstallInterruptCleanup();
+  // Freed memory goes back to the OS: fixed mmap threshold (glibc raises it
+  // dynamically after large frees, which keeps big buffers on the heap) and
+  // few arenas, so RSS follows the budget.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_ARENA_MAX, 4);
 
   auto matcher = RankMatcher::Create(opts.rank_pattern);
   if (!matcher.ok()) {

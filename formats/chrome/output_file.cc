@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/cleanup.h"
 
 namespace tracemill::formats {
 
@@ -28,6 +29,7 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(std::string final
     return absl::ErrnoToStatus(e, absl::StrCat("cannot create ", f->temp_path_));
   }
   if (gzip) f->compressor_ = libdeflate_alloc_compressor(gzip_level);
+  f->cleanup_slot_ = RegisterTemporary(f->temp_path_);
   return f;
 }
 
@@ -77,6 +79,8 @@ absl::Status OutputFile::Commit() {
     return absl::ErrnoToStatus(e, absl::StrCat("cannot rename to ", final_path_));
   }
   committed_ = true;
+  UnregisterTemporary(cleanup_slot_);
+  cleanup_slot_ = -1;
   return absl::OkStatus();
 }
 
@@ -86,6 +90,8 @@ void OutputFile::Abort() {
     fd_ = -1;
   }
   if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  UnregisterTemporary(cleanup_slot_);
+  cleanup_slot_ = -1;
 }
 
 bool IsTemporaryName(std::string_view name) {

@@ -47,6 +47,7 @@ class OutputFile {
   uint64_t bytes_written_ = 0;
   std::string compressed_;
   void* compressor_ = nullptr;
+  int cleanup_slot_ = -1;  // formats/common/cleanup.h
 };
 
 // TempPrefixFor returns the prefix of temporaries for outputs in a directory
