@@ -23,7 +23,7 @@
 namespace tracemill::pipeline {
 
 inline constexpr double kDecodeFactor = 3.0;
-inline constexpr uint64_t kWriterBytes = 4ull << 20;
+inline constexpr uint64_t kWriterBytes = 12ull << 20;  // 1 MiB format buffer + gzip batches
 inline constexpr uint64_t kMinReadBuffer = 16ull << 10;
 inline constexpr uint64_t kMaxReadBuffer = 1ull << 20;
 
