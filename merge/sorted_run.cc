@@ -89,8 +89,8 @@ absl::Status SortedRun::Spill(SpillFile* file) {
   end_ = file->end_offset();
   file_ = file;
   spilled_ = true;
-  std::vector<formats::Event>().swap(data_->events);
-  std::vector<SortKey>().swap(keys_);
+  decltype(data_->events)().swap(data_->events);
+  decltype(keys_)().swap(keys_);
   data_->rest_arena.Release();
   pos_ = count_;  // closed until Open()
   return absl::OkStatus();

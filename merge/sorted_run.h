@@ -89,7 +89,7 @@ class SortedRun {
   bool Ensure(size_t n);
 
   std::unique_ptr<formats::TraceData> data_;
-  std::vector<SortKey> keys_;
+  std::vector<SortKey, formats::LargeAllocator<SortKey>> keys_;
   size_t pos_ = 0;
   size_t count_ = 0;
 

@@ -12,16 +12,15 @@ namespace {
 constexpr int kSlots = 1024;
 constexpr size_t kPathMax = 4096;
 
-struct Slot {
-  std::atomic<int> state{0};  // 0 free, 1 being written, 2 ready
-  char path[kPathMax];
-};
-Slot g_slots[kSlots];
+// States and paths live apart so that static initialization touches 4 KiB,
+// not the 4 MiB of zero-initialized path storage.
+std::atomic<int> g_state[kSlots];  // 0 free, 1 being written, 2 ready
+char g_path[kSlots][kPathMax];
 
 void OnInterrupt(int sig) {
   // Only async-signal-safe calls here.
-  for (auto& s : g_slots)
-    if (s.state.load(std::memory_order_acquire) == 2) ::unlink(s.path);
+  for (int i = 0; i < kSlots; ++i)
+    if (g_state[i].load(std::memory_order_acquire) == 2) ::unlink(g_path[i]);
   _exit(128 + sig);
 }
 
@@ -31,9 +30,9 @@ int RegisterTemporary(const std::string& path) {
   if (path.size() >= kPathMax) return -1;
   for (int i = 0; i < kSlots; ++i) {
     int expected = 0;
-    if (g_slots[i].state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-      std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
-      g_slots[i].state.store(2, std::memory_order_release);
+    if (g_state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      std::memcpy(g_path[i], path.c_str(), path.size() + 1);
+      g_state[i].store(2, std::memory_order_release);
       return i;
     }
   }
@@ -41,7 +40,7 @@ int RegisterTemporary(const std::string& path) {
 }
 
 void UnregisterTemporary(int slot) {
-  if (slot >= 0 && slot < kSlots) g_slots[slot].state.store(0, std::memory_order_release);
+  if (slot >= 0 && slot < kSlots) g_state[slot].store(0, std::memory_order_release);
 }
 
 void InstallInterruptCleanup() {

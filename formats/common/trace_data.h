@@ -18,11 +18,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "formats/common/event.h"
+#include "formats/common/large_alloc.h"
 
 namespace tracemill::formats {
 
 // Arena: append-only byte storage with stable addresses. Chunks grow from
-// 64 KiB to 1 MiB, so 4,096 small inputs do not each pin a megabyte.
+// 64 KiB to 2 MiB (huge-page backed), so 4,096 small inputs do not each pin a megabyte.
 class Arena {
  public:
   // Copy `bytes` into the arena; the view stays valid for the arena's life.
@@ -42,9 +43,22 @@ class Arena {
   }
 
  private:
-  static constexpr size_t kChunk = 1 << 20;
+  static constexpr size_t kChunk = kHugePage;
   size_t reserved_ = 0;
-  std::vector<std::unique_ptr<char[]>> chunks_;
+  struct Chunk {
+    char* p;
+    size_t n;
+  };
+  struct ChunkList {
+    std::vector<Chunk> v;
+    ~ChunkList() { clear(); }
+    void clear() {
+      for (auto& c : v) FreeLarge(c.p, c.n);
+      v.clear();
+    }
+    size_t size() const { return v.size(); }
+  };
+  ChunkList chunks_;
   size_t chunk_left_ = 0;
   char* cursor_ = nullptr;
   size_t used_ = 0;
@@ -77,7 +91,7 @@ struct InputMetadata {
 
 // TraceData: the decoded content of one input.
 struct TraceData {
-  std::vector<Event> events;
+  std::vector<Event, LargeAllocator<Event>> events;
   std::vector<std::string_view> strings;  // string id -> body; [0] = ""
   std::vector<ProcessInfo> processes;     // local pid index -> info
   uint32_t id_count = 0;                  // ids are 1..id_count
