@@ -4,10 +4,12 @@
 #include "merge/sorted_run.h"
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "merge/spill_file.h"
 #include "tests/merge/merge_test_util.h"
 
 namespace tracemill::merge {
@@ -60,7 +62,7 @@ TEST(SortedRun, KinetoSectionsAreSortedByTs) {
   EXPECT_THAT(Drain(*run), ElementsAre(0, 5, 3, 6, 1, 4, 2));
 }
 
-TEST(SortedRun, PeekRewindAndSize) {
+TEST(SortedRun, PeekReopenAndSize) {
   auto run = SortedRun::Sort(MakeTrace({{'X', 2, 1, 0}, {'X', 1, 1, 1}}));
   EXPECT_EQ(run->size(), 2u);
   ASSERT_FALSE(run->done());
@@ -68,8 +70,52 @@ TEST(SortedRun, PeekRewindAndSize) {
   EXPECT_THAT(Drain(*run), ElementsAre(1, 0));
   EXPECT_TRUE(run->done());
   EXPECT_EQ(run->Next(), nullptr);
-  run->Rewind();
+  ASSERT_TRUE(run->Open(0).ok());
   EXPECT_THAT(Drain(*run), ElementsAre(1, 0));
+}
+
+// A spilled run streams back the same events, rest bytes included, even
+// through a read buffer smaller than one event.
+TEST(SortedRun, SpilledRunYieldsTheSameEvents) {
+  auto make = [] {
+    auto d = MakeTrace({{'X', 5, 2, 0}, {'E', 5, 0, 1}, {'M', 9, 0, 2}, {'X', 1, 7, 3}, {'B', -3, 0, 4}});
+    static const std::string big(70000, 'a');
+    const std::string rests[] = {"\"args\":{\"k\":1}", "", "\"args\":{\"name\":\"x\"}", big, "\"s\":\"t\""};
+    for (size_t i = 0; i < d->events.size(); ++i) {
+      std::string_view v = d->rest_arena.Copy(rests[i]);
+      d->events[i].rest = v.data();
+      d->events[i].rest_len = static_cast<uint32_t>(v.size());
+      d->events[i].pid = static_cast<uint32_t>(i * 1000);
+      d->events[i].id = static_cast<uint32_t>(i + 1);
+    }
+    return SortedRun::Sort(std::move(d));
+  };
+  auto mem = make();
+  auto spilled = make();
+  auto file = SpillFile::Create(::testing::TempDir());
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_TRUE(spilled->Spill(file->get()).ok());
+  EXPECT_TRUE(spilled->spilled());
+  ASSERT_TRUE(spilled->Open(4096).ok());
+  ASSERT_TRUE(mem->Open(0).ok());
+  size_t n = 0;
+  while (true) {
+    const formats::Event* a = mem->Next();
+    const formats::Event* b = spilled->Next();
+    ASSERT_EQ(a == nullptr, b == nullptr);
+    if (!a) break;
+    ++n;
+    EXPECT_EQ(a->ts_ns, b->ts_ns);
+    EXPECT_EQ(a->dur_ns, b->dur_ns);
+    EXPECT_EQ(a->phase, b->phase);
+    EXPECT_EQ(a->flags, b->flags);
+    EXPECT_EQ(a->name, b->name);
+    EXPECT_EQ(a->pid, b->pid);
+    EXPECT_EQ(a->id, b->id);
+    EXPECT_EQ(std::string(a->rest, a->rest_len), std::string(b->rest, b->rest_len));
+  }
+  EXPECT_EQ(n, 5u);
+  EXPECT_TRUE(spilled->read_status().ok());
 }
 
 TEST(SortedRun, EmptyInput) {

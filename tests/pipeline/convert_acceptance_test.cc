@@ -176,38 +176,39 @@ TEST_F(ConvertAcceptanceTest, HtaTraceFilterGroupByAll) {
 }
 
 TEST_F(ConvertAcceptanceTest, KinetoTbPluginExactTimestamps) {
-  // Two 75k-event ResNet-50 traces, not time-sorted; both named worker0.*, so
-  // both are rank 0 by file name and land in gpu0.
-  const std::string a = DataPath("kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
-  const std::string b = DataPath("kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz");
-  InputFacts fa = Facts(a, /*with_times=*/true), fb = Facts(b, /*with_times=*/true);
-  ASSERT_EQ(fa.events, 75718);
-  ASSERT_EQ(fb.events, 75718);
+  // A 75k-event ResNet-50 trace, not time-sorted, with string pids ('',
+  // 'Traces'); named worker0.*, so rank 0 by file name.
+  const std::string in =
+      DataPath("kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz");
+  InputFacts f = Facts(in, /*with_times=*/true);
+  ASSERT_EQ(f.events, 75718);
 
-  Run run = Convert({a, b});
+  Run run = Convert({in});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(ListDir(run.out_dir), ElementsAre("gpu0.trace.json", "manifest.json"));
   ASSERT_NE(run.manifest, nullptr);
   EXPECT_TRUE(ManifestBalances(*run.manifest));
-  EXPECT_EQ(run.manifest->Int("/totals/events_written"), fa.events + fb.events);
+  EXPECT_EQ(run.manifest->Int("/inputs/0/events_written"), f.events);
+  EXPECT_EQ(run.manifest->Int("/inputs/0/rank"), 0);
+  EXPECT_EQ(run.manifest->Str("/inputs/0/rank_source"), "file name");
+  EXPECT_EQ(run.manifest->Int("/gpus_per_node"), 4);  // 4 deviceProperties entries
 
   auto t = LoadTrace(run.Output("gpu0.trace.json"));
   ASSERT_NE(t, nullptr);
-  ASSERT_EQ(t->inputs.size(), 2u);
-  EXPECT_THAT(t->inputs[0].path, HasSubstr("worker0.1623143089861"));
   EXPECT_TRUE(TsNonDecreasing(*t));
   EXPECT_TRUE(RanksNamespaced(*t));
-  // Every event's ts and dur, digit for digit, per input.
-  EXPECT_TRUE(SameTimes(*t, 0, fa.times));
-  EXPECT_TRUE(SameTimes(*t, 1, fb.times));
+  EXPECT_EQ(static_cast<int64_t>(t->events.size()),
+            f.events + run.manifest->Int("/outputs/0/metadata_added"));
+  // Every event's ts and dur, digit for digit.
+  EXPECT_TRUE(SameTimes(*t, 0, f.times));
 
-  // And straight from the input text (integer µs here: written unchanged).
-  auto input_text = ReadMaybeGzip(a);
+  // And straight from the input text (integer us here: written unchanged).
+  auto input_text = ReadMaybeGzip(in);
   auto output_text = ReadMaybeGzip(run.Output("gpu0.trace.json"));
   ASSERT_TRUE(input_text && output_text);
   std::vector<std::string> sample = SampleTsTexts(*input_text, 200, 331);
   ASSERT_EQ(sample.size(), 200u);
-  // (A plain find: a gMock matcher would copy the 60 MB text per call.)
+  // (A plain find: a gMock matcher would copy the 30 MB text per call.)
   for (const std::string& ts : sample)
     EXPECT_NE(output_text->find("\"ts\":" + ts + ","), std::string::npos) << "input ts " << ts;
 }
