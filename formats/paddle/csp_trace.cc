@@ -1,0 +1,443 @@
+#include "formats/paddle/csp_trace.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "formats/common/json_out.h"
+#include "formats/common/ts_text.h"
+
+namespace tracemill::formats {
+namespace {
+
+using namespace json_out;
+
+// CrossStackProfiler's fixed pids: pid 0 pipeline, 1..5 DCGM, 6..7 network
+// (never written), ops from 8 (PIPELINEINFO_TRACE_NUM + DCGMINFO_TRACE_NUM +
+// NETINFO_TRACE_NUM); lane names count from 09 for every rank.
+constexpr int64_t kFirstOpPid = 8;
+constexpr int kFirstLaneNumber = 9;
+
+enum class LaneKind : uint8_t { kCpu, kGpu, kMemGpu, kMemCpu, kMemPinned, kCount };
+constexpr int kNumLaneKinds = static_cast<int>(LaneKind::kCount);
+
+// The lanes of one displayed rank: (kind, device) -> pid, in creation order.
+// Device ids -1..62 hit a direct table; others a linear search (a handful
+// of lanes per rank).
+class RankLanes {
+ public:
+  struct Lane {
+    LaneKind kind;
+    int64_t device;
+    int64_t pid;
+    std::string name;
+  };
+  RankLanes() { std::fill(&fast_[0][0], &fast_[0][0] + kNumLaneKinds * kFast, -1); }
+
+  int64_t Find(LaneKind kind, int64_t device) const {
+    if (device >= -1 && device < kFast - 1) return fast_[static_cast<int>(kind)][device + 1];
+    for (const Lane& l : lanes_)
+      if (l.kind == kind && l.device == device) return l.pid;
+    return -1;
+  }
+  // Ensure creates the lane if new (pid = *next_pid, name from `line`).
+  void Ensure(LaneKind kind, int64_t device, const std::string& rank_label, int64_t* next_pid,
+              int* line) {
+    if (Find(kind, device) >= 0) return;
+    Lane l{kind, device, (*next_pid)++, ""};
+    const int n = (*line)++;
+    switch (kind) {
+      case LaneKind::kCpu:
+        l.name = device == -1 ? absl::StrFormat("%02d_%s:cuda_api", n, rank_label)
+                              : absl::StrFormat("%02d_%s:cpu:block:%d", n, rank_label, device);
+        break;
+      case LaneKind::kGpu:
+        l.name = absl::StrFormat("%02d_%s:gpu:%d", n, rank_label, device);
+        break;
+      case LaneKind::kMemGpu:
+        l.name = absl::StrFormat("%02d_memory usage on %s:gpu:%d", n, rank_label, device);
+        break;
+      case LaneKind::kMemCpu:
+        l.name = absl::StrFormat("%02d_memory usage on %s:cpu:%d", n, rank_label, device);
+        break;
+      default:
+        l.name = absl::StrFormat("%02d_memory usage on %s:cudapinnedplace:%d", n, rank_label,
+                                 device);
+        break;
+    }
+    if (device >= -1 && device < kFast - 1) fast_[static_cast<int>(kind)][device + 1] = l.pid;
+    lanes_.push_back(std::move(l));
+  }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+
+ private:
+  static constexpr int kFast = 64;
+  int64_t fast_[kNumLaneKinds][kFast];
+  std::vector<Lane> lanes_;
+};
+
+// Allocates one rank's lanes as CrossStackProfiler's `_allocate_pids` does:
+// ops in order of first appearance, then memory lanes in order of first
+// appearance, each mem event also creating the `cpu:0`, `gpu:0` and
+// `cudapinnedplace:0` lanes. Deviation: a GPU kernel on a device other than
+// this output's GPU gets a `gpu:<d>` lane (the reference raises KeyError).
+void AllocateLanes(const PaddleProfile& p, int64_t gpu, const std::string& label,
+                   int64_t* next_pid, RankLanes* lanes, CspRankStats* st) {
+  int line = kFirstLaneNumber;
+  for (const PaddleEvent& e : p.events) {
+    if (e.type == PaddleEventType::kCpu) {
+      lanes->Ensure(LaneKind::kCpu, e.device_id, label, next_pid, &line);
+    } else if (lanes->Find(LaneKind::kGpu, e.device_id) < 0) {
+      if (e.device_id != gpu) ++st->gpu_lanes_other_device;
+      lanes->Ensure(LaneKind::kGpu, e.device_id, label, next_pid, &line);
+    }
+  }
+  for (const PaddleMemEvent& m : p.mem_events) {
+    const int64_t dev = m.device_id;
+    switch (m.place) {
+      case PaddleMemPlace::kCudaPlace:
+        if (dev == gpu) lanes->Ensure(LaneKind::kMemGpu, dev, label, next_pid, &line);
+        break;
+      case PaddleMemPlace::kCpuPlace:
+        lanes->Ensure(LaneKind::kMemCpu, dev, label, next_pid, &line);
+        break;
+      case PaddleMemPlace::kCudaPinnedPlace:
+        if (dev == gpu) lanes->Ensure(LaneKind::kMemPinned, dev, label, next_pid, &line);
+        break;
+    }
+    lanes->Ensure(LaneKind::kMemCpu, 0, label, next_pid, &line);
+    lanes->Ensure(LaneKind::kMemGpu, 0, label, next_pid, &line);
+    lanes->Ensure(LaneKind::kMemPinned, 0, label, next_pid, &line);
+  }
+  st->lanes = lanes->lanes().size();
+}
+
+// Event framing: one event per line, comma-separated.
+class Events {
+ public:
+  Events(JsonOut* out, CspTimeUnit unit) : out_(out), micros_(unit == CspTimeUnit::kMicros) {}
+  char* Begin(size_t n) {
+    char* p = out_->Reserve(n + 2);
+    if (!first_) *p++ = ',';
+    *p++ = '\n';
+    first_ = false;
+    return p;
+  }
+  void End(char* p) {
+    out_->Commit(p);
+    ++count_;
+  }
+  char* Time(char* p, int64_t ns) const { return micros_ ? FormatNanosAsMicros(ns, p) : I64(p, ns); }
+  void ProcessName(int64_t pid, std::string_view name) {
+    char* p = Begin(96 + MaxStringBytes(name.size()));
+    p = Lit(p, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+    p = I64(p, pid);
+    p = Lit(p, ",\"args\":{\"name\":");
+    p = String(p, name);
+    p = Lit(p, "}}");
+    End(p);
+  }
+  uint64_t count() const { return count_; }
+
+ private:
+  JsonOut* out_;
+  bool micros_;
+  bool first_ = true;
+  uint64_t count_ = 0;
+};
+
+void WriteSpans(const std::vector<PipelineSpan>& spans, Events* ev) {
+  ev->ProcessName(0, "01_pipeLineInfo");
+  for (const PipelineSpan& s : spans) {
+    const bool fwd = s.stage == PipelineStage::kForward;
+    char* p = ev->Begin(256);
+    p = fwd ? Lit(p, "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"forward\",\"pid\":0,\"tid\":")
+            : Lit(p, "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":\"backward\",\"pid\":0,\"tid\":");
+    p = I64(p, s.rank);
+    p = Lit(p, ",\"ts\":");
+    p = ev->Time(p, static_cast<int64_t>(s.ts_ns));
+    p = Lit(p, ",\"dur\":");
+    p = ev->Time(p, s.dur_ns);
+    p = fwd ? Lit(p, ",\"args\":{\"name\":\"forward\"") : Lit(p, ",\"args\":{\"name\":\"backward\"");
+    if (s.mem_bytes > 0) {
+      p = Lit(p, ",\"mem_bytes\":");
+      p = U64(p, s.mem_bytes);
+    }
+    p = fwd ? Lit(p, ",\"detail_info\":\"forward\"},\"cname\":\"bad\"}")
+            : Lit(p, ",\"detail_info\":\"backward\"},\"cname\":\"good\"}");
+    ev->End(p);
+  }
+}
+
+void WriteOps(const PaddleProfile& prof, const RankLanes& lanes, Events* ev, CspRankStats* st) {
+  for (const PaddleEvent& e : prof.events) {
+    const int64_t pid = lanes.Find(
+        e.type == PaddleEventType::kCpu ? LaneKind::kCpu : LaneKind::kGpu, e.device_id);
+    char* p = ev->Begin(160 + 2 * MaxStringBytes(e.name.size()) +
+                        MaxStringBytes(e.detail_info.size()));
+    p = Lit(p, "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":");
+    char* const name = p;
+    p = String(p, e.name);
+    const size_t name_len = static_cast<size_t>(p - name);
+    p = Lit(p, ",\"pid\":");
+    p = I64(p, pid);
+    p = Lit(p, ",\"tid\":");
+    p = I64(p, e.sub_device_id);
+    p = Lit(p, ",\"ts\":");
+    p = ev->Time(p, static_cast<int64_t>(e.start_ns));
+    p = Lit(p, ",\"dur\":");
+    p = ev->Time(p, static_cast<int64_t>(e.end_ns - e.start_ns));
+    p = Lit(p, ",\"args\":{\"name\":");
+    std::memcpy(p, name, name_len);  // the escaped name, once more
+    p += name_len;
+    if (e.memcopy_bytes > 0) {
+      p = Lit(p, ",\"mem_bytes\":");
+      p = U64(p, e.memcopy_bytes);
+    }
+    if (!e.detail_info.empty()) {
+      p = Lit(p, ",\"detail_info\":");
+      p = String(p, e.detail_info);
+    }
+    p = Lit(p, "}}");
+    ev->End(p);
+  }
+  st->events_written += prof.events.size();
+}
+
+// Memory counters. Deviation from the reference (which sums every place of
+// a rank into one total and writes it on the pid of whichever entry came
+// last at that time, and only for trainer < display_size, i.e. group 0):
+// one running total per lane (rank, place, device), for every group.
+// Allocation at start_ns (+bytes), release at end_ns (-bytes); entries at the
+// same ts are merged (one counter per touched lane), as the reference merges
+// its single total. CUDA and pinned memory of another GPU is skipped, as the
+// reference skips it.
+void WriteMemory(const PaddleProfile& prof, int64_t gpu, const RankLanes& lanes, Events* ev,
+                 CspScratch* sc, CspRankStats* st) {
+  auto& mem = sc->mem;
+  mem.clear();
+  uint32_t seq = 0;
+  for (const PaddleMemEvent& m : prof.mem_events) {
+    LaneKind kind;
+    switch (m.place) {
+      case PaddleMemPlace::kCpuPlace: kind = LaneKind::kMemCpu; break;
+      case PaddleMemPlace::kCudaPinnedPlace: kind = LaneKind::kMemPinned; break;
+      default: kind = LaneKind::kMemGpu; break;
+    }
+    if (kind != LaneKind::kMemCpu && static_cast<int64_t>(m.device_id) != gpu) {
+      ++st->mem_events_other_device;
+      continue;
+    }
+    const int64_t pid = lanes.Find(kind, m.device_id);
+    const uint32_t lane = static_cast<uint32_t>(pid - kFirstOpPid);
+    mem.push_back({m.start_ns, seq++, lane, static_cast<int64_t>(m.bytes)});
+    mem.push_back({m.end_ns, seq++, lane, -static_cast<int64_t>(m.bytes)});
+    ++st->mem_events_written;
+  }
+  if (mem.empty()) return;
+  std::sort(mem.begin(), mem.end(), [](const CspScratch::MemEntry& a, const CspScratch::MemEntry& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.seq < b.seq;
+  });
+  // Lane indices are pid - 8 (pids are dense per output).
+  uint32_t max_lane = 0;
+  for (const auto& l : lanes.lanes()) max_lane = std::max<uint32_t>(max_lane, l.pid - kFirstOpPid);
+  sc->totals.assign(max_lane + 1, 0);
+  auto& touched = sc->touched;
+  for (size_t i = 0; i < mem.size();) {
+    const uint64_t ts = mem[i].ts_ns;
+    touched.clear();
+    for (; i < mem.size() && mem[i].ts_ns == ts; ++i) {
+      sc->totals[mem[i].lane] += mem[i].delta;
+      touched.push_back(mem[i].lane);
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (uint32_t lane : touched) {
+      char* p = ev->Begin(160);
+      p = Lit(p, "{\"ph\":\"C\",\"cat\":\"Memory\",\"name\":\"Memory\",\"pid\":");
+      p = I64(p, static_cast<int64_t>(lane) + kFirstOpPid);
+      p = Lit(p, ",\"tid\":0,\"ts\":");
+      p = ev->Time(p, static_cast<int64_t>(ts));
+      p = Lit(p, ",\"args\":{\"0\":");
+      p = I64(p, sc->totals[lane]);
+      p = Lit(p, "}}");
+      ev->End(p);
+      ++st->counters_written;
+    }
+  }
+}
+
+struct DcgmArg {
+  std::string_view name;
+  int column;  // DcgmColumn, or -1 for FB_USED_RATIO
+};
+struct DcgmMetric {
+  std::string_view name;
+  int64_t pid;
+  int nargs;
+  DcgmArg args[4];
+};
+
+void WriteDcgm(const CspTraceInput& in, Events* ev, CspTraceStats* stats) {
+  // dcgmMetricParameterMap of CspFileReader.py, in its order; pids 1..5.
+  static const DcgmMetric kMetrics[] = {
+      {"02_gpuUtility", 1, 2, {{"GPUTL", static_cast<int>(DcgmColumn::kGputl)},
+                            {"GRACT", static_cast<int>(DcgmColumn::kGract)}}},
+      {"03_smUtility", 2, 2, {{"SMACT", static_cast<int>(DcgmColumn::kSmact)},
+                           {"SMOCC", static_cast<int>(DcgmColumn::kSmocc)}}},
+      {"04_memUtility", 3, 2, {{"FB_USED_RATIO", -1}, {"DRAMA", static_cast<int>(DcgmColumn::kDrama)}}},
+      {"05_txUtility", 4, 4, {{"NVLTX", static_cast<int>(DcgmColumn::kNvltx)},
+                           {"NVLRX", static_cast<int>(DcgmColumn::kNvlrx)},
+                           {"PCITX", static_cast<int>(DcgmColumn::kPcitx)},
+                           {"PCIRX", static_cast<int>(DcgmColumn::kPcirx)}}},
+      {"06_calUtility", 5, 3, {{"FP32A", static_cast<int>(DcgmColumn::kFp32a)},
+                            {"FP16A", static_cast<int>(DcgmColumn::kFp16a)},
+                            {"TENSO", static_cast<int>(DcgmColumn::kTenso)}}},
+  };
+  for (const DcgmMetric& m : kMetrics) ev->ProcessName(m.pid, m.name);
+  const bool micros = in.unit == CspTimeUnit::kMicros;
+  for (const CspDcgmTrainer& t : in.dcgm) {
+    for (const DcgmSample* s : t.samples) {
+      const double fbttl = s->value(DcgmColumn::kFbttl);
+      // Deviation: FBTTL = 0 gives null, never Infinity/NaN.
+      const double ratio = fbttl != 0 ? s->value(DcgmColumn::kFbusd) / fbttl : NAN;
+      if (fbttl == 0) ++stats->fb_ratio_null;
+      const int64_t ts = micros ? s->ts_ns : s->ts_float_ns;
+      for (const DcgmMetric& m : kMetrics) {
+        char* p = ev->Begin(512);
+        p = Lit(p, "{\"name\":\"");
+        p = Bytes(p, m.name);
+        p = Lit(p, "\",\"pid\":");
+        p = I64(p, m.pid);
+        p = Lit(p, ",\"ts\":");
+        p = ev->Time(p, ts);
+        p = Lit(p, ",\"cat\":\"");
+        p = Bytes(p, m.name);
+        p = Lit(p, "\",\"tid\":\"");
+        p = I64(p, in.group);
+        *p++ = '_';
+        p = I64(p, t.slot);
+        p = Lit(p, "\",\"ph\":\"C\",\"id\":");
+        p = I64(p, t.slot);
+        p = Lit(p, ",\"args\":{");
+        bool first = true;
+        for (int a = 0; a < m.nargs; ++a) {
+          const int col = m.args[a].column;
+          if (!first) *p++ = ',';
+          first = false;
+          *p++ = '"';
+          p = Bytes(p, m.args[a].name);
+          p = Lit(p, "\":");
+          double v = col < 0 ? ratio : s->values[col];
+          if (col == static_cast<int>(DcgmColumn::kGputl)) v = v / 100.0;  // percent -> ratio
+          p = Double(p, v);
+        }
+        p = Lit(p, "}}");
+        ev->End(p);
+      }
+      ++stats->dcgm_rows;
+    }
+  }
+}
+
+}  // namespace
+
+bool AsPipelineMarker(const PaddleEvent& e, PipelineMarker* m) {
+  if (e.name != kCspMarkerName) return false;
+  const std::string_view d = e.detail_info;
+  if (d == "marker_forward_B") {
+    m->stage = PipelineStage::kForward;
+    m->begin = true;
+  } else if (d == "marker_forward_E") {
+    m->stage = PipelineStage::kForward;
+    m->begin = false;
+  } else if (d == "marker_backward_B") {
+    m->stage = PipelineStage::kBackward;
+    m->begin = true;
+  } else if (d == "marker_backward_E") {
+    m->stage = PipelineStage::kBackward;
+    m->begin = false;
+  } else {
+    return false;
+  }
+  m->ts_ns = e.start_ns;
+  m->mem_bytes = e.memcopy_bytes;
+  return true;
+}
+
+MarkerPairing PairPipelineMarkers(int64_t rank, std::vector<PipelineMarker>* markers,
+                                  std::vector<PipelineSpan>* spans) {
+  MarkerPairing r;
+  r.markers = markers->size();
+  std::sort(markers->begin(), markers->end(), [](const PipelineMarker& a, const PipelineMarker& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.seq < b.seq;
+  });
+  const PipelineMarker* open = nullptr;
+  for (const PipelineMarker& m : *markers) {
+    if (m.begin) {
+      if (open) ++r.dropped_begin_without_end;  // nested or repeated B
+      open = &m;
+      continue;
+    }
+    if (!open) {
+      ++r.dropped_end_without_begin;  // also the second of two E in a row
+      continue;
+    }
+    if (open->stage != m.stage) {
+      r.dropped_mismatched += 2;
+      open = nullptr;
+      continue;
+    }
+    PipelineSpan s;
+    s.rank = rank;
+    s.ts_ns = open->ts_ns;
+    s.dur_ns = static_cast<int64_t>(m.ts_ns - open->ts_ns);
+    s.mem_bytes = open->mem_bytes;
+    s.stage = m.stage;
+    spans->push_back(s);
+    ++r.spans;
+    open = nullptr;
+  }
+  if (open) ++r.dropped_begin_without_end;
+  return r;
+}
+
+std::string CspRankLabel(int64_t rank) { return absl::StrFormat("trainerRank.%03d", rank); }
+
+absl::Status WriteCspTrace(const CspTraceInput& in, OutputFile* out, CspScratch* scratch,
+                           CspTraceStats* stats) {
+  JsonOut json(out);
+  {
+    std::string head = "{\"otherData\":";
+    head.append(in.other_data_json.empty() ? "{}" : in.other_data_json);
+    head.append(",\"traceEvents\":[");
+    json.Append(head);
+  }
+  Events ev(&json, in.unit);
+  stats->ranks.assign(in.ranks.size(), CspRankStats{});
+  if (in.spans) {
+    WriteSpans(*in.spans, &ev);
+    stats->spans = in.spans->size();
+  }
+  // Lanes of every displayed rank first (all metadata before the events, as
+  // the reference's per-output formatter does), then events rank by rank.
+  std::vector<RankLanes> lanes(in.ranks.size());
+  int64_t next_pid = kFirstOpPid;
+  for (size_t k = 0; k < in.ranks.size(); ++k) {
+    if (!in.ranks[k].profile) continue;
+    AllocateLanes(*in.ranks[k].profile, in.gpu, CspRankLabel(in.ranks[k].rank), &next_pid,
+                  &lanes[k], &stats->ranks[k]);
+    for (const auto& l : lanes[k].lanes()) ev.ProcessName(l.pid, l.name);
+  }
+  for (size_t k = 0; k < in.ranks.size(); ++k)
+    if (in.ranks[k].profile) WriteOps(*in.ranks[k].profile, lanes[k], &ev, &stats->ranks[k]);
+  for (size_t k = 0; k < in.ranks.size(); ++k)
+    if (in.ranks[k].profile)
+      WriteMemory(*in.ranks[k].profile, in.gpu, lanes[k], &ev, scratch, &stats->ranks[k]);
+  if (in.dcgm_lanes) WriteDcgm(in, &ev, stats);
+  json.Append("\n]}\n");
+  json.Flush();
+  stats->events = ev.count();
+  return json.status();
+}
+
+}  // namespace tracemill::formats
