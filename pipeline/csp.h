@@ -40,6 +40,9 @@ struct CspOptions {
   bool quiet = false;
   bool verbose = false;
   bool progress = false;
+  // Benchmarking switch (hidden `--stop-after decode`): read, decode and pair
+  // markers, but write no output (bench/ times the stages apart).
+  bool stop_after_decode = false;
   std::string command_line;
 };
 

@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
   csp->add_flag("--compress", csp_opts.compress, "Write traceFile_<g>_<n>.json.gz");
   csp->add_flag("-q,--quiet", csp_opts.quiet, "No progress line and no per-input error lines");
   csp->add_flag("-v,--verbose", csp_opts.verbose, "Log the outputs");
+  std::string csp_stop_after;
+  csp->add_option("--stop-after", csp_stop_after, "Benchmarking: stop after this stage (decode)")
+      ->check(CLI::IsMember({"decode"}))
+      ->group("");  // hidden
 
   try {
     app.parse(argc, argv);
@@ -158,6 +162,7 @@ int main(int argc, char** argv) {
     csp_opts.unit = time_unit == "us" ? tracemill::formats::CspTimeUnit::kMicros
                                       : tracemill::formats::CspTimeUnit::kReferenceNs;
     csp_opts.progress = isatty(STDERR_FILENO) && !csp_opts.quiet;
+    csp_opts.stop_after_decode = csp_stop_after == "decode";
     csp_opts.command_line = JoinArgs(argc, argv);
     tracemill::pipeline::RunSummary s = tracemill::pipeline::RunCsp(csp_opts);
     if (!csp_opts.quiet && s.exit_code != tracemill::pipeline::kExitUsage) {

@@ -405,7 +405,7 @@ std::string CspRankLabel(int64_t rank) { return absl::StrFormat("trainerRank.%03
 
 absl::Status WriteCspTrace(const CspTraceInput& in, OutputFile* out, CspScratch* scratch,
                            CspTraceStats* stats) {
-  JsonOut json(out);
+  JsonOut json(out, &scratch->json);
   {
     std::string head = "{\"otherData\":";
     head.append(in.other_data_json.empty() ? "{}" : in.other_data_json);

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "formats/chrome/output_file.h"
+#include "formats/common/byte_buffer.h"
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/paddle_profile.h"
 
@@ -144,6 +145,7 @@ struct CspScratch {
   std::vector<MemEntry> mem;
   std::vector<int64_t> totals;
   std::vector<uint32_t> touched;
+  ByteBuffer json;  // the output buffer
 };
 
 // WriteCspTrace writes one `traceFile_<g>_<n>.json` to `out` (which the caller

@@ -100,13 +100,13 @@ const uint8_t* SkipUnknown(const uint8_t* tag_at, const uint8_t* p, const uint8_
 
 }  // namespace
 
-bool ParseEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleEvent* e,
-                ParseProblem* pr) {
+bool ParseEvent(const uint8_t* p, const uint8_t* end, const uint8_t* limit, bool strict,
+                PaddleEvent* e, ParseProblem* pr) {
   pr->message = "Event";
   while (p < end) {
     const uint8_t* const tag_at = p;
     uint64_t tag;
-    p = ReadVarint(p, end, &tag);
+    p = ReadVarint(p, end, &tag, limit);
     if (!p) return VarintFail(tag_at, end, 0, pr);
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     const uint32_t wt = static_cast<uint32_t>(tag & 7);
@@ -115,7 +115,7 @@ bool ParseEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleEvent* 
       case 9: {
         if (wt != kLengthDelimited) return WrongType(tag_at, field, wt, kLengthDelimited, pr);
         uint64_t len;
-        const uint8_t* s = ReadLength(p, end, &len);
+        const uint8_t* s = ReadLength(p, end, &len, limit);
         if (!s) return LengthFail(tag_at, p, end, field, pr);
         std::string_view v(reinterpret_cast<const char*>(s), len);
         (field == 1 ? e->name : e->detail_info) = v;
@@ -129,7 +129,7 @@ bool ParseEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleEvent* 
       case 8: {
         if (wt != kVarint) return WrongType(tag_at, field, wt, kVarint, pr);
         uint64_t v;
-        const uint8_t* q = ReadVarint(p, end, &v);
+        const uint8_t* q = ReadVarint(p, end, &v, limit);
         if (!q) return VarintFail(p, end, field, pr);
         switch (field) {
           case 2: e->start_ns = v; break;
@@ -149,20 +149,20 @@ bool ParseEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleEvent* 
         // later `bytes` wins, a later MemCopy without `bytes` keeps it.
         if (wt != kLengthDelimited) return WrongType(tag_at, field, wt, kLengthDelimited, pr);
         uint64_t len;
-        const uint8_t* s = ReadLength(p, end, &len);
+        const uint8_t* s = ReadLength(p, end, &len, limit);
         if (!s) return LengthFail(tag_at, p, end, field, pr);
         const uint8_t* m_end = s + len;
         pr->message = "Event.memcopy";
         while (s < m_end) {
           const uint8_t* const inner_at = s;
           uint64_t itag;
-          s = ReadVarint(s, m_end, &itag);
+          s = ReadVarint(s, m_end, &itag, limit);
           if (!s) return VarintFail(inner_at, m_end, 0, pr);
           if ((itag >> 3) == 1) {
             if ((itag & 7) != kVarint)
               return WrongType(inner_at, 1, static_cast<uint32_t>(itag & 7), kVarint, pr);
             uint64_t v;
-            const uint8_t* q = ReadVarint(s, m_end, &v);
+            const uint8_t* q = ReadVarint(s, m_end, &v, limit);
             if (!q) return VarintFail(s, m_end, 1, pr);
             e->memcopy_bytes = v;
             s = q;
@@ -184,20 +184,20 @@ bool ParseEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleEvent* 
   return true;
 }
 
-bool ParseMemEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleMemEvent* m,
-                   ParseProblem* pr) {
+bool ParseMemEvent(const uint8_t* p, const uint8_t* end, const uint8_t* limit, bool strict,
+                   PaddleMemEvent* m, ParseProblem* pr) {
   pr->message = "MemEvent";
   while (p < end) {
     const uint8_t* const tag_at = p;
     uint64_t tag;
-    p = ReadVarint(p, end, &tag);
+    p = ReadVarint(p, end, &tag, limit);
     if (!p) return VarintFail(tag_at, end, 0, pr);
     const uint32_t field = static_cast<uint32_t>(tag >> 3);
     const uint32_t wt = static_cast<uint32_t>(tag & 7);
     if (field >= 1 && field <= 6) {
       if (wt != kVarint) return WrongType(tag_at, field, wt, kVarint, pr);
       uint64_t v;
-      const uint8_t* q = ReadVarint(p, end, &v);
+      const uint8_t* q = ReadVarint(p, end, &v, limit);
       if (!q) return VarintFail(p, end, field, pr);
       switch (field) {
         case 1: m->start_ns = v; break;
@@ -213,7 +213,7 @@ bool ParseMemEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleMemE
     } else if (field == 7 || field == 8) {
       if (wt != kLengthDelimited) return WrongType(tag_at, field, wt, kLengthDelimited, pr);
       uint64_t len;
-      const uint8_t* s = ReadLength(p, end, &len);
+      const uint8_t* s = ReadLength(p, end, &len, limit);
       if (!s) return LengthFail(tag_at, p, end, field, pr);
       std::string_view v(reinterpret_cast<const char*>(s), len);
       (field == 7 ? m->alloc_in : m->free_in) = v;
@@ -310,10 +310,10 @@ bool LooksLikePaddleProfile(std::string_view head, bool complete) {
       bool ok;
       if (field == 1) {
         PaddleEvent e;
-        ok = paddle_internal::ParseEvent(p, body_end, /*strict=*/true, &e, &pr);
+        ok = paddle_internal::ParseEvent(p, body_end, body_end, /*strict=*/true, &e, &pr);
       } else {
         PaddleMemEvent m;
-        ok = paddle_internal::ParseMemEvent(p, body_end, /*strict=*/true, &m, &pr);
+        ok = paddle_internal::ParseMemEvent(p, body_end, body_end, /*strict=*/true, &m, &pr);
       }
       if (!ok) {
         const bool at_cut = clipped && (std::string_view(pr.what).find("cut off") !=

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "formats/common/large_alloc.h"
 #include "formats/paddle/wire_reader.h"
 
 namespace tracemill::formats {
@@ -98,13 +99,14 @@ struct ParseProblem {
   uint64_t bytes_left = 0;      // ... and what was left after the prefix
 };
 
-// ParseEvent / ParseMemEvent parse one message body [p, end). `strict`
-// (format sniffing) rejects unknown fields. Return false and fill `*problem`
-// on malformed input.
-bool ParseEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleEvent* e,
-                ParseProblem* problem);
-bool ParseMemEvent(const uint8_t* p, const uint8_t* end, bool strict, PaddleMemEvent* m,
-                   ParseProblem* problem);
+// ParseEvent / ParseMemEvent parse one message body [p, end); the buffer is
+// readable up to `limit` >= `end` (see wire::ReadVarint). `strict` (format
+// sniffing) rejects unknown fields. Return false and fill `*problem` on
+// malformed input.
+bool ParseEvent(const uint8_t* p, const uint8_t* end, const uint8_t* limit, bool strict,
+                PaddleEvent* e, ParseProblem* problem);
+bool ParseMemEvent(const uint8_t* p, const uint8_t* end, const uint8_t* limit, bool strict,
+                   PaddleMemEvent* m, ParseProblem* problem);
 
 // Fills `r->status` / `error_offset` from `problem`; `index` is the number of
 // the Event/MemEvent involved (1-based), 0 for a Profile-level problem.
@@ -123,8 +125,8 @@ PaddleParseResult ParsePaddleProfile(std::string_view bytes, Sink& sink);
 // PaddleProfile: a decoded profile; the vectors are reused across files by
 // `DecodePaddleProfile` (no per-file or per-event allocation once warm).
 struct PaddleProfile {
-  std::vector<PaddleEvent> events;
-  std::vector<PaddleMemEvent> mem_events;
+  std::vector<PaddleEvent, LargeAllocator<PaddleEvent>> events;
+  std::vector<PaddleMemEvent, LargeAllocator<PaddleMemEvent>> mem_events;
   void Clear() {
     events.clear();
     mem_events.clear();
@@ -195,14 +197,14 @@ PaddleParseResult ParsePaddleProfile(std::string_view bytes, Sink& sink) {
       bool ok;
       if (is_event) {
         PaddleEvent e;
-        ok = paddle_internal::ParseEvent(body, body + len, false, &e, &problem);
+        ok = paddle_internal::ParseEvent(body, body + len, end, false, &e, &problem);
         if (ok) {
           sink.OnEvent(e);
           ++r.events;
         }
       } else {
         PaddleMemEvent m;
-        ok = paddle_internal::ParseMemEvent(body, body + len, false, &m, &problem);
+        ok = paddle_internal::ParseMemEvent(body, body + len, end, false, &m, &problem);
         if (ok) {
           sink.OnMemEvent(m);
           ++r.mem_events;
