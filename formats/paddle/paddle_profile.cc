@@ -302,7 +302,10 @@ bool LooksLikePaddleProfile(std::string_view head, bool complete) {
       const uint8_t* body_end = p + len;
       bool clipped = false;
       if (len > static_cast<uint64_t>(end - p)) {
-        if (complete) return false;
+        // Past the end of the head: validate the part we have. Past the end
+        // of a whole file on its very first field is JSON starting with a
+        // newline ("\n[" reads as field 1, length 91), not a truncated profile.
+        if (complete && fields == 0) return false;
         body_end = end;
         clipped = true;
       }
