@@ -179,19 +179,6 @@ struct CspWorker {
   formats::CspScratch scratch;
 };
 
-struct MarkerSink {
-  std::vector<formats::PipelineMarker>* markers;
-  uint32_t seq = 0;
-  void OnEvent(const formats::PaddleEvent& e) {
-    formats::PipelineMarker m;
-    if (formats::AsPipelineMarker(e, &m)) {
-      m.seq = seq++;
-      markers->push_back(m);
-    }
-  }
-  void OnMemEvent(const formats::PaddleMemEvent&) {}
-};
-
 std::string UnitName(formats::CspTimeUnit u) {
   return u == formats::CspTimeUnit::kMicros ? "us" : "ns";
 }
@@ -433,8 +420,7 @@ RunSummary RunCsp(const CspOptions& opts) {
         in.ranks.push_back({rank, &prof});
         displayed_info.push_back(it->second);
       } else {
-        MarkerSink sink{&w.markers};
-        res = formats::ParsePaddleProfile(buf, sink);
+        res = formats::ScanPipelineMarkers(buf, &w.markers);
       }
       r.events_read = res.events + res.mem_events;
       if (res.damaged_event || res.damaged_mem_event) {

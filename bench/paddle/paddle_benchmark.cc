@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 
+#include "formats/paddle/csp_trace.h"
 #include "formats/paddle/paddle_profile.h"
 #include "formats/paddle/profiler.pb.h"
 #include "pipeline/csp.h"
@@ -143,6 +144,23 @@ void BM_DecodePaddle_Direct(benchmark::State& state) {
   Counters(state, *f);
 }
 BENCHMARK(BM_DecodePaddle_Direct)->Name("BM_DecodePaddle/direct/55k_messages");
+
+// Markers only (ranks csp reads for the pipeline lane, not displayed).
+void BM_ScanMarkers(benchmark::State& state) {
+  const RankFile* f = Rank0();
+  if (!f) return state.SkipWithError("cannot generate or parse the input");
+  std::vector<tracemill::formats::PipelineMarker> markers;
+  auto r = tracemill::formats::ScanPipelineMarkers(f->bytes, &markers);
+  if (!r.status.ok() || r.events != f->reference.events || markers.size() != 1000)
+    return state.SkipWithError("marker scan disagrees");
+  for (auto _ : state) {
+    markers.clear();
+    r = tracemill::formats::ScanPipelineMarkers(f->bytes, &markers);
+    benchmark::DoNotOptimize(markers.data());
+  }
+  Counters(state, *f);
+}
+BENCHMARK(BM_ScanMarkers)->Name("BM_DecodePaddle/marker_scan/55k_messages");
 
 // The floor: walk the top-level framing only (tag + length, skip the body).
 void BM_DecodePaddle_FrameWalk(benchmark::State& state) {

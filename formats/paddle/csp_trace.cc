@@ -1,5 +1,7 @@
 #include "formats/paddle/csp_trace.h"
 
+#include <string.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
@@ -362,6 +364,54 @@ bool AsPipelineMarker(const PaddleEvent& e, PipelineMarker* m) {
   m->ts_ns = e.start_ns;
   m->mem_bytes = e.memcopy_bytes;
   return true;
+}
+
+namespace {
+
+// Decodes only the Events whose body holds the marker name (see header).
+class MarkerScanSink {
+ public:
+  MarkerScanSink(std::string_view bytes, std::vector<PipelineMarker>* out)
+      : bytes_(bytes), out_(out) {
+    Find(reinterpret_cast<const uint8_t*>(bytes.data()));
+  }
+  bool WantEvent(const uint8_t* body, const uint8_t* body_end) {
+    if (next_ < body) Find(body);
+    return next_ < body_end;
+  }
+  void SkipMemEvents() {}
+  void OnEvent(const PaddleEvent& e) {
+    PipelineMarker m;
+    if (AsPipelineMarker(e, &m)) {
+      m.seq = seq_++;
+      out_->push_back(m);
+    }
+  }
+  void OnMemEvent(const PaddleMemEvent&) {}
+
+ private:
+  // next_ = the first occurrence of the name at or after `from` (or the end).
+  void Find(const uint8_t* from) {
+    const char* base = bytes_.data();
+    const size_t off = static_cast<size_t>(reinterpret_cast<const char*>(from) - base);
+    const void* hit = off < bytes_.size() ? ::memmem(base + off, bytes_.size() - off,
+                                                     kCspMarkerName.data(), kCspMarkerName.size())
+                                          : nullptr;
+    next_ = hit ? static_cast<const uint8_t*>(hit)
+                : reinterpret_cast<const uint8_t*>(base + bytes_.size());
+  }
+
+  std::string_view bytes_;
+  std::vector<PipelineMarker>* out_;
+  const uint8_t* next_ = nullptr;
+  uint32_t seq_ = 0;
+};
+
+}  // namespace
+
+PaddleParseResult ScanPipelineMarkers(std::string_view bytes, std::vector<PipelineMarker>* markers) {
+  MarkerScanSink sink(bytes, markers);
+  return ParsePaddleProfile(bytes, sink);
 }
 
 MarkerPairing PairPipelineMarkers(int64_t rank, std::vector<PipelineMarker>* markers,

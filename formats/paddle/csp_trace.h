@@ -53,6 +53,17 @@ struct PipelineMarker {
 // `marker_backward_E`.
 bool AsPipelineMarker(const PaddleEvent& e, PipelineMarker* m);
 
+// ScanPipelineMarkers appends the pipeline markers of the serialized Profile
+// in `bytes` to `markers` (seq = order among them) without decoding the
+// other messages: memmem finds every occurrence of the marker name, and only
+// the Events whose body holds one are decoded (a marker's name field lies
+// inside its body, so none is missed). The framing of every message is
+// still checked: the result (counts, status, offsets) is the one
+// ParsePaddleProfile would give, except that damage inside a skipped body
+// goes unseen. For ranks read only for their markers: 10x less work than a
+// full decode (bench/RESULTS.md).
+PaddleParseResult ScanPipelineMarkers(std::string_view bytes, std::vector<PipelineMarker>* markers);
+
 // PipelineSpan: a paired forward or backward stage of one rank.
 struct PipelineSpan {
   int64_t rank = 0;

@@ -119,6 +119,10 @@ void SetError(const uint8_t* base, uint64_t size, const ParseProblem& problem, u
 // `sink.OnEvent(const PaddleEvent&)` / `sink.OnMemEvent(const PaddleMemEvent&)`
 // for each message, in file order (the order of each repeated field).
 // Views in the messages point into `bytes`. See the file comment for errors.
+// Optional sink members skip what it does not need: `bool WantEvent(body,
+// body_end)` (false: the Event is counted, not decoded) and
+// `void SkipMemEvents()` (MemEvents counted, not decoded). Skipped bodies are
+// checked at the framing level only (tags, lengths, top-level wire types).
 template <typename Sink>
 PaddleParseResult ParsePaddleProfile(std::string_view bytes, Sink& sink);
 
@@ -193,6 +197,23 @@ PaddleParseResult ParsePaddleProfile(std::string_view bytes, Sink& sink) {
         (is_event ? r.damaged_event : r.damaged_mem_event) = true;
         paddle_internal::SetError(base, bytes.size(), problem, index, &r);
         return r;
+      }
+      // A sink may skip bodies it does not need (framing still checked).
+      if constexpr (requires(Sink& k, const uint8_t* b) { k.WantEvent(b, b); }) {
+        if (is_event && !sink.WantEvent(body, body + len)) {
+          ++r.events;
+          p = body + len;
+          problem.message = "Profile";
+          continue;
+        }
+      }
+      if constexpr (requires(Sink& k) { k.SkipMemEvents(); }) {
+        if (!is_event) {
+          ++r.mem_events;
+          p = body + len;
+          problem.message = "Profile";
+          continue;
+        }
       }
       bool ok;
       if (is_event) {
