@@ -171,9 +171,8 @@ struct GroupDcgm {
 // Per-worker buffers, reused across outputs: peak memory is bounded by the
 // threads, not the job.
 struct CspWorker {
-  std::vector<formats::ByteBuffer> rank_files;       // one per displayed slot
-  std::vector<formats::PaddleProfile> profiles;      // one per displayed slot
-  formats::ByteBuffer scan_file;                     // a rank read for markers only
+  std::vector<formats::ByteBuffer> rank_files;  // one per displayed slot; [0] also scans
+  std::vector<formats::CspRankPlan> plans;      // one per displayed slot
   std::vector<formats::PipelineMarker> markers;
   std::vector<formats::PipelineSpan> spans;
   formats::CspScratch scratch;
@@ -372,7 +371,7 @@ RunSummary RunCsp(const CspOptions& opts) {
     CspWorker& w = workers.local();
     if (w.rank_files.size() < static_cast<size_t>(shown)) {
       w.rank_files.resize(shown);
-      w.profiles.resize(shown);
+      w.plans.resize(shown);
     }
     w.spans.clear();
     formats::CspTraceInput in;
@@ -381,20 +380,24 @@ RunSummary RunCsp(const CspOptions& opts) {
     in.unit = opts.unit;
     std::vector<size_t> displayed_info;  // rank_info index per in.ranks entry
     int64_t first = INT64_MAX, last = INT64_MIN;
-    for (int64_t s = 0; s < group_size; ++s) {
+    // Ranks not displayed first (their markers only, through buffer 0), then
+    // the displayed ones (one buffer each, alive until written): a worker
+    // holds display_size rank files and nothing per event.
+    std::vector<int64_t> slots;
+    for (int64_t s = shown; s < group_size; ++s) slots.push_back(s);
+    for (int64_t s = 0; s < shown; ++s) slots.push_back(s);
+    for (int64_t s : slots) {
       const int64_t rank = (task.group * group_size + s) * gpt + task.gpu;
       auto it = rank_info_index.find(rank);
       if (it == rank_info_index.end()) continue;
       RankInfo& ri = rank_info[it->second];
       InputRecord& r = inputs[ri.input];
       r.output = task.name;
-      out.inputs.push_back(r.path);
-      out.ranks.push_back(rank);
       const bool displayed = s < display;
       // read(), not mmap: mapped page-cache pages are cold in the CPU caches
       // and decoding them cost more than read()'s copy (perf stat: 0.75 vs
       // 0.61 CPU-s for the 64-rank job).
-      formats::ByteBuffer& file = displayed ? w.rank_files[s] : w.scan_file;
+      formats::ByteBuffer& file = w.rank_files[displayed ? s : 0];
       if (absl::Status st = ReadWholeFile(r.path, &file); !st.ok()) {
         r.status = st;
         r.rejected = true;
@@ -402,24 +405,27 @@ RunSummary RunCsp(const CspOptions& opts) {
       }
       std::string_view buf = file.view();
       r.decoded_bytes = buf.size();
-      w.markers.clear();
       formats::PaddleParseResult res;
+      std::vector<formats::PipelineMarker>* markers = &w.markers;
       if (displayed) {
-        formats::PaddleProfile& prof = w.profiles[s];
-        res = formats::DecodePaddleProfile(buf, &prof);
-        uint32_t seq = 0;
-        for (const formats::PaddleEvent& e : prof.events) {
-          formats::PipelineMarker m;
-          if (formats::AsPipelineMarker(e, &m)) {
-            m.seq = seq++;
-            w.markers.push_back(m);
-          }
-          first = std::min<int64_t>(first, static_cast<int64_t>(e.start_ns));
-          last = std::max<int64_t>(last, static_cast<int64_t>(e.end_ns));
+        formats::CspRankPlan& plan = w.plans[s];
+        formats::PlanCspRank(buf, task.gpu, &plan);
+        res = plan.parse;
+        markers = &plan.markers;
+        if (plan.first_ns <= plan.last_ns) {
+          first = std::min(first, static_cast<int64_t>(plan.first_ns));
+          last = std::max(last, static_cast<int64_t>(plan.last_ns));
         }
-        in.ranks.push_back({rank, &prof});
+        ri.lanes = plan.lanes.lanes().size();
+        ri.gpu_lanes_other_device = plan.gpu_lanes_other_device;
+        if (plan.gpu_lanes_other_device)
+          r.warnings.push_back(absl::StrCat(plan.gpu_lanes_other_device,
+                                            " GPU kernel devices other than GPU ", task.gpu,
+                                            " got their own gpu:<d> lanes"));
+        in.ranks.push_back({rank, buf, &plan});
         displayed_info.push_back(it->second);
       } else {
+        w.markers.clear();
         res = formats::ScanPipelineMarkers(buf, &w.markers);
       }
       r.events_read = res.events + res.mem_events;
@@ -432,13 +438,25 @@ RunSummary RunCsp(const CspOptions& opts) {
         r.status = res.status;
         r.error_offset = res.error_offset;
       }
-      ri.pairing = formats::PairPipelineMarkers(rank, &w.markers, &w.spans);
+      ri.pairing = formats::PairPipelineMarkers(rank, markers, &w.spans);
       if (ri.pairing.dropped())
         r.warnings.push_back(absl::StrCat(
             "pipeline markers: ", ri.pairing.dropped(), " of ", ri.pairing.markers, " dropped (",
             ri.pairing.dropped_end_without_begin, " E without B, ",
             ri.pairing.dropped_begin_without_end, " B without E or nested, ",
             ri.pairing.dropped_mismatched, " forward/backward mismatched)"));
+    }
+    // Rank order in the pipeline lane and in the records, whatever the reading order.
+    std::stable_sort(w.spans.begin(), w.spans.end(),
+                     [](const formats::PipelineSpan& a, const formats::PipelineSpan& b) {
+                       return a.rank < b.rank;
+                     });
+    for (int64_t s = 0; s < group_size; ++s) {
+      const int64_t rank = (task.group * group_size + s) * gpt + task.gpu;
+      auto it = rank_info_index.find(rank);
+      if (it == rank_info_index.end()) continue;
+      out.inputs.push_back(inputs[rank_info[it->second].input].path);
+      out.ranks.push_back(rank);
     }
     in.spans = &w.spans;
     // DCGM rows of the displayed trainers for this GPU.
@@ -487,12 +505,6 @@ RunSummary RunCsp(const CspOptions& opts) {
         const formats::CspRankStats& rs = stats.ranks[j];
         r.events_written = rs.events_written + rs.mem_events_written;
         r.dropped.Add(DropReason::kOtherDevice, rs.mem_events_other_device);
-        ri.lanes = rs.lanes;
-        ri.gpu_lanes_other_device = rs.gpu_lanes_other_device;
-        if (rs.gpu_lanes_other_device)
-          r.warnings.push_back(absl::StrCat(rs.gpu_lanes_other_device,
-                                            " GPU kernel devices other than GPU ", task.gpu,
-                                            " got their own gpu:<d> lanes"));
       }
       for (const auto& [slot, f] : gd.files) {
         size_t idx = trainer_input[task.group * group_size + slot];

@@ -19,99 +19,7 @@ using namespace json_out;
 constexpr int64_t kFirstOpPid = 8;
 constexpr int kFirstLaneNumber = 9;
 
-enum class LaneKind : uint8_t { kCpu, kGpu, kMemGpu, kMemCpu, kMemPinned, kCount };
-constexpr int kNumLaneKinds = static_cast<int>(LaneKind::kCount);
-
-// The lanes of one displayed rank: (kind, device) -> pid, in creation order.
-// Device ids -1..62 hit a direct table; others a linear search (a handful
-// of lanes per rank).
-class RankLanes {
- public:
-  struct Lane {
-    LaneKind kind;
-    int64_t device;
-    int64_t pid;
-    std::string name;
-  };
-  RankLanes() { std::fill(&fast_[0][0], &fast_[0][0] + kNumLaneKinds * kFast, -1); }
-
-  int64_t Find(LaneKind kind, int64_t device) const {
-    if (device >= -1 && device < kFast - 1) return fast_[static_cast<int>(kind)][device + 1];
-    for (const Lane& l : lanes_)
-      if (l.kind == kind && l.device == device) return l.pid;
-    return -1;
-  }
-  // Ensure creates the lane if new (pid = *next_pid, name from `line`).
-  void Ensure(LaneKind kind, int64_t device, const std::string& rank_label, int64_t* next_pid,
-              int* line) {
-    if (Find(kind, device) >= 0) return;
-    Lane l{kind, device, (*next_pid)++, ""};
-    const int n = (*line)++;
-    switch (kind) {
-      case LaneKind::kCpu:
-        l.name = device == -1 ? absl::StrFormat("%02d_%s:cuda_api", n, rank_label)
-                              : absl::StrFormat("%02d_%s:cpu:block:%d", n, rank_label, device);
-        break;
-      case LaneKind::kGpu:
-        l.name = absl::StrFormat("%02d_%s:gpu:%d", n, rank_label, device);
-        break;
-      case LaneKind::kMemGpu:
-        l.name = absl::StrFormat("%02d_memory usage on %s:gpu:%d", n, rank_label, device);
-        break;
-      case LaneKind::kMemCpu:
-        l.name = absl::StrFormat("%02d_memory usage on %s:cpu:%d", n, rank_label, device);
-        break;
-      default:
-        l.name = absl::StrFormat("%02d_memory usage on %s:cudapinnedplace:%d", n, rank_label,
-                                 device);
-        break;
-    }
-    if (device >= -1 && device < kFast - 1) fast_[static_cast<int>(kind)][device + 1] = l.pid;
-    lanes_.push_back(std::move(l));
-  }
-  const std::vector<Lane>& lanes() const { return lanes_; }
-
- private:
-  static constexpr int kFast = 64;
-  int64_t fast_[kNumLaneKinds][kFast];
-  std::vector<Lane> lanes_;
-};
-
-// Allocates one rank's lanes as CrossStackProfiler's `_allocate_pids` does:
-// ops in order of first appearance, then memory lanes in order of first
-// appearance, each mem event also creating the `cpu:0`, `gpu:0` and
-// `cudapinnedplace:0` lanes. Deviation: a GPU kernel on a device other than
-// this output's GPU gets a `gpu:<d>` lane (the reference raises KeyError).
-void AllocateLanes(const PaddleProfile& p, int64_t gpu, const std::string& label,
-                   int64_t* next_pid, RankLanes* lanes, CspRankStats* st) {
-  int line = kFirstLaneNumber;
-  for (const PaddleEvent& e : p.events) {
-    if (e.type == PaddleEventType::kCpu) {
-      lanes->Ensure(LaneKind::kCpu, e.device_id, label, next_pid, &line);
-    } else if (lanes->Find(LaneKind::kGpu, e.device_id) < 0) {
-      if (e.device_id != gpu) ++st->gpu_lanes_other_device;
-      lanes->Ensure(LaneKind::kGpu, e.device_id, label, next_pid, &line);
-    }
-  }
-  for (const PaddleMemEvent& m : p.mem_events) {
-    const int64_t dev = m.device_id;
-    switch (m.place) {
-      case PaddleMemPlace::kCudaPlace:
-        if (dev == gpu) lanes->Ensure(LaneKind::kMemGpu, dev, label, next_pid, &line);
-        break;
-      case PaddleMemPlace::kCpuPlace:
-        lanes->Ensure(LaneKind::kMemCpu, dev, label, next_pid, &line);
-        break;
-      case PaddleMemPlace::kCudaPinnedPlace:
-        if (dev == gpu) lanes->Ensure(LaneKind::kMemPinned, dev, label, next_pid, &line);
-        break;
-    }
-    lanes->Ensure(LaneKind::kMemCpu, 0, label, next_pid, &line);
-    lanes->Ensure(LaneKind::kMemGpu, 0, label, next_pid, &line);
-    lanes->Ensure(LaneKind::kMemPinned, 0, label, next_pid, &line);
-  }
-  st->lanes = lanes->lanes().size();
-}
+using Kind = CspLanes::Kind;
 
 // Event framing: one event per line, comma-separated.
 class Events {
@@ -170,24 +78,32 @@ void WriteSpans(const std::vector<PipelineSpan>& spans, Events* ev) {
   }
 }
 
-void WriteOps(const PaddleProfile& prof, const RankLanes& lanes, Events* ev, CspRankStats* st) {
-  for (const PaddleEvent& e : prof.events) {
-    const int64_t pid = lanes.Find(
-        e.type == PaddleEventType::kCpu ? LaneKind::kCpu : LaneKind::kGpu, e.device_id);
-    char* p = ev->Begin(160 + 2 * MaxStringBytes(e.name.size()) +
-                        MaxStringBytes(e.detail_info.size()));
+// Second pass over a displayed rank: every Event as an X event on its lane,
+// MemEvents collected for the counters (written after every rank's ops, as
+// the reference orders them).
+class OpWriter {
+ public:
+  OpWriter(Events* ev, const CspLanes& lanes, int64_t pid_base, int64_t gpu,
+           std::vector<CspScratch::MemEntry>* mem, CspRankStats* st)
+      : ev_(ev), lanes_(lanes), pid_base_(pid_base), gpu_(gpu), mem_(mem), st_(st) {}
+
+  void OnEvent(const PaddleEvent& e) {
+    const int32_t lane =
+        lanes_.Find(e.type == PaddleEventType::kCpu ? Kind::kCpu : Kind::kGpu, e.device_id);
+    char* p = ev_->Begin(160 + 2 * MaxStringBytes(e.name.size()) +
+                         MaxStringBytes(e.detail_info.size()));
     p = Lit(p, "{\"ph\":\"X\",\"cat\":\"Op\",\"name\":");
     char* const name = p;
     p = String(p, e.name);
     const size_t name_len = static_cast<size_t>(p - name);
     p = Lit(p, ",\"pid\":");
-    p = I64(p, pid);
+    p = I64(p, pid_base_ + lane);
     p = Lit(p, ",\"tid\":");
     p = I64(p, e.sub_device_id);
     p = Lit(p, ",\"ts\":");
-    p = ev->Time(p, static_cast<int64_t>(e.start_ns));
+    p = ev_->Time(p, static_cast<int64_t>(e.start_ns));
     p = Lit(p, ",\"dur\":");
-    p = ev->Time(p, static_cast<int64_t>(e.end_ns - e.start_ns));
+    p = ev_->Time(p, static_cast<int64_t>(e.end_ns - e.start_ns));
     p = Lit(p, ",\"args\":{\"name\":");
     std::memcpy(p, name, name_len);  // the escaped name, once more
     p += name_len;
@@ -200,10 +116,33 @@ void WriteOps(const PaddleProfile& prof, const RankLanes& lanes, Events* ev, Csp
       p = String(p, e.detail_info);
     }
     p = Lit(p, "}}");
-    ev->End(p);
+    ev_->End(p);
+    ++st_->events_written;
   }
-  st->events_written += prof.events.size();
-}
+
+  // CUDA and pinned memory of another GPU is skipped, as the reference does.
+  void OnMemEvent(const PaddleMemEvent& m) {
+    Kind kind = m.place == PaddleMemPlace::kCpuPlace          ? Kind::kMemCpu
+                : m.place == PaddleMemPlace::kCudaPinnedPlace ? Kind::kMemPinned
+                                                              : Kind::kMemGpu;
+    if (kind != Kind::kMemCpu && static_cast<int64_t>(m.device_id) != gpu_) {
+      ++st_->mem_events_other_device;
+      return;
+    }
+    const uint32_t lane = static_cast<uint32_t>(lanes_.Find(kind, m.device_id));
+    mem_->push_back({m.start_ns, seq_++, lane, static_cast<int64_t>(m.bytes)});
+    mem_->push_back({m.end_ns, seq_++, lane, -static_cast<int64_t>(m.bytes)});
+    ++st_->mem_events_written;
+  }
+
+ private:
+  Events* ev_;
+  const CspLanes& lanes_;
+  int64_t pid_base_, gpu_;
+  std::vector<CspScratch::MemEntry>* mem_;
+  CspRankStats* st_;
+  uint32_t seq_ = 0;
+};
 
 // Memory counters. Deviation from the reference (which sums every place of
 // a rank into one total and writes it on the pid of whichever entry came
@@ -211,38 +150,14 @@ void WriteOps(const PaddleProfile& prof, const RankLanes& lanes, Events* ev, Csp
 // one running total per lane (rank, place, device), for every group.
 // Allocation at start_ns (+bytes), release at end_ns (-bytes); entries at the
 // same ts are merged (one counter per touched lane), as the reference merges
-// its single total. CUDA and pinned memory of another GPU is skipped, as the
-// reference skips it.
-void WriteMemory(const PaddleProfile& prof, int64_t gpu, const RankLanes& lanes, Events* ev,
-                 CspScratch* sc, CspRankStats* st) {
-  auto& mem = sc->mem;
-  mem.clear();
-  uint32_t seq = 0;
-  for (const PaddleMemEvent& m : prof.mem_events) {
-    LaneKind kind;
-    switch (m.place) {
-      case PaddleMemPlace::kCpuPlace: kind = LaneKind::kMemCpu; break;
-      case PaddleMemPlace::kCudaPinnedPlace: kind = LaneKind::kMemPinned; break;
-      default: kind = LaneKind::kMemGpu; break;
-    }
-    if (kind != LaneKind::kMemCpu && static_cast<int64_t>(m.device_id) != gpu) {
-      ++st->mem_events_other_device;
-      continue;
-    }
-    const int64_t pid = lanes.Find(kind, m.device_id);
-    const uint32_t lane = static_cast<uint32_t>(pid - kFirstOpPid);
-    mem.push_back({m.start_ns, seq++, lane, static_cast<int64_t>(m.bytes)});
-    mem.push_back({m.end_ns, seq++, lane, -static_cast<int64_t>(m.bytes)});
-    ++st->mem_events_written;
-  }
+// its single total.
+void WriteMemory(std::vector<CspScratch::MemEntry>& mem, size_t lane_count, int64_t pid_base,
+                 Events* ev, CspScratch* sc, CspRankStats* st) {
   if (mem.empty()) return;
   std::sort(mem.begin(), mem.end(), [](const CspScratch::MemEntry& a, const CspScratch::MemEntry& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.seq < b.seq;
   });
-  // Lane indices are pid - 8 (pids are dense per output).
-  uint32_t max_lane = 0;
-  for (const auto& l : lanes.lanes()) max_lane = std::max<uint32_t>(max_lane, l.pid - kFirstOpPid);
-  sc->totals.assign(max_lane + 1, 0);
+  sc->totals.assign(lane_count, 0);
   auto& touched = sc->touched;
   for (size_t i = 0; i < mem.size();) {
     const uint64_t ts = mem[i].ts_ns;
@@ -256,7 +171,7 @@ void WriteMemory(const PaddleProfile& prof, int64_t gpu, const RankLanes& lanes,
     for (uint32_t lane : touched) {
       char* p = ev->Begin(160);
       p = Lit(p, "{\"ph\":\"C\",\"cat\":\"Memory\",\"name\":\"Memory\",\"pid\":");
-      p = I64(p, static_cast<int64_t>(lane) + kFirstOpPid);
+      p = I64(p, pid_base + lane);
       p = Lit(p, ",\"tid\":0,\"ts\":");
       p = ev->Time(p, static_cast<int64_t>(ts));
       p = Lit(p, ",\"args\":{\"0\":");
@@ -342,6 +257,115 @@ void WriteDcgm(const CspTraceInput& in, Events* ev, CspTraceStats* stats) {
 }
 
 }  // namespace
+
+CspLanes::CspLanes() { Clear(); }
+
+void CspLanes::Clear() {
+  std::fill(&fast_[0][0], &fast_[0][0] + static_cast<int>(Kind::kCount) * kFast, -1);
+  lanes_.clear();
+}
+
+int32_t CspLanes::FindSlow(Kind kind, int64_t device) const {
+  for (size_t i = 0; i < lanes_.size(); ++i)
+    if (lanes_[i].kind == kind && lanes_[i].device == device) return static_cast<int32_t>(i);
+  return -1;
+}
+
+int32_t CspLanes::Add(Kind kind, int64_t device) {
+  int32_t i = Find(kind, device);
+  if (i >= 0) return i;
+  i = static_cast<int32_t>(lanes_.size());
+  lanes_.push_back({kind, device, kFirstLaneNumber + i});
+  if (device >= -1 && device < kFast - 1) fast_[static_cast<int>(kind)][device + 1] = i;
+  return i;
+}
+
+std::string CspLanes::Name(size_t i, int64_t rank) const {
+  const Lane& l = lanes_[i];
+  const std::string label = CspRankLabel(rank);
+  switch (l.kind) {
+    case Kind::kCpu:
+      return l.device == -1 ? absl::StrFormat("%02d_%s:cuda_api", l.line, label)
+                            : absl::StrFormat("%02d_%s:cpu:block:%d", l.line, label, l.device);
+    case Kind::kGpu:
+      return absl::StrFormat("%02d_%s:gpu:%d", l.line, label, l.device);
+    case Kind::kMemGpu:
+      return absl::StrFormat("%02d_memory usage on %s:gpu:%d", l.line, label, l.device);
+    case Kind::kMemCpu:
+      return absl::StrFormat("%02d_memory usage on %s:cpu:%d", l.line, label, l.device);
+    default:
+      return absl::StrFormat("%02d_memory usage on %s:cudapinnedplace:%d", l.line, label, l.device);
+  }
+}
+
+namespace {
+
+// First pass: lanes as CrossStackProfiler's `_allocate_pids` (ops in order
+// of first appearance, then memory lanes, each MemEvent also creating the
+// `cpu:0`, `gpu:0` and `cudapinnedplace:0` lanes), markers, time span.
+// Deviation: a GPU kernel on a device other than this output's GPU gets a
+// `gpu:<d>` lane (the reference raises KeyError).
+class PlanSink {
+ public:
+  PlanSink(int64_t gpu, CspRankPlan* plan) : gpu_(gpu), plan_(plan) {}
+  void OnEvent(const PaddleEvent& e) {
+    if (e.type == PaddleEventType::kCpu) {
+      plan_->lanes.Add(Kind::kCpu, e.device_id);
+    } else if (plan_->lanes.Find(Kind::kGpu, e.device_id) < 0) {
+      if (e.device_id != gpu_) ++plan_->gpu_lanes_other_device;
+      plan_->lanes.Add(Kind::kGpu, e.device_id);
+    }
+    PipelineMarker m;
+    if (AsPipelineMarker(e, &m)) {
+      m.seq = static_cast<uint32_t>(plan_->markers.size());
+      plan_->markers.push_back(m);
+    }
+    plan_->first_ns = std::min(plan_->first_ns, e.start_ns);
+    plan_->last_ns = std::max(plan_->last_ns, e.end_ns);
+  }
+  void OnMemEvent(const PaddleMemEvent& m) {
+    const int64_t dev = m.device_id;
+    auto request = [&](Kind k, int64_t d) {
+      // Deduplicated in order of first request (checked against the few
+      // requested so far: a rank has a handful of memory lanes).
+      for (const auto& r : plan_->mem_order)
+        if (r.first == k && r.second == d) return;
+      plan_->mem_order.emplace_back(k, d);
+    };
+    switch (m.place) {
+      case PaddleMemPlace::kCudaPlace:
+        if (dev == gpu_) request(Kind::kMemGpu, dev);
+        break;
+      case PaddleMemPlace::kCpuPlace:
+        request(Kind::kMemCpu, dev);
+        break;
+      case PaddleMemPlace::kCudaPinnedPlace:
+        if (dev == gpu_) request(Kind::kMemPinned, dev);
+        break;
+    }
+    request(Kind::kMemCpu, 0);
+    request(Kind::kMemGpu, 0);
+    request(Kind::kMemPinned, 0);
+  }
+
+ private:
+  int64_t gpu_;
+  CspRankPlan* plan_;
+};
+
+}  // namespace
+
+void PlanCspRank(std::string_view bytes, int64_t gpu, CspRankPlan* plan) {
+  plan->lanes.Clear();
+  plan->markers.clear();
+  plan->mem_order.clear();
+  plan->first_ns = UINT64_MAX;
+  plan->last_ns = 0;
+  plan->gpu_lanes_other_device = 0;
+  PlanSink sink(gpu, plan);
+  plan->parse = ParsePaddleProfile(bytes, sink);
+  for (const auto& [kind, dev] : plan->mem_order) plan->lanes.Add(kind, dev);
+}
 
 bool AsPipelineMarker(const PaddleEvent& e, PipelineMarker* m) {
   if (e.name != kCspMarkerName) return false;
@@ -469,20 +493,26 @@ absl::Status WriteCspTrace(const CspTraceInput& in, OutputFile* out, CspScratch*
     stats->spans = in.spans->size();
   }
   // Lanes of every displayed rank first (all metadata before the events, as
-  // the reference's per-output formatter does), then events rank by rank.
-  std::vector<RankLanes> lanes(in.ranks.size());
+  // the reference's per-output formatter does); pids run on across ranks.
+  std::vector<int64_t> pid_base(in.ranks.size());
   int64_t next_pid = kFirstOpPid;
   for (size_t k = 0; k < in.ranks.size(); ++k) {
-    if (!in.ranks[k].profile) continue;
-    AllocateLanes(*in.ranks[k].profile, in.gpu, CspRankLabel(in.ranks[k].rank), &next_pid,
-                  &lanes[k], &stats->ranks[k]);
-    for (const auto& l : lanes[k].lanes()) ev.ProcessName(l.pid, l.name);
+    pid_base[k] = next_pid;
+    const CspLanes& lanes = in.ranks[k].plan->lanes;
+    for (size_t i = 0; i < lanes.lanes().size(); ++i)
+      ev.ProcessName(next_pid + static_cast<int64_t>(i), lanes.Name(i, in.ranks[k].rank));
+    next_pid += static_cast<int64_t>(lanes.lanes().size());
+  }
+  // Second pass over each rank: its ops; memory counters after all ops.
+  if (scratch->mem.size() < in.ranks.size()) scratch->mem.resize(in.ranks.size());
+  for (size_t k = 0; k < in.ranks.size(); ++k) {
+    scratch->mem[k].clear();
+    OpWriter w(&ev, in.ranks[k].plan->lanes, pid_base[k], in.gpu, &scratch->mem[k], &stats->ranks[k]);
+    ParsePaddleProfile(in.ranks[k].bytes, w);
   }
   for (size_t k = 0; k < in.ranks.size(); ++k)
-    if (in.ranks[k].profile) WriteOps(*in.ranks[k].profile, lanes[k], &ev, &stats->ranks[k]);
-  for (size_t k = 0; k < in.ranks.size(); ++k)
-    if (in.ranks[k].profile)
-      WriteMemory(*in.ranks[k].profile, in.gpu, lanes[k], &ev, scratch, &stats->ranks[k]);
+    WriteMemory(scratch->mem[k], in.ranks[k].plan->lanes.lanes().size(), pid_base[k], &ev, scratch,
+                &stats->ranks[k]);
   if (in.dcgm_lanes) WriteDcgm(in, &ev, stats);
   json.Append("\n]}\n");
   json.Flush();

@@ -100,11 +100,67 @@ enum class CspTimeUnit {
   kMicros,       // exact decimal µs (`--time-unit us`)
 };
 
+// CspLanes: the lanes (pids) of one displayed rank, as CrossStackProfiler's
+// `_allocate_pids` creates them: op lanes in order of first appearance of
+// (device_id, type) among the Events, then memory lanes in order of first
+// appearance among the MemEvents (each MemEvent also creating `cpu:0`,
+// `gpu:0`, `cudapinnedplace:0`). Indices are local to the rank; the writer
+// turns them into pids (8 + lanes of the ranks before + index).
+class CspLanes {
+ public:
+  enum class Kind : uint8_t { kCpu, kGpu, kMemGpu, kMemCpu, kMemPinned, kCount };
+  struct Lane {
+    Kind kind;
+    int64_t device;
+    int line;  // the NN of the name: 9, 10, ... per rank
+  };
+  CspLanes();
+  // Find returns the local index of (kind, device), or -1.
+  int32_t Find(Kind kind, int64_t device) const {
+    if (device >= -1 && device < kFast - 1) return fast_[static_cast<int>(kind)][device + 1];
+    return FindSlow(kind, device);
+  }
+  // Add creates the lane if new; returns its index.
+  int32_t Add(Kind kind, int64_t device);
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  void Clear();
+  // Name returns the reference's name of lane `i` of rank `rank`
+  // ("12_trainerRank.003:cuda_api", "15_memory usage on trainerRank.003:gpu:3").
+  std::string Name(size_t i, int64_t rank) const;
+
+ private:
+  static constexpr int kFast = 64;
+  int32_t FindSlow(Kind kind, int64_t device) const;
+  int32_t fast_[static_cast<int>(Kind::kCount)][kFast];
+  std::vector<Lane> lanes_;
+};
+
+// CspRankPlan: what the first pass over a displayed rank found.
+struct CspRankPlan {
+  CspLanes lanes;
+  std::vector<PipelineMarker> markers;  // in file order (seq set)
+  uint64_t first_ns = UINT64_MAX, last_ns = 0;  // span of its Events (start .. end)
+  uint64_t gpu_lanes_other_device = 0;          // kernels on a GPU other than the output's
+  PaddleParseResult parse;
+  // Memory lane requests in MemEvent order, turned into lanes after the
+  // Events (the reference's second loop).
+  std::vector<std::pair<CspLanes::Kind, int64_t>> mem_order;
+};
+
+// PlanCspRank is the first of two passes over a displayed rank's bytes: it
+// allocates the lanes, collects the pipeline markers and the time span, and
+// reports the decode (the second pass, in WriteCspTrace, sees the same
+// events). Nothing is stored per event: a displayed rank costs its file
+// buffer only, not ~80 bytes per decoded event (fresh memory is the dearest
+// thing on the benchmark VM: bench/RESULTS.md).
+void PlanCspRank(std::string_view bytes, int64_t gpu, CspRankPlan* plan);
+
 // CspDisplayedRank: one displayed rank of an output (trainer % group_size <
-// display_size, on this GPU).
+// display_size, on this GPU): its bytes (alive until written) and its plan.
 struct CspDisplayedRank {
   int64_t rank = 0;
-  const PaddleProfile* profile = nullptr;  // what was decoded (maybe partial)
+  std::string_view bytes;
+  const CspRankPlan* plan = nullptr;
 };
 
 // CspDcgmTrainer: the DCGM rows of one displayed trainer for this GPU.
@@ -132,8 +188,6 @@ struct CspRankStats {
   uint64_t mem_events_written = 0;       // mem events in the counters
   uint64_t mem_events_other_device = 0;  // CUDA / pinned mem events of another GPU
   uint64_t counters_written = 0;         // `Memory` counter events
-  uint64_t gpu_lanes_other_device = 0;   // kernels on a GPU other than n got a lane
-  uint64_t lanes = 0;
 };
 
 // CspTraceStats: per output.
@@ -150,10 +204,10 @@ struct CspScratch {
   struct MemEntry {
     uint64_t ts_ns;
     uint32_t seq;
-    uint32_t lane;
+    uint32_t lane;  // local lane index
     int64_t delta;
   };
-  std::vector<MemEntry> mem;
+  std::vector<std::vector<MemEntry>> mem;  // per displayed rank
   std::vector<int64_t> totals;
   std::vector<uint32_t> touched;
   ByteBuffer json;  // the output buffer
