@@ -503,3 +503,30 @@ TEST(CspDetails, ReferenceFlagSpellingsAndStrayFiles) {
 
 }  // namespace
 }  // namespace tracemill::testing
+
+namespace tracemill::testing {
+namespace {
+
+// --compress writes multi-member gzip that inflates to the same bytes.
+TEST(CspDetails, CompressWritesTheSameTraceGzipped) {
+  const std::string data = std::string(PADDLE_CSP_DATA) + "/small/data";
+  TempDir plain, gz;
+  ASSERT_EQ(RunTracemill({"csp", "--profile-path", data, "--timeline-path", plain.path(),
+                          "--trainer-num", "2", "--threads", "2"}).exit_code, 0);
+  RunResult r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", gz.path(),
+                              "--trainer-num", "2", "--compress"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ListDir(gz.path()).size(), 9u);
+  for (int n = 0; n < 8; ++n) {
+    const std::string name = "traceFile_0_" + std::to_string(n) + ".json";
+    const std::string inflated = Gunzip(ReadFile(gz / (name + ".gz")));
+    EXPECT_TRUE(inflated == ReadFile(plain / name)) << name;
+    if (n == 0) {
+      WriteFile(gz / "inflated.json", inflated);
+      EXPECT_EQ(PythonJsonErrors({gz / "inflated.json"}), "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tracemill::testing
