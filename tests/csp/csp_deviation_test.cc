@@ -342,6 +342,7 @@ TEST(CspDeviation, FolderLayout) {
   MakeDirs(work + "/job/dcgm");  // empty dcgm/: fine too
   r = RunTracemill({"csp", "--profile-path", "job", "--timeline-path", "out2", "--gpus-per-trainer", "1"}, work);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(PythonJsonErrors(Outputs(work + "/out2")), "");
 
   MakeDirs(root / "empty/profile");
   r = RunTracemill({"csp", "--profile-path", root / "empty", "--timeline-path", root / "o3"});
@@ -497,6 +498,7 @@ TEST(CspDetails, ReferenceFlagSpellingsAndStrayFiles) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ListDir(out.path()),
             (std::vector<std::string>{"manifest.json", "traceFile_0_0.json", "traceFile_0_1.json"}));
+  ASSERT_EQ(PythonJsonErrors(Outputs(out.path())), "");
   Trace m(ReadFile(out / "manifest.json"));
   EXPECT_TRUE(InputOf(m, "README.md")["skipped"].value().get_bool().value());
 }
@@ -521,11 +523,11 @@ TEST(CspDetails, CompressWritesTheSameTraceGzipped) {
     const std::string name = "traceFile_0_" + std::to_string(n) + ".json";
     const std::string inflated = Gunzip(ReadFile(gz / (name + ".gz")));
     EXPECT_TRUE(inflated == ReadFile(plain / name)) << name;
-    if (n == 0) {
-      WriteFile(gz / "inflated.json", inflated);
-      EXPECT_EQ(PythonJsonErrors({gz / "inflated.json"}), "");
-    }
   }
+  // The plain files are the inflated ones: all of them, and both manifests, parse.
+  std::vector<std::string> files = Outputs(plain.path());
+  files.push_back(gz / "manifest.json");
+  EXPECT_EQ(PythonJsonErrors(files), "");
 }
 
 }  // namespace

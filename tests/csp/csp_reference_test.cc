@@ -188,6 +188,9 @@ TEST_F(CspReference, ByteIdenticalAcrossRunsAndThreads) {
     const std::string name = "traceFile_0_" + std::to_string(n) + ".json";
     EXPECT_TRUE(ReadFile(again / name) == ReadFile(Ours(n))) << name;
   }
+  std::vector<std::string> files;
+  for (const auto& n : ListDir(again.path())) files.push_back(again / n);
+  EXPECT_EQ(PythonJsonErrors(files), "");
 }
 
 TEST_F(CspReference, ManifestCountsBalance) {
