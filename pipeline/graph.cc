@@ -32,6 +32,7 @@
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/paddle/paddle_decoder.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "merge/sorted_run.h"
@@ -270,6 +271,19 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
         r.error_offset = rep.error_offset;
       }
       if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+      trace = builder.Finish();
+      break;
+    }
+    case formats::FormatId::kPaddleProfile: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = formats::DecodePaddleToTrace(data, &builder);
+      r.events_read = rep.events_read;
+      r.dropped = rep.dropped;
+      r.warnings = std::move(rep.warnings);
+      if (!rep.status.ok() && r.status.ok()) {
+        r.status = rep.status;
+        r.error_offset = rep.error_offset;
+      }
       trace = builder.Finish();
       break;
     }

@@ -161,7 +161,9 @@ std::string ManifestJson(const RunSummary& s) {
     if (out.error.empty()) o.append("null"); else AppendJsonString(out.error, &o);
     o.push_back('}');
   }
-  o.append("\n]\n}\n");
+  o.append("\n]");
+  o.append(s.extra_members);
+  o.append("\n}\n");
   return o;
 }
 

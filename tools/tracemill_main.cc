@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/budget.h"
+#include "pipeline/csp.h"
 #include "pipeline/graph.h"
 #include "pipeline/options.h"
 #include "tracemill/version.h"
@@ -80,6 +81,51 @@ int main(int argc, char** argv) {
   convert->add_flag("-q,--quiet", opts.quiet, "No progress line and no per-input error lines");
   convert->add_flag("-v,--verbose", opts.verbose, "Log threads, simdjson kernel and outputs");
 
+  // `tracemill csp`: Paddle CrossStackProfiler drop-in (CspReporter.py's flags;
+  // its camelCase spellings are accepted too).
+  tracemill::pipeline::CspOptions csp_opts;
+  std::string time_unit = "ns";
+  CLI::App* csp = app.add_subcommand(
+      "csp",
+      "Paddle CrossStackProfiler drop-in: PROFILE_PATH/profile/<name>.<rank> (Paddle profiler "
+      "protobuf) and PROFILE_PATH/dcgm/<name>.<trainer> (dcgmi dmon) -> "
+      "TIMELINE_PATH/traceFile_<group>_<gpu>.json, plus manifest.json.");
+  csp->add_option("--profile-path,--profile_path", csp_opts.profile_path,
+                  "Folder holding profile/ and (optional) dcgm/")
+      ->default_str(".");
+  csp->add_option("--timeline-path,--timeline_path", csp_opts.timeline_path,
+                  "Output folder (created if missing)")
+      ->default_str(".");
+  csp->add_option("--gpus-per-trainer,--gpuPerTrainer", csp_opts.gpus_per_trainer,
+                  "GPUs (ranks) per trainer")
+      ->check(CLI::PositiveNumber)
+      ->default_str("8");
+  csp->add_option("--trainer-num,--trainerNum", csp_opts.trainer_num,
+                  "Number of trainers (default: from the highest rank file)")
+      ->check(CLI::PositiveNumber);
+  csp->add_option("--group-size,--groupSize", csp_opts.group_size,
+                  "Trainers per group; must divide --trainer-num (default: all trainers)")
+      ->check(CLI::PositiveNumber);
+  csp->add_option("--display-size,--displaySize", csp_opts.display_size,
+                  "Trainers shown per group (trainer % group-size < display-size)")
+      ->check(CLI::PositiveNumber)
+      ->default_str("2");
+  csp->add_option("--time-unit", time_unit,
+                  "ns: nanoseconds in the ts/dur fields, as CrossStackProfiler writes them "
+                  "(timelines look 1000x longer); us: true microseconds")
+      ->check(CLI::IsMember({"ns", "us"}))
+      ->default_str("ns");
+  csp->add_option("--threads", csp_opts.threads,
+                  "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
+      ->check(CLI::PositiveNumber);
+  csp->add_flag("--compress", csp_opts.compress, "Write traceFile_<g>_<n>.json.gz");
+  csp->add_flag("-q,--quiet", csp_opts.quiet, "No progress line and no per-input error lines");
+  csp->add_flag("-v,--verbose", csp_opts.verbose, "Log the outputs");
+  std::string csp_stop_after;
+  csp->add_option("--stop-after", csp_stop_after, "Benchmarking: stop after this stage (decode)")
+      ->check(CLI::IsMember({"decode"}))
+      ->group("");  // hidden
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -125,6 +171,37 @@ int main(int argc, char** argv) {
       if (opts.verbose)
         for (const auto& o : s.outputs)
           std::fprintf(stderr, "tracemill:   %s: %llu events, %llu bytes\n", o.path.c_str(),
+                       static_cast<unsigned long long>(o.events),
+                       static_cast<unsigned long long>(o.bytes));
+    }
+    return s.exit_code;
+  }
+  if (csp->parsed()) {
+    csp_opts.unit = time_unit == "us" ? tracemill::formats::CspTimeUnit::kMicros
+                                      : tracemill::formats::CspTimeUnit::kReferenceNs;
+    csp_opts.progress = isatty(STDERR_FILENO) && !csp_opts.quiet;
+    csp_opts.stop_after_decode = csp_stop_after == "decode";
+    csp_opts.command_line = JoinArgs(argc, argv);
+    tracemill::pipeline::RunSummary s = tracemill::pipeline::RunCsp(csp_opts);
+    if (!csp_opts.quiet && s.exit_code != tracemill::pipeline::kExitUsage) {
+      uint64_t read = 0, written = 0, dropped = 0;
+      int bad = 0;
+      for (const auto& r : s.inputs) {
+        read += r.events_read;
+        written += r.events_written;
+        dropped += r.dropped.Total();
+        bad += !r.status.ok();
+      }
+      std::fprintf(stderr,
+                   "tracemill csp: %zu inputs (%d with errors), %llu events read, %llu written, "
+                   "%llu dropped or not displayed; %zu outputs in %s (%.2f s)\n",
+                   s.inputs.size(), bad, static_cast<unsigned long long>(read),
+                   static_cast<unsigned long long>(written),
+                   static_cast<unsigned long long>(dropped), s.outputs.size(),
+                   csp_opts.timeline_path.c_str(), s.wall_seconds);
+      if (csp_opts.verbose)
+        for (const auto& o : s.outputs)
+          std::fprintf(stderr, "tracemill csp:   %s: %llu events, %llu bytes\n", o.path.c_str(),
                        static_cast<unsigned long long>(o.events),
                        static_cast<unsigned long long>(o.bytes));
     }
