@@ -211,6 +211,9 @@ uint64_t DecodedSize(const std::string& path, uint64_t file_bytes) {
     uint64_t isize = 0;
     if (::pread(fd, tail, 4, static_cast<off_t>(file_bytes - 4)) == 4)
       isize = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<uint64_t>(tail[3]) << 24);
+    // Deflate cannot expand more than 1032:1; a larger "ISIZE" is the middle
+    // of a truncated file, not a trailer.
+    if (isize > file_bytes * 1032) isize = 0;
     est = std::max<uint64_t>(isize, file_bytes * 4);
   }
   ::close(fd);

@@ -163,7 +163,8 @@ HeadResult GunzipHead(std::string_view in, bool in_is_whole, size_t max_out, std
       continue;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) r.damaged = true;
-    if (rc == Z_BUF_ERROR && in_is_whole) r.damaged = true;  // truncated member
+    // The whole file ended inside a member: truncated.
+    if (in_is_whole && produced < max_out) r.damaged = true;
     break;
   }
   out->resize(produced);
