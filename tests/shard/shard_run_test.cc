@@ -392,6 +392,35 @@ TEST(ShardRun, EnvironmentDetection) {
   EXPECT_EQ(r.code, 2);
 }
 
+// A head that the full decode contradicts (a second distributedInfo after
+// 256 KiB of events) never regroups an input silently into an output another
+// shard wrote without it: the shard that sees it fails loudly.
+TEST(ShardRun, HeadContradictedByDecodeFailsTheShard) {
+  std::string job = Fresh("twoheads-job");
+  WriteFile(job + "/a.json", "{\"distributedInfo\":{\"rank\":1},\"traceEvents\":[\n" + Events(1, 3000) +
+                                 "\n],\"distributedInfo\":{\"rank\":2}}");
+  WriteFile(job + "/b.json", Kineto(2, 100, 0));
+  // Planned: a.json -> gpu1, b.json -> gpu2; a single run puts both in gpu2.
+  std::string single = Fresh("twoheads-single");
+  EXPECT_EQ(Tracemill({"convert", job, "-o", single, "--shard", "0/1", "-q"}).code, 0);
+  EXPECT_FALSE(fs::exists(single + "/gpu1.trace.json"));
+  std::string out = Fresh("twoheads-shards");
+  std::vector<int> codes;
+  std::string errors;
+  for (int i = 0; i < 2; ++i) {
+    Result r = Tracemill({"convert", job, "-o", out, "--shard", std::to_string(i) + "/2", "-q"});
+    codes.push_back(r.code);
+    errors += r.err;
+  }
+  std::sort(codes.begin(), codes.end());
+  EXPECT_EQ(codes, (std::vector<int>{0, 1})) << errors;
+  EXPECT_NE(errors.find("a.json"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("rerun the job without --shard"), std::string::npos) << errors;
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.err.find("failed (exit status 1)"), std::string::npos) << m.err;
+}
+
 // ---------------- interrupted runs ----------------
 
 // A job large enough to interrupt: 4 ranks of 40k events, one output each.
@@ -455,6 +484,7 @@ TEST(ShardResume, SigtermMidWriteLeavesNoPartialFileAndResumeCompletes) {
   EXPECT_GE(JournalEntries(journal), 1u);
   EXPECT_LT(JournalEntries(journal), 4u);
   ExpectOnlyJournaledOutputs(out, journal);
+  EXPECT_EQ(Shell(kCheck + " valid " + out), 0);  // the journal's lines parse too
   size_t done_before = JournalEntries(journal);
   std::string t = ReadFile(journal);
   size_t p = t.find("{\"output\":{\"path\":\"") + 19;
