@@ -9,7 +9,11 @@ packages=(
   libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
 )
+# Node.js + npm validate the Kubernetes example (tests/shard/k8s): the machine's
+# own Node (e.g. NodeSource's) is used if there is one, else Debian's.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
