@@ -29,11 +29,13 @@
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/orchestrator/run_event_log_decoder.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "merge/sorted_run.h"
 #include "pipeline/cpus.h"
 #include "pipeline/rank_name.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -185,6 +187,7 @@ std::string HeadBytes(std::string_view data) {
 // the read and inflate buffers.
 struct Worker {
   formats::TefDecoder decoder;
+  formats::RunEventLogDecoder run_log;
   formats::ByteBuffer file;
   formats::ByteBuffer inflated;
 };
@@ -233,6 +236,21 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       trace = builder.Finish();
       break;
     }
+    case formats::FormatId::kJsonLines: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = w.run_log.Decode(data, &builder);
+      r.format = absl::StrCat(format_prefix, "run_event_log");
+      r.events_read = rep.events_read;
+      r.dropped = rep.dropped;
+      r.warnings = std::move(rep.warnings);
+      if (!rep.status.ok() && r.status.ok()) {
+        r.status = rep.status;
+        r.error_offset = rep.error_offset;
+      }
+      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+      trace = builder.Finish();
+      break;
+    }
     case formats::FormatId::kEmpty:
       if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
       r.rejected = true;
@@ -251,7 +269,10 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       break;
   }
   if (!trace || r.rejected) return nullptr;
-  if (trace->meta.rank) {
+  r.timeline = std::move(trace->timeline);
+  if (!r.timeline.tracks.empty()) {
+    // A multi-actor input (run event log) is the whole job, not one rank.
+  } else if (trace->meta.rank) {
     r.rank = trace->meta.rank;
     r.rank_source = "distributedInfo";
   } else if (auto named = ranks.Match(r.path)) {
@@ -263,6 +284,18 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
         "labelled by its file name (see --rank-pattern)");
   }
   r.world_size = trace->meta.world_size;
+  for (const auto& e : trace->events) {
+    if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
+    int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
+    if (!r.has_span) {
+      r.first_ts_ns = e.ts_ns;
+      r.last_ts_ns = end;
+      r.has_span = true;
+    } else {
+      r.first_ts_ns = std::min(r.first_ts_ns, e.ts_ns);
+      r.last_ts_ns = std::max(r.last_ts_ns, end);
+    }
+  }
   return merge::SortedRun::Sort(std::move(trace));
 }
 
@@ -422,6 +455,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     if (records[i].rejected && !runs[i] && order.end() == std::find(order.begin(), order.end(), i) &&
         !opts.quiet)
       console.Line(ErrorLine(records[i]));
+  // A rejected input still names its rank by its file name: the report then
+  // draws that rank as dead rather than as an anonymous file.
+  for (InputRecord& r : records) {
+    if (r.rank || r.skipped || r.status.ok() || !r.timeline.tracks.empty()) continue;
+    if (auto named = matcher->Match(r.path)) {
+      r.rank = named;
+      r.rank_source = "file name";
+    }
+  }
 
   // ---- Grouping: every input's rank is known now.
   int gpn = opts.gpus_per_node;
@@ -492,19 +534,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
 
   // The job's time span (and the base of --relative-time).
   for (size_t i = 0; i < n; ++i) {
-    if (!runs[i] || runs[i]->done()) continue;
-    const auto& data = runs[i]->data();
-    for (const auto& e : data.events) {
-      if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
-      int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
-      if (!summary.has_span) {
-        summary.first_ts_ns = e.ts_ns;
-        summary.last_ts_ns = end;
-        summary.has_span = true;
-      } else {
-        summary.first_ts_ns = std::min(summary.first_ts_ns, e.ts_ns);
-        summary.last_ts_ns = std::max(summary.last_ts_ns, end);
-      }
+    const InputRecord& r = records[i];
+    if (!runs[i] || !r.has_span) continue;
+    if (!summary.has_span) {
+      summary.first_ts_ns = r.first_ts_ns;
+      summary.last_ts_ns = r.last_ts_ns;
+      summary.has_span = true;
+    } else {
+      summary.first_ts_ns = std::min(summary.first_ts_ns, r.first_ts_ns);
+      summary.last_ts_ns = std::max(summary.last_ts_ns, r.last_ts_ns);
     }
   }
   const int64_t offset_ns = opts.relative_time && summary.has_span ? summary.first_ts_ns : 0;
@@ -611,6 +649,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   if (absl::Status st = WriteManifest(opts.out_dir, summary); !st.ok()) {
     console.Line(absl::StrCat("tracemill: cannot write manifest: ", st.message()));
     summary.exit_code = kExitInternal;
+  } else if (opts.write_report) {
+    // Built from the manifest just written, as `tracemill report` does.
+    if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {
+      console.Line(absl::StrCat("tracemill: cannot write report: ", rs.message()));
+      summary.exit_code = kExitInternal;
+    }
   }
   return summary;
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "pipeline/graph.h"
 #include "pipeline/options.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace {
@@ -68,8 +69,17 @@ int main(int argc, char** argv) {
   convert->add_option("--rank-pattern", opts.rank_pattern,
                       "Regex with one capture group giving the rank from a file name, for inputs "
                       "without distributedInfo.rank (default: rank-5, rank5, worker5, .5 suffix)");
+  convert->add_flag("--no-report", [&opts](int64_t) { opts.write_report = false; },
+                    "Do not write OUTDIR/report.html (the HTML run report)");
   convert->add_flag("-q,--quiet", opts.quiet, "No progress line and no per-input error lines");
   convert->add_flag("-v,--verbose", opts.verbose, "Log threads, simdjson kernel and outputs");
+
+  std::string report_dir;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Rebuild OUTDIR/report.html (the HTML run report: summary, step timeline, stragglers, dead "
+      "ranks, warnings) from OUTDIR/manifest.json of a finished convert.");
+  report->add_option("outdir", report_dir, "Output directory of a convert run")->required();
 
   try {
     app.parse(argc, argv);
@@ -111,6 +121,14 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(o.bytes));
     }
     return s.exit_code;
+  }
+  if (report->parsed()) {
+    absl::Status st = tracemill::report::WriteReport(report_dir);
+    if (!st.ok()) {
+      std::fprintf(stderr, "tracemill: report: %s\n", std::string(st.message()).c_str());
+      return tracemill::pipeline::kExitInternal;
+    }
+    return tracemill::pipeline::kExitOk;
   }
   return tracemill::pipeline::kExitUsage;
 }

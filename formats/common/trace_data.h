@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "formats/common/event.h"
+#include "formats/common/timeline.h"
 
 namespace tracemill::formats {
 
@@ -73,6 +74,7 @@ struct TraceData {
   uint32_t id_count = 0;                  // ids are 1..id_count
   InputMetadata meta;
   Arena arena;
+  Timeline timeline;  // steps (and tracks) for the run report
 };
 
 // TraceBuilder: the event sink of one input (decoder -> TraceBuilder ->
@@ -98,18 +100,32 @@ class TraceBuilder {
   InputMetadata& meta() { return data_->meta; }
   Arena& arena() { return data_->arena; }
 
-  void AddEvent(const Event& e) { data_->events.push_back(e); }
+  // AddEvent appends `e`. Step hook: an `X` event whose name is a step name
+  // (`MatchStepName`, checked once per distinct name when it is interned)
+  // also becomes a step span; the check per event is one compare.
+  void AddEvent(const Event& e) {
+    data_->events.push_back(e);
+    if (e.name < step_of_name_.size() && step_of_name_[e.name] != kNotAStep) NoteStep(e);
+  }
+  Timeline& timeline() { return data_->timeline; }
   size_t event_count() const { return data_->events.size(); }
 
   // Discard every event and table (the tolerant decoder restarts an input).
   void Reset();
 
-  // Finish: adds the time base to every event with a ts, drops the intern
-  // maps (their keys point into the input buffer) and hands over the data.
+  // Finish: adds the time base to every event with a ts and to every step,
+  // normalizes the steps (`NormalizeSteps`), drops the intern maps (their
+  // keys point into the input buffer) and hands over the data.
   std::unique_ptr<TraceData> Finish();
 
  private:
+  static constexpr int64_t kNotAStep = INT64_MIN;
+  void NoteStep(const Event& e);
+
   std::unique_ptr<TraceData> data_;
+  // string id -> step number, or kNotAStep; only as long as the highest id
+  // of a step name, so empty for inputs without steps.
+  std::vector<int64_t> step_of_name_;
   absl::flat_hash_map<std::string_view, uint32_t> strings_;
   absl::flat_hash_map<std::string_view, uint32_t> tokens_;
   absl::flat_hash_map<std::string_view, uint32_t> pids_;
