@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace tracemill::report {
 namespace {
@@ -109,9 +110,7 @@ std::string FormatPercent(int64_t lag_ns, int64_t base_ns) {
   __int128 hundredths = (t + base_ns / 2) / base_ns;
   if (hundredths == 0 && lag_ns != 0) return neg ? "-0.00%" : "+0.00%";
   uint64_t v = static_cast<uint64_t>(hundredths);
-  std::string frac = absl::StrCat(v % 100);
-  if (frac.size() < 2) frac.insert(0, "0");
-  return absl::StrCat(neg ? "-" : "+", v / 100, ".", frac, "%");
+  return absl::StrFormat("%s%d.%02d%%", neg ? "-" : "+", v / 100, v % 100);
 }
 
 std::string TruncateUtf8(std::string_view s, size_t max_bytes) {
