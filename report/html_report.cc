@@ -52,7 +52,9 @@ th,td{padding:3px 10px;border-bottom:1px solid var(--line);text-align:left;verti
 th{background:var(--head);position:sticky;top:0;white-space:nowrap}
 table.sortable th{cursor:pointer}
 .n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.path{max-width:520px;overflow-wrap:anywhere}
+td.path,#inputs-table td:first-child{max-width:520px;overflow-wrap:anywhere}
+#inputs-table td:nth-child(2),#inputs-table td:nth-child(n+4):nth-child(-n+8){text-align:right;
+font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.dead td:first-child{color:#b01c1c;font-weight:600}
 .scroll{max-height:440px;overflow:auto;border:1px solid var(--line);display:inline-block;max-width:100%}
 .tl{overflow-x:auto;border:1px solid var(--line);border-radius:4px}
@@ -96,7 +98,7 @@ var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),num=th.classList.cont
 dir=th.getAttribute('data-dir')==='a'?'d':'a';th.setAttribute('data-dir',dir);
 rows.sort(function(x,y){var p=x.cells[i],q=y.cells[i];
 var u=p.getAttribute('data-v')||p.textContent,v=q.getAttribute('data-v')||q.textContent;
-var c=num?(parseFloat(u)||0)-(parseFloat(v)||0):u.localeCompare(v);return dir==='a'?c:-c;});
+var c=num?(parseFloat(u.replace(/,/g,''))||0)-(parseFloat(v.replace(/,/g,''))||0):u.localeCompare(v);return dir==='a'?c:-c;});
 rows.forEach(function(r){b.appendChild(r);});});});});
 )js";
 
@@ -454,7 +456,7 @@ class Page {
     }
     if (b.slowest) o_.append("\nslowest of its step");
     o_.append("</title></rect>");
-    if (b.survivors < 0 && b.first_step == b.last_step && w >= 44)
+    if (!a_.collapsed && b.survivors < 0 && b.first_step == b.last_step && w >= 44)
       absl::StrAppend(&o_, "<text class=\"", b.slowest || (b.first_step & 1) ? "bt" : "rt", "\" x=\"",
                       Px(x0 + w / 2), "\" y=\"", bar_y + kBarHeight - 2, "\" text-anchor=\"middle\">#",
                       b.first_step, "</text>");
@@ -575,26 +577,26 @@ class Page {
               "<th class=\"n\">written</th><th class=\"n\">dropped</th><th class=\"n\">steps</th>"
               "<th>output</th><th>status</th></tr></thead><tbody>\n");
     for (const InputModel& in : m_.inputs) {
-      o_.append(in.has_error ? "<tr class=\"dead\"><td class=\"path\">" : "<tr><td class=\"path\">");
+      // Compact rows (4,096 of them in a big job): alignment comes from the
+      // table's CSS, numbers sort by their text.
+      o_.append(in.has_error ? "<tr class=\"dead\"><td>" : "<tr><td>");
       AppendHtmlEscaped(in.path, &o_);
-      o_.append("</td><td class=\"n\">");
+      o_.append("</td><td>");
       if (in.rank) absl::StrAppend(&o_, *in.rank);
       o_.append("</td><td>");
       AppendHtmlEscaped(in.format, &o_);
       size_t steps = in.timeline.steps.size();
       for (const auto& t : in.timeline.tracks) steps += t.rank ? 0 : t.steps.size();
-      absl::StrAppend(&o_, "</td><td class=\"n\" data-v=\"", in.bytes, "\">", FormatCount(in.bytes),
-                      "</td><td class=\"n\" data-v=\"", in.events_read, "\">", FormatCount(in.events_read),
-                      "</td><td class=\"n\" data-v=\"", in.events_written, "\">", FormatCount(in.events_written),
-                      "</td><td class=\"n\" data-v=\"", in.events_dropped, "\">", FormatCount(in.events_dropped),
-                      "</td><td class=\"n\">", steps, "</td><td>");
+      absl::StrAppend(&o_, "</td><td>", FormatCount(in.bytes), "</td><td>", FormatCount(in.events_read),
+                      "</td><td>", FormatCount(in.events_written), "</td><td>", FormatCount(in.events_dropped),
+                      "</td><td>", steps, "</td><td>");
       AppendHtmlEscaped(in.output, &o_);
       o_.append("</td><td>");
       if (in.skipped) o_.append("skipped");
-      else if (in.rejected) o_.append("<span class=\"badge b-err\">rejected</span>");
-      else if (in.has_error) o_.append("<span class=\"badge b-err\">damaged</span>");
-      else if (!in.warnings.empty()) o_.append("<span class=\"badge b-warn\">warnings</span>");
-      else o_.append("<span class=\"badge b-ok\">ok</span>");
+      else if (in.rejected) o_.append("<b class=\"badge b-err\">rejected</b>");
+      else if (in.has_error) o_.append("<b class=\"badge b-err\">damaged</b>");
+      else if (!in.warnings.empty()) o_.append("<b class=\"badge b-warn\">warnings</b>");
+      else o_.append("<b class=\"badge b-ok\">ok</b>");
       o_.append("</td></tr>\n");
     }
     o_.append("</tbody></table></div></section>\n");
