@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs tracemill's build and test dependencies from Debian 12 packages.
+# chromium + nodejs: the report's browser test (tests/report/browser_test.js);
+# fonts-dejavu-core: text in its screenshot.
 # Idempotent: packages already installed are skipped by apt-get; `apt-get update`
 # runs only when the package lists are missing or older than a day.
 set -euo pipefail
@@ -9,6 +11,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  chromium nodejs fonts-dejavu-core
 )
 missing=()
 for p in "${packages[@]}"; do
