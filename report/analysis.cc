@@ -376,12 +376,45 @@ Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
       last_node = row.node;
       a.rows.push_back(std::move(row));
     }
-  for (size_t i : unranked) a.rows.push_back(rank_row(i));
+  // Rows past `max_rank_rows` in a list of unranked inputs or of one log's
+  // workers: only the dead and the slowest stay, the rest become one line.
+  auto add_bounded = [&](std::vector<std::pair<Row, int64_t>> rows, std::string_view what) {
+    if (rows.size() <= lim.max_rank_rows) {
+      for (auto& [row, lag] : rows) a.rows.push_back(std::move(row));
+      return;
+    }
+    std::vector<size_t> slow;
+    for (size_t k = 0; k < rows.size(); ++k)
+      if (rows[k].second > 0 && !rows[k].first.dead) slow.push_back(k);
+    std::stable_sort(slow.begin(), slow.end(),
+                     [&](size_t x, size_t y) { return rows[x].second > rows[y].second; });
+    if (slow.size() > lim.slowest_ranks) slow.resize(lim.slowest_ranks);
+    std::set<size_t> keep(slow.begin(), slow.end());
+    size_t dead = 0;
+    for (size_t k = 0; k < rows.size(); ++k)
+      if (rows[k].first.dead && dead < lim.max_dead_rows) {
+        keep.insert(k);
+        ++dead;
+      }
+    for (size_t k : keep) a.rows.push_back(std::move(rows[k].first));
+    Row more;
+    more.kind = RowKind::kMore;
+    more.label = absl::StrCat("\xE2\x80\xA6 ", rows.size() - keep.size(), " more ", AbslView(what));
+    more.detail = "not drawn: neither dead nor among the slowest (see the Inputs table)";
+    a.rows.push_back(std::move(more));
+  };
+  {
+    std::vector<std::pair<Row, int64_t>> rows;
+    for (size_t i : unranked)
+      rows.emplace_back(rank_row(i), part_of_input[i] >= 0 ? parts[part_of_input[i]].total_lag_ns : 0);
+    add_bounded(std::move(rows), "unranked inputs");
+  }
 
   // Run event logs: the scheduler and each worker.
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const InputModel& in = m.inputs[i];
     if (in.skipped || in.timeline.tracks.empty()) continue;
+    std::vector<std::pair<Row, int64_t>> workers;
     for (size_t t = 0; t < in.timeline.tracks.size(); ++t) {
       const formats::TrackTimeline& tr = in.timeline.tracks[t];
       Row row;
@@ -402,11 +435,16 @@ Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
         if (!in.rejected && in.span_ns) row.dead_from_ns = in.span_ns->second;
         row.dead_reason = absl::StrCat("input damaged: ", InputErrorReason(in));
       }
-      if (!tr.rank)
+      if (!tr.rank) {
         for (const StepSpan& s : tr.steps)
           a.rounds.push_back(RoundEntry{InputLabel(in), s.step, s.start_ns, s.end_ns, s.survivors, s.total});
-      a.rows.push_back(std::move(row));
+        a.rows.push_back(std::move(row));
+      } else {
+        a.workers += 1;
+        workers.emplace_back(std::move(row), p >= 0 ? parts[p].total_lag_ns : 0);
+      }
     }
+    add_bounded(std::move(workers), "workers");
   }
 
   // ---- Bins, and the x range.

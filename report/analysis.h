@@ -6,7 +6,9 @@
 // (node = rank / gpus_per_node), then unranked inputs, then one row per track
 // of each multi-actor input (a run event log's scheduler and workers).
 // Ranks that a job's world_size says exist but no input holds are "missing";
-// consecutive missing ranks share one row ("ranks 2–127").
+// consecutive missing ranks share one row ("ranks 2–127"). More than
+// `max_rank_rows` unranked inputs, or workers of one log, keep only their
+// dead and slowest rows plus one "… N more" line.
 //
 // Row-collapsing rule (bounds the page for 4,096 ranks): when more than
 // `max_rank_rows` (64) ranks have an input, ranks are drawn one row per node
@@ -63,7 +65,7 @@ struct Bar {
   int64_t slowest_ns = 0;                 // node rows: its duration
 };
 
-enum class RowKind { kRank, kNode, kMissing, kUnranked, kScheduler, kWorker };
+enum class RowKind { kRank, kNode, kMissing, kUnranked, kScheduler, kWorker, kMore };
 
 // Row: one row of the timeline.
 struct Row {
@@ -130,6 +132,7 @@ struct Analysis {
   int64_t nodes_seen = 0;        // distinct rank / gpus_per_node
   int64_t missing_ranks = 0;
   int64_t steps_seen = 0;        // distinct step numbers over ranks
+  int64_t workers = 0;           // worker tracks of run event logs
   int gpus_per_node = 8;
 };
 

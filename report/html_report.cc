@@ -203,6 +203,7 @@ class Page {
     std::string ranks_detail =
         a_.world_size > 0 ? absl::StrCat("of ", FormatCount(a_.world_size), " (world_size)")
                           : std::string("no world_size in the inputs");
+    if (a_.workers > 0) absl::StrAppend(&ranks_detail, "; ", a_.workers, " workers in run event logs");
     if (a_.world_sizes.size() > 1) {
       ranks_detail = "world_size differs:";
       for (int64_t w : a_.world_sizes) absl::StrAppend(&ranks_detail, " ", w);
@@ -378,6 +379,12 @@ class Page {
     o_.append("</title></rect>");
     if (row.first_of_node && row.node >= 0 && (row.kind == RowKind::kRank || row.kind == RowKind::kMissing))
       absl::StrAppend(&o_, "<text class=\"nl\" x=\"6\" y=\"", mid + 4, "\">node ", row.node, "</text>");
+    if (row.kind == RowKind::kMore) {
+      absl::StrAppend(&o_, "<text class=\"ax\" x=\"", kNodeWidth, "\" y=\"", mid + 4, "\">");
+      AppendHtmlEscaped(row.label, &o_);
+      o_.append("</text></g>\n");
+      return;
+    }
     const int label_x = row.kind == RowKind::kNode ? 6 : kNodeWidth;
     absl::StrAppend(&o_, "<text x=\"", label_x, "\" y=\"", mid + 4, "\"",
                     row.dead ? " class=\"dl\"" : row.kind == RowKind::kNode ? " class=\"nl\"" : "", ">");

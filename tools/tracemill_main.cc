@@ -44,11 +44,11 @@ int main(int argc, char** argv) {
   CLI::App* convert = app.add_subcommand(
       "convert",
       "Convert per-rank trace files into merged Chrome traces (one per local GPU by default), "
-      "plus OUTDIR/manifest.json.");
+      "plus OUTDIR/manifest.json and OUTDIR/report.html.");
   convert->add_option("inputs", opts.inputs,
                       "Input files or directories (recursed). Format is detected from content: "
-                      "Trace Event Format JSON (array or object form), gzip with any number of "
-                      "members.")
+                      "Trace Event Format JSON (array or object form), run event logs (JSON "
+                      "Lines), gzip with any number of members.")
       ->required();
   convert->add_option("-o,--output", opts.out_dir, "Output directory (created if missing)")
       ->required();

@@ -262,3 +262,30 @@ TEST(ReportSize, FourThousandRanksStayUnderFourMegabytes) {
 
 }  // namespace
 }  // namespace tracemill
+
+namespace tracemill {
+namespace {
+
+// A run event log with 200 workers: the scheduler, the failed worker and the
+// 16 slowest keep rows; the other 183 are one "… more workers" line.
+TEST(ReportSize, ManyWorkersCollapse) {
+  const std::string in = testing::ScratchDir("-in");
+  const std::string out = testing::ScratchDir("-out");
+  std::string log = "{\"time\": 1, \"kind\": \"round_start\", \"data\": {\"round_num\": 1}}\n";
+  for (int w = 0; w < 200; ++w)
+    absl::StrAppend(&log, "{\"time\": ", 10 + w * 0.01, ", \"kind\": \"exec\", \"rank\": ", w,
+                    ", \"data\": {\"duration_s\": ", 5 + w * 0.01, ", \"exit_code\": ", w == 42 ? 1 : 0, "}}\n");
+  log.append("{\"time\": 20, \"kind\": \"round_end\", \"data\": {\"round_num\": 1}}\n");
+  testing::WriteText(in + "/many.jsonl", log);
+  auto s = testing::Convert({in}, out);
+  EXPECT_EQ(s.exit_code, 0);
+  const std::string html = ReadText(out + "/report.html");
+  EXPECT_EQ(Count(html, "<g>"), 1u + 1u + 16u + 1u);
+  EXPECT_NE(html.find(">\xE2\x80\xA6 183 more workers</text>"), std::string::npos);
+  EXPECT_NE(html.find(">many.jsonl \xC2\xB7 worker 199</text>"), std::string::npos);
+  EXPECT_NE(html.find("many.jsonl \xC2\xB7 worker 42</text>"), std::string::npos);
+  EXPECT_EQ(AllMatches(html, "<td class=\"n surv\">([0-9]+/[0-9]+)</td>"), (std::vector<std::string>{"199/200"}));
+}
+
+}  // namespace
+}  // namespace tracemill
