@@ -455,6 +455,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     if (records[i].rejected && !runs[i] && order.end() == std::find(order.begin(), order.end(), i) &&
         !opts.quiet)
       console.Line(ErrorLine(records[i]));
+
+  // ---- Grouping: every input's rank is known now.
   // A rejected input still names its rank by its file name: the report then
   // draws that rank as dead rather than as an anonymous file.
   for (InputRecord& r : records) {
@@ -464,8 +466,6 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       r.rank_source = "file name";
     }
   }
-
-  // ---- Grouping: every input's rank is known now.
   int gpn = opts.gpus_per_node;
   if (gpn <= 0) {
     for (size_t i = 0; i < n; ++i)

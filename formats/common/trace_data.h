@@ -71,10 +71,10 @@ struct TraceData {
   std::vector<Event> events;
   std::vector<std::string_view> strings;  // string id -> body; [0] = ""
   std::vector<ProcessInfo> processes;     // local pid index -> info
+  Timeline timeline;                      // steps (and tracks) for the run report
   uint32_t id_count = 0;                  // ids are 1..id_count
   InputMetadata meta;
   Arena arena;
-  Timeline timeline;  // steps (and tracks) for the run report
 };
 
 // TraceBuilder: the event sink of one input (decoder -> TraceBuilder ->
