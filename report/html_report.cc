@@ -106,11 +106,11 @@ std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
 std::string Px(double v) { return absl::StrFormat("%.1f", v); }
 
-// Relative time "+1.46 s" from the timeline's origin.
+// Exact relative time "+1.459857 s" from the timeline's origin.
 std::string Rel(int64_t ns, int64_t t0) {
   int64_t d = ns - t0;
   if (d == 0) return "+0 s";
-  return absl::StrCat(d > 0 ? "+" : "", FormatShortDuration(d, 3));
+  return absl::StrCat(d > 0 ? "+" : "", FormatDuration(d));
 }
 
 std::string ExitMeaning(int code) {
