@@ -270,6 +270,9 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
   }
   if (!trace || r.rejected) return nullptr;
   r.timeline = std::move(trace->timeline);
+  if (r.timeline.steps_dropped)
+    r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",
+                                      formats::kMaxStepsPerTrack, " per track are not kept for the report"));
   if (!r.timeline.tracks.empty()) {
     // A multi-actor input (run event log) is the whole job, not one rank.
   } else if (trace->meta.rank) {
