@@ -57,6 +57,15 @@ TEST(NormalizeSteps, SortsAndMergesSameStep) {
   EXPECT_EQ(s[1].end_ns, 200);
 }
 
+TEST(NormalizeSteps, KeepsTheFirstStepsUpToTheCap) {
+  std::vector<formats::StepSpan> s;
+  for (int64_t k = formats::kMaxStepsPerTrack + 3; k > 0; --k) s.push_back({k, k * 10, k * 10 + 5});
+  EXPECT_EQ(formats::NormalizeSteps(&s), 3u);
+  ASSERT_EQ(s.size(), formats::kMaxStepsPerTrack);
+  EXPECT_EQ(s.front().step, 1);
+  EXPECT_EQ(s.back().step, static_cast<int64_t>(formats::kMaxStepsPerTrack));
+}
+
 // The hook in TraceBuilder: CPU-side `ProfilerStep#N` X events become steps,
 // with the time base applied; the GPU copy (gpu_user_annotation) is ignored.
 TEST(StepHook, KinetoStepsWithBaseTime) {
