@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "tracemill: report: %s\n", std::string(st.message()).c_str());
       return tracemill::pipeline::kExitInternal;
     }
+    std::fprintf(stderr, "tracemill: wrote %s/report.html\n", report_dir.c_str());
     return tracemill::pipeline::kExitOk;
   }
   return tracemill::pipeline::kExitUsage;
