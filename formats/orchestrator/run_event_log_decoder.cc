@@ -349,7 +349,7 @@ DecodeReport RunEventLogDecoder::Decode(std::string_view text, TraceBuilder* b) 
         (kind == "push" ? b->timeline().bytes_pushed : b->timeline().bytes_pulled) +=
             static_cast<uint64_t>(*bytes);
     }
-    std::string_view stored = b->arena().Copy(rest_);
+    std::string_view stored = b->rest_arena().Copy(rest_);
     e.rest = stored.data();
     e.rest_len = static_cast<uint32_t>(stored.size());
     b->AddEvent(e);
