@@ -33,6 +33,7 @@
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/orchestrator/run_event_log_decoder.h"
 #include "formats/paddle/paddle_decoder.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
@@ -43,6 +44,7 @@
 #include "pipeline/journal.h"
 #include "pipeline/plan.h"
 #include "pipeline/rank_name.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -194,6 +196,7 @@ std::string HeadBytes(std::string_view data) {
 // the read and inflate buffers.
 struct Worker {
   formats::TefDecoder decoder;
+  formats::RunEventLogDecoder run_log;
   formats::ByteBuffer file;
   formats::ByteBuffer inflated;
   std::unique_ptr<merge::SpillFile> spill;  // created on the first spill
@@ -290,6 +293,21 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       trace = builder.Finish();
       break;
     }
+    case formats::FormatId::kJsonLines: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = w.run_log.Decode(data, &builder);
+      r.format = absl::StrCat(format_prefix, "run_event_log");
+      r.events_read = rep.events_read;
+      r.dropped = rep.dropped;
+      r.warnings = std::move(rep.warnings);
+      if (!rep.status.ok() && r.status.ok()) {
+        r.status = rep.status;
+        r.error_offset = rep.error_offset;
+      }
+      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+      trace = builder.Finish();
+      break;
+    }
     case formats::FormatId::kEmpty:
       if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
       r.rejected = true;
@@ -308,7 +326,13 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       break;
   }
   if (!trace || r.rejected) return nullptr;
-  if (trace->meta.rank) {
+  r.timeline = std::move(trace->timeline);
+  if (r.timeline.steps_dropped)
+    r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",
+                                      formats::kMaxStepsPerTrack, " per track are not kept for the report"));
+  if (!r.timeline.tracks.empty()) {
+    // A multi-actor input (run event log) is the whole job, not one rank.
+  } else if (trace->meta.rank) {
     r.rank = trace->meta.rank;
     r.rank_source = "distributedInfo";
   } else if (auto named = ranks.Match(r.path)) {
@@ -734,6 +758,16 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                               spilled_runs.load(), " runs (", spilled_events.load(),
                               " events) spilled"));
 
+  // ---- Grouping: every input's rank is known now.
+  // A rejected input still names its rank by its file name: the report then
+  // draws that rank as dead rather than as an anonymous file.
+  for (InputRecord& r : records) {
+    if (r.rank || r.skipped || r.status.ok() || !r.timeline.tracks.empty()) continue;
+    if (auto named = matcher->Match(r.path)) {
+      r.rank = named;
+      r.rank_source = "file name";
+    }
+  }
   // ---- Grouping: every decoded input's rank is known now; the decoded rank
   // decides its output, and the output's shard decides who reports it.
   const int gpn = jp.gpus_per_node;
@@ -972,6 +1006,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     summary.exit_code = kExitInternal;
   } else if (journal) {
     journal->Remove();  // the manifest holds everything the journal did
+  }
+  if (summary.exit_code != kExitInternal && opts.write_report && !opts.shard.sharded()) {
+    // Built from the manifest just written, as `tracemill report` does.
+    if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {
+      console.Line(absl::StrCat("tracemill: cannot write report: ", rs.message()));
+      summary.exit_code = kExitInternal;
+    }
   }
   return summary;
 }

@@ -40,6 +40,57 @@ void Drops(const formats::DropCounts& d, std::string* o) {
   o->push_back('}');
 }
 
+// Steps as compact arrays: [step, start_us, end_us] or, for rounds with
+// survivors, [step, start_us, end_us, survivors, total].
+void Steps(std::string* o, const std::vector<formats::StepSpan>& steps) {
+  o->push_back('[');
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const formats::StepSpan& st = steps[k];
+    absl::StrAppend(o, k ? ",[" : "[", st.step, ",");
+    Micros(o, st.start_ns);
+    o->push_back(',');
+    Micros(o, st.end_ns);
+    if (st.survivors >= 0 || st.total >= 0) absl::StrAppend(o, ",", st.survivors, ",", st.total);
+    o->push_back(']');
+  }
+  o->push_back(']');
+}
+
+// The report's part of an input: span, steps, tracks, bytes moved.
+void TimelineJson(std::string* o, const InputRecord& r) {
+  o->append(",\"span_us\":");
+  if (r.has_span) {
+    o->push_back('[');
+    Micros(o, r.first_ts_ns);
+    o->push_back(',');
+    Micros(o, r.last_ts_ns);
+    o->push_back(']');
+  } else {
+    o->append("null");
+  }
+  const formats::Timeline& tl = r.timeline;
+  o->append(",\"steps\":");
+  Steps(o, tl.steps);
+  absl::StrAppend(o, ",\"steps_dropped\":", tl.steps_dropped, ",\"bytes_pushed\":", tl.bytes_pushed,
+                  ",\"bytes_pulled\":", tl.bytes_pulled, ",\"tracks\":[");
+  for (size_t t = 0; t < tl.tracks.size(); ++t) {
+    const formats::TrackTimeline& tr = tl.tracks[t];
+    o->append(t ? ",{" : "{");
+    Key(o, "name");
+    AppendJsonString(tr.name, o);
+    o->append(",\"rank\":");
+    if (tr.rank) absl::StrAppend(o, *tr.rank); else o->append("null");
+    o->append(",\"steps\":");
+    Steps(o, tr.steps);
+    o->append(",\"failed_at_us\":");
+    if (tr.failed_at_ns) Micros(o, *tr.failed_at_ns); else o->append("null");
+    o->append(",\"failure\":");
+    if (tr.failed_at_ns) AppendJsonString(tr.failure, o); else o->append("null");
+    o->push_back('}');
+  }
+  o->push_back(']');
+}
+
 }  // namespace
 
 std::string ManifestFileName(const ShardSpec& shard) {
@@ -96,6 +147,7 @@ void AppendInputJson(const InputRecord& r, bool with_index, std::string* op) {
     absl::StrAppend(&o, ",\"byte_offset\":", r.error_offset,
                     ",\"rejected\":", r.rejected ? "true" : "false", "}");
   }
+  TimelineJson(&o, r);
   o.push_back('}');
 }
 
@@ -123,9 +175,12 @@ std::string ManifestJson(const RunSummary& s) {
   uint64_t read = 0, written = 0, bytes_in = 0, bytes_out = 0, listed = 0;
   formats::DropCounts dropped;
   int rejected = 0, with_errors = 0, skipped = 0;
+  uint64_t pushed = 0, pulled = 0;
   for (const auto& r : s.inputs) {
     if (r.owner_shard >= 0) continue;  // another shard reports it
     ++listed;
+    pushed += r.timeline.bytes_pushed;
+    pulled += r.timeline.bytes_pulled;
     read += r.events_read;
     written += r.events_written;
     bytes_in += r.bytes;
@@ -199,6 +254,7 @@ std::string ManifestJson(const RunSummary& s) {
                   ",\"events_read\":", read, ",\"events_written\":", written,
                   ",\"events_dropped\":", dropped.Total(), ",\"dropped_by_reason\":");
   Drops(dropped, &o);
+  absl::StrAppend(&o, ",\"bytes_pushed\":", pushed, ",\"bytes_pulled\":", pulled);
   absl::StrAppend(&o, ",\"outputs\":", s.outputs.size(), ",\"output_bytes\":", bytes_out,
                   ",\"balanced\":", read == written + dropped.Total() ? "true" : "false", "},\n");
   Key(&o, "inputs");

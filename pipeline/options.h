@@ -34,6 +34,7 @@ struct ConvertOptions {
   bool quiet = false;
   bool verbose = false;
   bool progress = false;  // a progress line on stderr (set when it is a TTY)
+  bool write_report = true;  // OUTDIR/report.html after the manifest (--no-report: false)
   std::string command_line;
   ShardSpec shard;        // --shard or the environment (pipeline/shard.h)
   bool resume = false;    // --resume: keep outputs the journal/manifest shows complete

@@ -16,6 +16,7 @@
 #include "pipeline/manifest_merge.h"
 #include "pipeline/options.h"
 #include "pipeline/shard.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace {
@@ -49,11 +50,11 @@ int main(int argc, char** argv) {
   CLI::App* convert = app.add_subcommand(
       "convert",
       "Convert per-rank trace files into merged Chrome traces (one per local GPU by default), "
-      "plus OUTDIR/manifest.json.");
+      "plus OUTDIR/manifest.json and OUTDIR/report.html.");
   convert->add_option("inputs", opts.inputs,
                       "Input files or directories (recursed). Format is detected from content: "
-                      "Trace Event Format JSON (array or object form), gzip with any number of "
-                      "members.")
+                      "Trace Event Format JSON (array or object form), run event logs (JSON "
+                      "Lines), gzip with any number of members.")
       ->required();
   convert->add_option("-o,--output", opts.out_dir, "Output directory (created if missing)")
       ->required();
@@ -156,6 +157,15 @@ int main(int argc, char** argv) {
       "after checking every shard finished and no output was written twice. Exit status 1 names "
       "each missing or failed shard.");
   merge->add_option("outdir", merge_dir, "The output directory the shards wrote into")->required();
+  convert->add_flag("--no-report", [&opts](int64_t) { opts.write_report = false; },
+                    "Do not write OUTDIR/report.html (the HTML run report)");
+
+  std::string report_dir;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Rebuild OUTDIR/report.html (the HTML run report: summary, step timeline, stragglers, dead "
+      "ranks, warnings) from OUTDIR/manifest.json of a finished convert.");
+  report->add_option("outdir", report_dir, "Output directory of a convert run")->required();
 
   try {
     app.parse(argc, argv);
@@ -280,6 +290,15 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(o.bytes));
     }
     return s.exit_code;
+  }
+  if (report->parsed()) {
+    absl::Status st = tracemill::report::WriteReport(report_dir);
+    if (!st.ok()) {
+      std::fprintf(stderr, "tracemill: report: %s\n", std::string(st.message()).c_str());
+      return tracemill::pipeline::kExitInternal;
+    }
+    std::fprintf(stderr, "tracemill: wrote %s/report.html\n", report_dir.c_str());
+    return tracemill::pipeline::kExitOk;
   }
   return tracemill::pipeline::kExitUsage;
 }
