@@ -14,8 +14,10 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
-#include <tbb/enumerable_thread_specific.h>
+#include <malloc.h>
+#include <tbb/concurrent_queue.h>
 #include <tbb/flow_graph.h>
 #include <tbb/global_control.h>
 
@@ -25,6 +27,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/chrome/tef_decoder.h"
 #include "formats/common/byte_buffer.h"
+#include "formats/common/cleanup.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
@@ -33,6 +36,8 @@
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "merge/sorted_run.h"
+#include "merge/spill_file.h"
+#include "pipeline/budget.h"
 #include "pipeline/cpus.h"
 #include "pipeline/rank_name.h"
 #include "tracemill/version.h"
@@ -188,10 +193,31 @@ struct Worker {
   formats::TefDecoder decoder;
   formats::ByteBuffer file;
   formats::ByteBuffer inflated;
+  std::unique_ptr<merge::SpillFile> spill;  // created on the first spill
 };
 
+// DecodedSize estimates an input's decoded size from its head and tail
+// without reading it: a gzip file's ISIZE trailer (the last member's size
+// mod 2^32; at least 4x the compressed size), else the file size.
+uint64_t DecodedSize(const std::string& path, uint64_t file_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return file_bytes;
+  unsigned char head[2] = {0, 0};
+  uint64_t est = file_bytes;
+  if (::pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b && file_bytes >= 18) {
+    unsigned char tail[4];
+    uint64_t isize = 0;
+    if (::pread(fd, tail, 4, static_cast<off_t>(file_bytes - 4)) == 4)
+      isize = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<uint64_t>(tail[3]) << 24);
+    est = std::max<uint64_t>(isize, file_bytes * 4);
+  }
+  ::close(fd);
+  return est;
+}
+
 std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
-                                                const RankMatcher& ranks) {
+                                                const RankMatcher& ranks,
+                                                uint64_t max_decoded_bytes) {
   formats::TefDecoder& decoder = w.decoder;
   if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
@@ -204,7 +230,17 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
   formats::FormatId f = formats::Sniff(data);
   std::string format_prefix;
   if (f == formats::FormatId::kGzip) {
-    formats::GunzipResult g = formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING);
+    formats::GunzipResult g =
+        formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING, max_decoded_bytes);
+    if (absl::IsResourceExhausted(g.status)) {
+      r.status = absl::ResourceExhaustedError(absl::StrCat(
+          "gzip: inflates to more than ", max_decoded_bytes >> 20,
+          " MiB, more than the decode budget allows (--memory-limit ",
+          DecodeCost(max_decoded_bytes) * 10 / 6 >> 20, " MiB or more would fit it)"));
+      r.error_offset = g.error_offset;
+      r.rejected = true;
+      return nullptr;
+    }
     if (!g.status.ok()) {
       r.status = absl::Status(g.status.code(), absl::StrCat("gzip: ", g.status.message()));
       r.error_offset = g.error_offset;
@@ -277,6 +313,18 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
         "labelled by its file name (see --rank-pattern)");
   }
   r.world_size = trace->meta.world_size;
+  for (const auto& e : trace->events) {
+    if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
+    int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
+    if (!r.has_span) {
+      r.first_ts_ns = e.ts_ns;
+      r.last_ts_ns = end;
+      r.has_span = true;
+    } else {
+      r.first_ts_ns = std::min(r.first_ts_ns, e.ts_ns);
+      r.last_ts_ns = std::max(r.last_ts_ns, end);
+    }
+  }
   return merge::SortedRun::Sort(std::move(trace));
 }
 
@@ -349,6 +397,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   summary.command_line = opts.command_line;
   summary.group_by = GroupByName(opts.group_by);
   Console console(opts);
+  formats::InstallInterruptCleanup();
+  // Freed memory goes back to the OS: fixed mmap threshold (glibc raises it
+  // dynamically after large frees, which keeps big buffers on the heap) and
+  // few arenas, so RSS follows the budget.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_ARENA_MAX, 4);
 
   auto matcher = RankMatcher::Create(opts.rank_pattern);
   if (!matcher.ok()) {
@@ -382,20 +436,58 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
 
   // ---- Stage 1: read, inflate, decode and sort every input in parallel.
+  const MemoryPlan plan = PlanMemory(opts.memory_limit ? opts.memory_limit : DefaultMemoryLimit());
+  const std::string tmp_dir = !opts.tmp_dir.empty()            ? opts.tmp_dir
+                              : std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR")
+                                                                 : "/tmp";
   std::vector<std::unique_ptr<merge::SortedRun>> runs(n);
   std::vector<size_t> order;
   std::vector<uint64_t> sizes(n, 0);
+  uint64_t largest_cost = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (records[i].rejected) continue;  // could not even stat it
+    if (records[i].rejected) {  // could not even stat it
+      if (!opts.quiet) console.Line(ErrorLine(records[i]));
+      continue;
+    }
     struct stat st;
     if (::stat(records[i].path.c_str(), &st) == 0) sizes[i] = static_cast<uint64_t>(st.st_size);
+    uint64_t cost = DecodeCost(DecodedSize(records[i].path, sizes[i]));
+    if (cost > plan.decode) {
+      // Decoding it alone would exceed the budget: say what would fit.
+      records[i].bytes = sizes[i];
+      records[i].rejected = true;
+      records[i].status = absl::ResourceExhaustedError(absl::StrCat(
+          "decoding needs about ", cost >> 20, " MiB, more than the ", plan.decode >> 20,
+          " MiB decode budget of --memory-limit ", plan.limit >> 20, "M; rerun with --memory-limit ",
+          (cost * 10 / 6 >> 20) + 1, "M or more"));
+      if (!opts.quiet) console.Line(ErrorLine(records[i]));
+      continue;
+    }
+    largest_cost = std::max(largest_cost, cost);
     order.push_back(i);
+  }
+  // Inputs in flight: as many of the largest as fit the decode budget, at
+  // least one, at most one per thread.
+  const size_t slots = static_cast<size_t>(std::clamp<uint64_t>(
+      largest_cost ? plan.decode / largest_cost : threads, 1, static_cast<uint64_t>(threads)));
+  if (opts.verbose) {
+    console.Line(absl::StrCat("tracemill: ", plan.Describe()));
+    console.Line(absl::StrCat("tracemill: ", slots, " inputs decoded at once (largest needs about ",
+                              largest_cost >> 20, " MiB); spill files in ", tmp_dir));
   }
   // Largest first: the long decodes start early, small ones fill the gaps.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  tbb::enumerable_thread_specific<Worker> workers;
+  // A pool of `slots` workers: at most `slots` sets of buffers ever exist.
+  std::vector<std::unique_ptr<Worker>> worker_store;
+  tbb::concurrent_queue<Worker*> pool;
+  for (size_t k = 0; k < slots; ++k) {
+    worker_store.push_back(std::make_unique<Worker>());
+    pool.push(worker_store.back().get());
+  }
   std::atomic<size_t> done{0};
   std::atomic<uint64_t> bytes_done{0};
+  std::atomic<uint64_t> resident{0};
+  std::atomic<uint64_t> spilled_runs{0}, spilled_events{0};
   {
     using namespace tbb::flow;
     graph g;
@@ -407,16 +499,44 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       }
       return order[next++];
     });
-    // At most 2 x threads inputs in flight (read buffers alive at once).
-    limiter_node<size_t> limiter(g, static_cast<size_t>(threads) * 2);
+    // Backpressure: at most `slots` inputs in flight (the decode budget).
+    limiter_node<size_t> limiter(g, slots);
     function_node<size_t, continue_msg> decode(g, unlimited, [&](size_t i) {
+      Worker* w = nullptr;
+      while (!pool.try_pop(w)) std::this_thread::yield();  // never waits: slots == pool size
       try {
-        runs[i] = DecodeAndSort(records[i], workers.local(), *matcher);
+        runs[i] = DecodeAndSort(records[i], *w, *matcher,
+                                static_cast<uint64_t>(plan.decode / kDecodeFactor));
+        if (runs[i]) {
+          // Keep the run in memory if it fits the run budget, else spill it.
+          uint64_t rb = runs[i]->ResidentBytes();
+          uint64_t before = resident.fetch_add(rb);
+          if (before + rb > plan.runs) {
+            resident -= rb;
+            absl::Status st;
+            if (!w->spill) {
+              auto f = merge::SpillFile::Create(tmp_dir);
+              if (f.ok()) w->spill = std::move(*f);
+              else st = f.status();
+            }
+            if (st.ok()) st = runs[i]->Spill(w->spill.get());
+            if (!st.ok()) {
+              records[i].status = st;
+              records[i].rejected = true;
+              runs[i].reset();
+            } else {
+              resident += runs[i]->ResidentBytes();
+              ++spilled_runs;
+              spilled_events += runs[i]->size();
+            }
+          }
+        }
       } catch (const std::exception& e) {  // nothing throws across a node
         records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
         records[i].rejected = true;
         runs[i].reset();
       }
+      pool.push(w);
       if (!records[i].status.ok() && !opts.quiet) console.Line(ErrorLine(records[i]));
       size_t d = ++done;
       uint64_t b = bytes_done += records[i].bytes;
@@ -432,10 +552,17 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     source.activate();
     g.wait_for_all();
   }
-  for (size_t i = 0; i < n; ++i)
-    if (records[i].rejected && !runs[i] && order.end() == std::find(order.begin(), order.end(), i) &&
-        !opts.quiet)
-      console.Line(ErrorLine(records[i]));
+  // Stage 1's buffers go; the spill files stay for the merge.
+  std::vector<std::unique_ptr<merge::SpillFile>> spill_files;
+  for (auto& w : worker_store)
+    if (w->spill) spill_files.push_back(std::move(w->spill));
+  worker_store.clear();
+  pool.clear();
+  malloc_trim(0);
+  if (opts.verbose)
+    console.Line(absl::StrCat("tracemill: decoded; ", resident.load() >> 20, " MiB of runs in memory, ",
+                              spilled_runs.load(), " runs (", spilled_events.load(),
+                              " events) spilled"));
 
   // ---- Grouping: every input's rank is known now.
   int gpn = opts.gpus_per_node;
@@ -506,19 +633,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
 
   // The job's time span (and the base of --relative-time).
   for (size_t i = 0; i < n; ++i) {
-    if (!runs[i] || runs[i]->done()) continue;
-    const auto& data = runs[i]->data();
-    for (const auto& e : data.events) {
-      if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
-      int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
-      if (!summary.has_span) {
-        summary.first_ts_ns = e.ts_ns;
-        summary.last_ts_ns = end;
-        summary.has_span = true;
-      } else {
-        summary.first_ts_ns = std::min(summary.first_ts_ns, e.ts_ns);
-        summary.last_ts_ns = std::max(summary.last_ts_ns, end);
-      }
+    const InputRecord& r = records[i];
+    if (!runs[i] || !r.has_span) continue;
+    if (!summary.has_span) {
+      summary.first_ts_ns = r.first_ts_ns;
+      summary.last_ts_ns = r.last_ts_ns;
+      summary.has_span = true;
+    } else {
+      summary.first_ts_ns = std::min(summary.first_ts_ns, r.first_ts_ns);
+      summary.last_ts_ns = std::max(summary.last_ts_ns, r.last_ts_ns);
     }
   }
   const int64_t offset_ns = opts.relative_time && summary.has_span ? summary.first_ts_ns : 0;
@@ -550,7 +673,6 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           winputs[j].pid_order = std::move(ids.pid_order);
           winputs[j].id_base = ids.id_base;
           winputs[j].label = records[i].label;
-          runs[i]->Rewind();
           group_runs.push_back(runs[i].get());
           out.inputs.push_back(records[i].path);
           if (records[i].rank) out.ranks.push_back(*records[i].rank);
@@ -563,8 +685,18 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         std::sort(out.ranks.begin(), out.ranks.end());
         out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
         if (dtu.empty() || !dtu_agree) dtu = "ms";
+        // This output's share of the merge budget pays one read buffer per
+        // spilled run.
+        size_t n_spilled = 0;
+        for (auto* r : group_runs) n_spilled += r->spilled();
+        uint64_t share = plan.merge / static_cast<uint64_t>(std::max(1, threads));
+        uint64_t per_run = n_spilled ? (share > kWriterBytes ? share - kWriterBytes : 0) / n_spilled : 0;
+        per_run = std::clamp<uint64_t>(per_run, kMinReadBuffer, kMaxReadBuffer);
+        absl::Status st;
+        for (auto* r : group_runs)
+          if (st.ok()) st = r->Open(per_run);
         auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
-        absl::Status st = file.status();
+        if (st.ok()) st = file.status();
         if (st.ok()) {
           formats::ChromeWriter w(file->get(), offset_ns);
           st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
@@ -575,12 +707,16 @@ RunSummary RunConvert(const ConvertOptions& opts) {
             if (!e) break;
             st = w.WriteEvent(winputs[run], *e);
           }
+          for (auto* r : group_runs)
+            if (st.ok() && !r->read_status().ok()) st = r->read_status();
           if (st.ok()) st = w.Finish();
           if (st.ok()) st = (*file)->Commit();
           out.events = w.events_written();
           out.metadata_added = w.metadata_added();
           out.bytes = (*file)->bytes_written();
         }
+        // Each input belongs to one output: free its run now.
+        for (size_t i : og.inputs) runs[i].reset();
         if (!st.ok()) {
           out.error = std::string(st.message());
           out.events = 0;

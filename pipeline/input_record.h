@@ -28,6 +28,9 @@ struct InputRecord {
   absl::Status status;            // OK, or the first error
   uint64_t error_offset = 0;      // byte offset of the error (decoded bytes for gzip input)
   bool rejected = false;          // nothing of it was converted
+  bool has_span = false;          // first/last below are set
+  int64_t first_ts_ns = 0;        // earliest event start (absolute ns)
+  int64_t last_ts_ns = 0;         // latest event end (absolute ns)
   bool from_directory = false;    // found by walking a directory argument
   bool skipped = false;           // found in a directory and not a trace: ignored, not an error
 

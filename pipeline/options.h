@@ -26,6 +26,8 @@ struct ConvertOptions {
   bool compress = false;  // write .json.gz
   bool relative_time = false;
   int threads = 0;        // 0: the CPUs this process may use
+  uint64_t memory_limit = 0;  // bytes; 0: DefaultMemoryLimit() (pipeline/budget.h)
+  std::string tmp_dir;        // spill files; empty: $TMPDIR, else /tmp
   std::string rank_pattern;  // regex with one capture group; empty: default
   bool quiet = false;
   bool verbose = false;

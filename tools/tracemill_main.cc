@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/budget.h"
 #include "pipeline/csp.h"
 #include "pipeline/graph.h"
 #include "pipeline/options.h"
@@ -66,6 +67,14 @@ int main(int argc, char** argv) {
   convert->add_option("--threads", opts.threads,
                       "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
       ->check(CLI::PositiveNumber);
+  std::string memory_limit;
+  convert->add_option("--memory-limit", memory_limit,
+                      "Peak memory bound, e.g. 512M, 4G (default: half the cgroup memory limit, "
+                      "else half the physical memory, at most 4G). Runs that do not fit spill to "
+                      "--tmp-dir");
+  convert->add_option("--tmp-dir", opts.tmp_dir,
+                      "Directory for spill files (default: $TMPDIR, else /tmp; node-local scratch "
+                      "under Slurm and Kubernetes)");
   convert->add_option("--rank-pattern", opts.rank_pattern,
                       "Regex with one capture group giving the rank from a file name, for inputs "
                       "without distributedInfo.rank (default: rank-5, rank5, worker5, .5 suffix)");
@@ -132,6 +141,15 @@ int main(int argc, char** argv) {
 
   if (convert->parsed()) {
     opts.group_by = *tracemill::pipeline::ParseGroupBy(group_by);
+    if (!memory_limit.empty()) {
+      auto bytes = tracemill::pipeline::ParseBytes(memory_limit);
+      if (!bytes || *bytes < (16u << 20)) {
+        std::fprintf(stderr, "tracemill: --memory-limit %s: expected a size like 512M or 4G (at least 16M)\n",
+                     memory_limit.c_str());
+        return tracemill::pipeline::kExitUsage;
+      }
+      opts.memory_limit = *bytes;
+    }
     opts.progress = isatty(STDERR_FILENO) && !opts.quiet;
     opts.command_line = JoinArgs(argc, argv);
     tracemill::pipeline::RunSummary s = tracemill::pipeline::RunConvert(opts);

@@ -4,16 +4,23 @@
 //
 // With gzip, every Append() chunk becomes one independent gzip member
 // (RFC 1952 members may be concatenated; gunzip, Python's gzip and browsers
-// read them all), which is what lets chunks be compressed in parallel later.
+// read them all). Chunks are collected in batches of kGzipBatch and
+// compressed in parallel (oneTBB parallel_for, one libdeflate compressor per
+// thread), then written in order: one large output uses every core for its
+// compression while formatting stays sequential.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace tracemill::formats {
+
+// Chunks compressed together (memory: about 2 x kGzipBatch x chunk size).
+inline constexpr size_t kGzipBatch = 4;
 
 class OutputFile {
  public:
@@ -38,6 +45,7 @@ class OutputFile {
  private:
   OutputFile() = default;
   absl::Status WriteAll(const char* p, size_t n);
+  absl::Status CompressPending();
 
   std::string final_path_, temp_path_;
   int fd_ = -1;
@@ -45,8 +53,9 @@ class OutputFile {
   int level_ = 6;
   bool committed_ = false;
   uint64_t bytes_written_ = 0;
-  std::string compressed_;
-  void* compressor_ = nullptr;
+  std::vector<std::string> pending_;     // raw chunks waiting for compression
+  std::vector<std::string> compressed_;  // their gzip members
+  int cleanup_slot_ = -1;  // formats/common/cleanup.h
 };
 
 // TempPrefixFor returns the prefix of temporaries for outputs in a directory

@@ -1,5 +1,6 @@
 #include "formats/common/trace_data.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "formats/common/json_text.h"
@@ -9,9 +10,11 @@ namespace tracemill::formats {
 std::string_view Arena::Copy(std::string_view bytes) {
   if (bytes.empty()) return {};
   if (bytes.size() > chunk_left_) {
-    size_t size = bytes.size() > kChunk / 4 ? bytes.size() : kChunk;
-    chunks_.emplace_back(new char[size]);
-    cursor_ = chunks_.back().get();
+    size_t grow = std::min<size_t>(kChunk, size_t{64} << 10 << std::min<size_t>(chunks_.size(), 5));
+    size_t size = bytes.size() > grow / 4 ? std::max(bytes.size(), grow) : grow;
+    chunks_.v.push_back({static_cast<char*>(AllocateLarge(size)), size});
+    reserved_ += size;
+    cursor_ = chunks_.v.back().p;
     chunk_left_ = size;
   }
   std::memcpy(cursor_, bytes.data(), bytes.size());

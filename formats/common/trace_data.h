@@ -18,10 +18,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "formats/common/event.h"
+#include "formats/common/large_alloc.h"
 
 namespace tracemill::formats {
 
-// Arena: append-only byte storage with stable addresses (1 MiB chunks).
+// Arena: append-only byte storage with stable addresses. Chunks grow from
+// 64 KiB to 2 MiB (huge-page backed), so 4,096 small inputs do not each pin a megabyte.
 class Arena {
  public:
   // Copy `bytes` into the arena; the view stays valid for the arena's life.
@@ -31,10 +33,32 @@ class Arena {
   std::string* AppendBuffer() { scratch_.clear(); return &scratch_; }
   std::string_view Commit() { return Copy(scratch_); }
   size_t bytes_used() const { return used_; }
+  size_t bytes_reserved() const { return reserved_; }
+  // Release frees every chunk (views into the arena become invalid).
+  void Release() {
+    chunks_.clear();
+    chunk_left_ = 0;
+    cursor_ = nullptr;
+    used_ = reserved_ = 0;
+  }
 
  private:
-  static constexpr size_t kChunk = 1 << 20;
-  std::vector<std::unique_ptr<char[]>> chunks_;
+  static constexpr size_t kChunk = kHugePage;
+  size_t reserved_ = 0;
+  struct Chunk {
+    char* p;
+    size_t n;
+  };
+  struct ChunkList {
+    std::vector<Chunk> v;
+    ~ChunkList() { clear(); }
+    void clear() {
+      for (auto& c : v) FreeLarge(c.p, c.n);
+      v.clear();
+    }
+    size_t size() const { return v.size(); }
+  };
+  ChunkList chunks_;
   size_t chunk_left_ = 0;
   char* cursor_ = nullptr;
   size_t used_ = 0;
@@ -67,12 +91,20 @@ struct InputMetadata {
 
 // TraceData: the decoded content of one input.
 struct TraceData {
-  std::vector<Event> events;
+  std::vector<Event, LargeAllocator<Event>> events;
   std::vector<std::string_view> strings;  // string id -> body; [0] = ""
   std::vector<ProcessInfo> processes;     // local pid index -> info
   uint32_t id_count = 0;                  // ids are 1..id_count
   InputMetadata meta;
-  Arena arena;
+  Arena arena;       // strings, tokens, process names: kept while the input is in a run
+  Arena rest_arena;  // each event's `rest`: freed when the run is spilled
+
+  // ResidentBytes estimates the heap this input holds (bytes).
+  size_t ResidentBytes() const {
+    return events.capacity() * sizeof(Event) + strings.capacity() * sizeof(std::string_view) +
+           processes.capacity() * sizeof(ProcessInfo) + arena.bytes_reserved() +
+           rest_arena.bytes_reserved();
+  }
 };
 
 // TraceBuilder: the event sink of one input (decoder -> TraceBuilder ->
@@ -97,6 +129,7 @@ class TraceBuilder {
   std::string_view InternedString(uint32_t id) const { return data_->strings[id]; }
   InputMetadata& meta() { return data_->meta; }
   Arena& arena() { return data_->arena; }
+  Arena& rest_arena() { return data_->rest_arena; }
 
   void AddEvent(const Event& e) { data_->events.push_back(e); }
   size_t event_count() const { return data_->events.size(); }

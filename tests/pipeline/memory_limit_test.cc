@@ -1,0 +1,80 @@
+// --memory-limit: runs that do not fit spill to --tmp-dir and are streamed
+// back; outputs must be byte-identical to an unlimited run (issue 5).
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::testing {
+namespace {
+
+class MemoryLimitTest : public ConvertTest {};
+
+// A limit far below the decoded size of the job (2 x 35 MB Kineto files +
+// two HTA ranks) forces spilling; every output must equal an unlimited run's.
+TEST_F(MemoryLimitTest, SpilledRunsGiveByteIdenticalOutputs) {
+  std::vector<std::string> inputs = {DataPath("kineto-tb-plugin"), DataPath("hta/trace_filter")};
+  std::vector<std::string> small = inputs;
+  for (const char* a : {"--memory-limit", "180M", "--tmp-dir"}) small.push_back(a);
+  small.push_back(tmp_.path());
+  small.push_back("-v");
+  Run limited = Convert(small);
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  // --verbose reports how many runs were spilled: at least one must have been.
+  size_t at = limited.err.find(" runs (");
+  ASSERT_NE(at, std::string::npos) << limited.err;
+  size_t start = limited.err.rfind(", ", at);
+  ASSERT_NE(start, std::string::npos);
+  int spilled = std::stoi(limited.err.substr(start + 2, at - start - 2));
+  EXPECT_GE(spilled, 1) << limited.err;
+
+  std::vector<std::string> big = inputs;
+  big.push_back("--memory-limit");
+  big.push_back("4G");
+  Run unlimited = Convert(big);
+  ASSERT_EQ(unlimited.exit_code, 0) << unlimited.err;
+  std::vector<std::string> names = ListDir(unlimited.out_dir);
+  ASSERT_EQ(names, ListDir(limited.out_dir));
+  int compared = 0;
+  for (const std::string& name : names) {
+    if (name == "manifest.json") continue;
+    EXPECT_EQ(ReadFileBytes(unlimited.Output(name)), ReadFileBytes(limited.Output(name))) << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 2);
+  EXPECT_EQ(unlimited.manifest->Int("/totals/events_written"),
+            limited.manifest->Int("/totals/events_written"));
+  EXPECT_TRUE(ManifestBalances(*limited.manifest));
+  // Spill files are unlinked at creation: nothing is left in --tmp-dir but
+  // this test's own output directories.
+  for (const std::string& f : ListDir(tmp_.path()))
+    EXPECT_EQ(f.find("tracemill-spill"), std::string::npos) << f;
+}
+
+// An input whose decode alone exceeds the decode budget is rejected with the
+// limit that would fit it; the other inputs still convert.
+TEST_F(MemoryLimitTest, InputLargerThanTheBudgetNamesTheLimitItNeeds) {
+  Run run = Convert({DataPath("kineto-tb-plugin"), DataPath("hta/trace_filter"), "--memory-limit",
+                     "48M"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("rerun with --memory-limit"), std::string::npos) << run.err;
+  ASSERT_TRUE(run.manifest);
+  int k = run.manifest->InputIndex("worker0.1623143089861.pt.trace.json.gz");
+  ASSERT_GE(k, 0);
+  EXPECT_EQ(run.manifest->Str(Manifest::InputPointer(k, "/error/code")), "RESOURCE_EXHAUSTED");
+  int h = run.manifest->InputIndex("sampled_rank-0.json.gz");
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(run.manifest->Int(Manifest::InputPointer(h, "/events_written")), 4855);
+  EXPECT_TRUE(ManifestBalances(*run.manifest));
+}
+
+TEST_F(MemoryLimitTest, UnparsableLimitIsAUsageError) {
+  CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("x"),
+                               "--memory-limit", "lots"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--memory-limit"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tracemill::testing
