@@ -199,17 +199,21 @@ struct Worker {
 // DecodedSize estimates an input's decoded size from its head and tail
 // without reading it: a gzip file's ISIZE trailer (the last member's size
 // mod 2^32; at least 4x the compressed size), else the file size.
-uint64_t DecodedSize(const std::string& path, uint64_t file_bytes) {
+uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip) {
+  *is_gzip = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return file_bytes;
   unsigned char head[2] = {0, 0};
   uint64_t est = file_bytes;
   if (::pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b && file_bytes >= 18) {
+    *is_gzip = true;
     unsigned char tail[4];
     uint64_t isize = 0;
     if (::pread(fd, tail, 4, static_cast<off_t>(file_bytes - 4)) == 4)
       isize = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<uint64_t>(tail[3]) << 24);
-    est = std::max<uint64_t>(isize, file_bytes * 4);
+    // A truncated file's last bytes are not an ISIZE: deflate cannot expand
+    // more than 1032:1, and we assume at least 4:1.
+    est = std::clamp<uint64_t>(isize, file_bytes * 4, file_bytes * 1032);
   }
   ::close(fd);
   return est;
@@ -451,7 +455,11 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     }
     struct stat st;
     if (::stat(records[i].path.c_str(), &st) == 0) sizes[i] = static_cast<uint64_t>(st.st_size);
-    uint64_t cost = DecodeCost(DecodedSize(records[i].path, sizes[i]));
+    bool gz = false;
+    uint64_t cost = DecodeCost(DecodedSize(records[i].path, sizes[i], &gz));
+    // A gzip input's size is only an estimate: try it within the budget
+    // (Gunzip stops at the limit and says so).
+    if (gz) cost = std::min(cost, plan.decode);
     if (cost > plan.decode) {
       // Decoding it alone would exceed the budget: say what would fit.
       records[i].bytes = sizes[i];

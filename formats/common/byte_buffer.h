@@ -4,10 +4,10 @@
 // Reading a 35 MB trace into a std::string spent more time in memset (resize
 // zero-fills) and first-touch page faults than simdjson spent parsing it
 // (perf, bench/RESULTS.md). Workers keep one ByteBuffer each and reuse it
-// across inputs, so the pages are touched once per thread, not per file.
+// across inputs, so the pages are touched once per thread, not per file;
+// buffers of 2 MiB and more sit on transparent huge pages (large_alloc.h).
 #include <cstddef>
 #include <cstring>
-#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -18,10 +18,8 @@ namespace tracemill::formats {
 class ByteBuffer {
  public:
   ByteBuffer() = default;
-  ~ByteBuffer() { Release(); }
   ByteBuffer(const ByteBuffer&) = delete;
   ByteBuffer& operator=(const ByteBuffer&) = delete;
-  // Movable, so workers can keep a std::vector of them (tracemill csp).
   ByteBuffer(ByteBuffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)),
         size_(std::exchange(o.size_, 0)),
@@ -35,6 +33,7 @@ class ByteBuffer {
     }
     return *this;
   }
+  ~ByteBuffer() { Release(); }
 
   char* data() { return data_; }
   const char* data() const { return data_; }

@@ -69,9 +69,12 @@ std::optional<int64_t> ParseMicrosToNanos(std::string_view s) {
   unsigned __int128 v = 0;
   for (long k = 0; k < int_digits; ++k) v = v * 10 + (k < nd ? digits[k] - '0' : 0);
   if (int_digits >= 0 && int_digits < nd && digits[int_digits] >= '5') v += 1;
+  if (neg) {
+    if (v > static_cast<unsigned __int128>(INT64_MAX) + 1) return std::nullopt;
+    return static_cast<int64_t>(-static_cast<__int128>(v));
+  }
   if (v > static_cast<unsigned __int128>(INT64_MAX)) return std::nullopt;
-  int64_t r = static_cast<int64_t>(v);
-  return neg ? -r : r;
+  return static_cast<int64_t>(v);
 }
 
 std::optional<int64_t> ParseInt64(std::string_view s) {
