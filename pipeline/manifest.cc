@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -325,6 +326,71 @@ absl::Status Bad(std::string_view what) {
   return absl::DataLossError(absl::StrCat("manifest: missing or malformed ", AbslView(what)));
 }
 
+// Micros (as written by Micros()) back to ns: exact for integer microseconds;
+// a fraction goes through a double (sub-microsecond digits of epoch-scale
+// values may round; the report draws whole microseconds).
+bool MicrosElement(dom::element e, int64_t* ns) {
+  int64_t i;
+  if (!e.get_int64().get(i)) {
+    *ns = i * 1000;
+    return true;
+  }
+  double d;
+  if (e.get_double().get(d)) return false;
+  *ns = static_cast<int64_t>(std::llround(d * 1000.0));
+  return true;
+}
+
+bool ParseSteps(dom::element e, std::vector<formats::StepSpan>* out) {
+  dom::array a;
+  if (e.get_array().get(a)) return false;
+  for (dom::element st : a) {
+    dom::array v;
+    if (st.get_array().get(v) || v.size() < 3) return false;
+    formats::StepSpan span;
+    if (v.at(0).get_int64().get(span.step) || !MicrosElement(v.at(1), &span.start_ns) ||
+        !MicrosElement(v.at(2), &span.end_ns))
+      return false;
+    if (v.size() >= 5) {
+      int64_t sv, tv;
+      if (v.at(3).get_int64().get(sv) || v.at(4).get_int64().get(tv)) return false;
+      span.survivors = static_cast<int32_t>(sv);
+      span.total = static_cast<int32_t>(tv);
+    }
+    out->push_back(span);
+  }
+  return true;
+}
+
+// The report's part of an input (TimelineJson), read back so that merged
+// manifests keep it.
+void ParseTimeline(dom::object o, InputRecord* r) {
+  formats::Timeline& tl = r->timeline;
+  dom::element e;
+  if (!o["steps"].get(e)) ParseSteps(e, &tl.steps);
+  U64(o, "steps_dropped", &tl.steps_dropped);
+  U64(o, "bytes_pushed", &tl.bytes_pushed);
+  U64(o, "bytes_pulled", &tl.bytes_pulled);
+  dom::array tracks;
+  if (o["tracks"].get_array().get(tracks)) return;
+  for (dom::element te : tracks) {
+    dom::object to;
+    if (te.get_object().get(to)) continue;
+    formats::TrackTimeline t;
+    Str(to, "name", &t.name);
+    OptI64(to, "rank", &t.rank);
+    dom::element se;
+    if (!to["steps"].get(se)) ParseSteps(se, &t.steps);
+    dom::element fe;
+    if (!to["failed_at_us"].get(fe) && !fe.is_null()) {
+      int64_t ns;
+      if (MicrosElement(fe, &ns)) t.failed_at_ns = ns;
+      Str(to, "failure", &t.failure);
+    }
+    tl.tracks.push_back(std::move(t));
+  }
+}
+
 absl::Status ParseInput(dom::object o, InputRecord* r) {
   if (!Str(o, "path", &r->path)) return Bad("input path");
   int64_t v;
@@ -378,6 +444,7 @@ absl::Status ParseInput(dom::object o, InputRecord* r) {
     if (c == absl::StatusCode::kOk) c = absl::StatusCode::kUnknown;
     r->status = absl::Status(c, message);
   }
+  ParseTimeline(o, r);
   return absl::OkStatus();
 }
 
