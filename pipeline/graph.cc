@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <malloc.h>
@@ -910,6 +911,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         absl::Status st;
         for (auto* r : group_runs)
           if (st.ok()) st = r->Open(per_run);
+        // The rename and its journal line go together: an interrupt waits
+        // for both (DeferInterrupts, emplaced just before Commit).
+        std::optional<formats::DeferInterrupts> defer;
         auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
         if (st.ok()) st = file.status();
         if (st.ok()) {
@@ -930,6 +934,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           for (auto* r : group_runs)
             if (st.ok() && !r->read_status().ok()) st = r->read_status();
           if (st.ok()) st = w.Finish();
+          if (st.ok()) defer.emplace();
           if (st.ok()) st = (*file)->Commit();
           out.events = w.events_written();
           out.metadata_added = w.metadata_added();

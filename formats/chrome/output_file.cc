@@ -27,12 +27,11 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(std::string final
   f->final_path_ = std::move(final_path);
   f->gzip_ = gzip;
   f->level_ = gzip_level;
-  f->fd_ = ::open(f->temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  f->fd_ = OpenTemporary(f->temp_path_, &f->cleanup_slot_);
   if (f->fd_ < 0) {
     int e = errno;
     return absl::ErrnoToStatus(e, absl::StrCat("cannot create ", f->temp_path_));
   }
-  f->cleanup_slot_ = RegisterTemporary(f->temp_path_);
   return f;
 }
 
