@@ -494,7 +494,14 @@ RunSummary RunCsp(const CspOptions& opts) {
     auto file = formats::OutputFile::Create(absl::StrCat(opts.timeline_path, "/", task.name), opts.compress);
     absl::Status st = file.status();
     if (st.ok()) st = formats::WriteCspTrace(in, file->get(), &w.scratch, &stats);
-    if (st.ok()) st = (*file)->Commit();
+    if (st.ok()) {
+      // Remove the previous run's file first, as CrossStackProfiler does
+      // (os.remove, then write): renaming over an existing file makes ext4
+      // (auto_da_alloc) start writeback of the new one inside rename(2), which
+      // cost ~0.1 s per run when rerunning into the same folder.
+      ::unlink((*file)->final_path().c_str());
+      st = (*file)->Commit();
+    }
     if (file.ok()) out.bytes = (*file)->bytes_written();
     out.events = stats.events;
     task.fb_ratio_null = stats.fb_ratio_null;
