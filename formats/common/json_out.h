@@ -83,8 +83,8 @@ inline char* String(char* p, std::string_view s) {
 
 // JsonOut: a write buffer in front of an `OutputFile`, flushed in ~1 MiB
 // chunks (one gzip member each with --compress). The buffer is borrowed so a
-// worker reuses one across outputs (a fresh 1 MiB allocation per output is
-// a fresh mmap, i.e. 256 page faults each time).
+// worker reuses one across outputs (a fresh allocation per output would be a
+// fresh mmap, i.e. page faults each time).
 class JsonOut {
  public:
   JsonOut(OutputFile* file, ByteBuffer* buffer) : file_(file), buf_(buffer) {
