@@ -1,5 +1,6 @@
 #include "formats/detect.h"
 
+#include "formats/common/json_text.h"
 #include "formats/gzip/gzip_reader.h"
 #include "formats/paddle/paddle_profile.h"
 
@@ -17,7 +18,19 @@ FormatId Sniff(std::string_view head) {
     ++i;
   if (i >= head.size()) return FormatId::kEmpty;
   if (head[i] == '[') return FormatId::kTraceEventArray;
-  if (head[i] == '{') return FormatId::kTraceEventObject;
+  if (head[i] == '{') {
+    std::string_view first = head.substr(i, 64 << 10);
+    size_t end = SkipJsonValue(first, 0);
+    if (end != std::string_view::npos && first.substr(0, end).find('\n') == std::string_view::npos) {
+      size_t j = end;
+      while (j < first.size() && (first[j] == ' ' || first[j] == '\t' || first[j] == '\r')) ++j;
+      if (j < first.size() && first[j] == '\n') {
+        j = i + SkipWhitespace(head.substr(i), j);
+        if (j < head.size() && head[j] == '{') return FormatId::kJsonLines;
+      }
+    }
+    return FormatId::kTraceEventObject;
+  }
   return FormatId::kUnknown;
 }
 
@@ -28,6 +41,7 @@ std::string_view FormatName(FormatId id) {
     case FormatId::kTraceEventObject: return "trace_event_json_object";
     case FormatId::kEmpty: return "empty";
     case FormatId::kPaddleProfile: return "paddle_profile";
+    case FormatId::kJsonLines: return "json_lines";
     case FormatId::kUnknown: break;
   }
   return "unknown";

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -32,6 +33,7 @@
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/orchestrator/run_event_log_decoder.h"
 #include "formats/paddle/paddle_decoder.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
@@ -39,7 +41,10 @@
 #include "merge/spill_file.h"
 #include "pipeline/budget.h"
 #include "pipeline/cpus.h"
+#include "pipeline/journal.h"
+#include "pipeline/plan.h"
 #include "pipeline/rank_name.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -191,6 +196,7 @@ std::string HeadBytes(std::string_view data) {
 // the read and inflate buffers.
 struct Worker {
   formats::TefDecoder decoder;
+  formats::RunEventLogDecoder run_log;
   formats::ByteBuffer file;
   formats::ByteBuffer inflated;
   std::unique_ptr<merge::SpillFile> spill;  // created on the first spill
@@ -287,6 +293,21 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       trace = builder.Finish();
       break;
     }
+    case formats::FormatId::kJsonLines: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = w.run_log.Decode(data, &builder);
+      r.format = absl::StrCat(format_prefix, "run_event_log");
+      r.events_read = rep.events_read;
+      r.dropped = rep.dropped;
+      r.warnings = std::move(rep.warnings);
+      if (!rep.status.ok() && r.status.ok()) {
+        r.status = rep.status;
+        r.error_offset = rep.error_offset;
+      }
+      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+      trace = builder.Finish();
+      break;
+    }
     case formats::FormatId::kEmpty:
       if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
       r.rejected = true;
@@ -305,7 +326,13 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       break;
   }
   if (!trace || r.rejected) return nullptr;
-  if (trace->meta.rank) {
+  r.timeline = std::move(trace->timeline);
+  if (r.timeline.steps_dropped)
+    r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",
+                                      formats::kMaxStepsPerTrack, " per track are not kept for the report"));
+  if (!r.timeline.tracks.empty()) {
+    // A multi-actor input (run event log) is the whole job, not one rank.
+  } else if (trace->meta.rank) {
     r.rank = trace->meta.rank;
     r.rank_source = "distributedInfo";
   } else if (auto named = ranks.Match(r.path)) {
@@ -393,6 +420,90 @@ std::string OtherData(const OutputGroup& g, const std::vector<InputRecord>& reco
   return o;
 }
 
+
+// The base name of an output temporary `.<base>.tmp.<pid>`, or "".
+std::string TemporaryBase(std::string_view name) {
+  size_t k = name.find(".tmp.");
+  if (!formats::IsTemporaryName(name) || k == std::string_view::npos) return "";
+  return std::string(name.substr(1, k - 1));
+}
+
+// ResumeState: outputs of an earlier run of this job that are complete.
+struct ResumeState {
+  std::vector<CompletedOutput> outputs;
+  std::map<std::string, size_t> input_of_path;  // carried input path -> index in records
+  std::string note;                             // one line for stderr
+};
+
+// LoadResume reads OUTDIR's manifest (a completed earlier run) and journal (a
+// killed one) of this shard and keeps the outputs this shard owns whose file
+// has the recorded size and CRC-32.
+ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
+                       const std::vector<InputRecord>& records) {
+  ResumeState st;
+  std::map<std::string, CompletedOutput> found;  // by output name
+  bool other_job = false;
+  const std::string manifest_path = opts.out_dir + "/" + ManifestFileName(opts.shard);
+  if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb")) {
+    std::string text;
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
+    std::fclose(f);
+    if (auto m = ParseManifest(text); m.ok() && m->fingerprint == plan.fingerprint) {
+      for (auto& out : m->outputs) {
+        if (!out.error.empty()) continue;
+        CompletedOutput c;
+        c.output = out;
+        for (const auto& r : m->inputs)
+          if (r.owner_shard < 0 && r.output == out.path) c.inputs.push_back(r);
+        found[out.path] = std::move(c);
+      }
+    } else {
+      other_job = true;
+    }
+  }
+  if (auto j = LoadJournal(opts.out_dir + "/" + JournalFileName(opts.shard)); j.ok()) {
+    if (j->fingerprint == plan.fingerprint) {
+      for (auto& c : j->outputs) found[c.output.path] = std::move(c);
+    } else {
+      other_job = true;
+    }
+  }
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < records.size(); ++i) index_of[records[i].path] = i;
+  size_t stale = 0;
+  for (auto& [name, c] : found) {
+    auto key = ParseOutputName(name);
+    bool keep = key && plan.OwnerOf(*key) == opts.shard.index && !c.inputs.empty();
+    for (const auto& r : c.inputs) keep = keep && index_of.count(r.path) && !st.input_of_path.count(r.path);
+    if (keep) {
+      auto disk = FileSizeAndCrc32(opts.out_dir + "/" + name);
+      keep = disk.ok() && disk->first == c.output.bytes && disk->second == c.output.crc32;
+    }
+    if (!keep) {
+      ++stale;
+      continue;
+    }
+    for (auto& r : c.inputs) {
+      r.index = static_cast<int64_t>(index_of[r.path]);
+      r.owner_shard = -1;
+      r.reused = true;
+      st.input_of_path[r.path] = static_cast<size_t>(r.index);
+    }
+    c.output.reused = true;
+    st.outputs.push_back(std::move(c));
+  }
+  if (other_job && st.outputs.empty())
+    st.note = absl::StrCat("resume: the manifest/journal in ", opts.out_dir,
+                           " is from another job (inputs or options changed): converting everything");
+  else
+    st.note = absl::StrCat("resume: ", st.outputs.size(), " outputs already complete (",
+                           st.input_of_path.size(), " inputs not read)",
+                           stale ? absl::StrCat(", ", stale, " to redo") : "");
+  return st;
+}
+
 }  // namespace
 
 RunSummary RunConvert(const ConvertOptions& opts) {
@@ -420,16 +531,10 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     summary.exit_code = kExitInternal;
     return summary;
   }
-  // Temporaries a killed run left behind are never outputs: remove them.
-  if (DIR* d = ::opendir(opts.out_dir.c_str())) {
-    while (dirent* de = ::readdir(d))
-      if (formats::IsTemporaryName(de->d_name)) ::unlink((opts.out_dir + "/" + de->d_name).c_str());
-    ::closedir(d);
-  }
-
-  std::vector<InputRecord>& records = summary.inputs;
+  std::vector<InputRecord> records;
   ExpandInputs(opts.inputs, &records);
   const size_t n = records.size();
+  for (size_t i = 0; i < n; ++i) records[i].index = static_cast<int64_t>(i);
   const int threads = opts.threads > 0 ? opts.threads : AvailableCpus();
   summary.threads = threads;
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
@@ -437,6 +542,83 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     console.Line(absl::StrCat("tracemill: ", n, " inputs, ", threads, " threads, simdjson kernel ",
                               simdjson::get_active_implementation()->name(), " (",
                               simdjson::get_active_implementation()->description(), ")"));
+  }
+
+  // ---- Pre-scan and plan: every input's planned output from its head; the
+  // shard of every output (pipeline/plan.h). Identical in every shard.
+  const int me = opts.shard.index;
+  const JobPlan jp = MakePlan(records, PreScan(records, *matcher), opts, opts.shard.count);
+  summary.gpus_per_node = jp.gpus_per_node;
+  summary.fingerprint = jp.fingerprint;
+  summary.shard = opts.shard;
+  summary.inputs_in_job = n;
+  // The shard an input's record belongs to, as planned: -1 if undetermined.
+  auto planned_owner = [&](size_t i) -> int {
+    switch (jp.inputs[i].kind) {
+      case PlanKind::kOutput: return jp.OwnerOf(*jp.planned_key[i]);
+      case PlanKind::kNoOutput: return 0;
+      case PlanKind::kUndetermined: break;
+    }
+    return -1;
+  };
+
+  // Temporaries a killed run left behind are never outputs: remove them
+  // (in a shard, only those of its own outputs, manifest and journal: the
+  // other shards may be writing theirs into the same directory right now).
+  if (DIR* d = ::opendir(opts.out_dir.c_str())) {
+    while (dirent* de = ::readdir(d)) {
+      std::string base = TemporaryBase(de->d_name);
+      if (base.empty()) continue;
+      bool mine = !opts.shard.sharded() || base == ManifestFileName(opts.shard) ||
+                  base == JournalFileName(opts.shard);
+      if (auto key = ParseOutputName(base); key && jp.OwnerOf(*key) == me) mine = true;
+      if (mine) ::unlink((opts.out_dir + "/" + de->d_name).c_str());
+    }
+    ::closedir(d);
+  }
+
+  // ---- Resume: outputs an earlier run completed are kept, their inputs not read.
+  ResumeState resume;
+  if (opts.resume) {
+    resume = LoadResume(opts, jp, records);
+    if (!opts.quiet) console.Line(absl::StrCat("tracemill: ", resume.note));
+  }
+  std::set<std::string> carried_outputs;
+  for (const auto& c : resume.outputs) carried_outputs.insert(c.output.path);
+  // The journal starts over with what was carried; the manifest of an earlier
+  // run goes (a manifest present means a finished run), and so does a merged
+  // job manifest when a shard runs again.
+  std::unique_ptr<Journal> journal;
+  if (auto j = Journal::Create(opts.out_dir + "/" + JournalFileName(opts.shard), jp.fingerprint,
+                               opts.shard, resume.outputs);
+      j.ok()) {
+    journal = std::move(*j);
+  } else {
+    console.Line(absl::StrCat("tracemill: cannot write the journal (--resume will redo everything): ",
+                              j.status().message()));
+  }
+  ::unlink((opts.out_dir + "/" + ManifestFileName(opts.shard)).c_str());
+  if (opts.shard.sharded()) ::unlink((opts.out_dir + "/manifest.json").c_str());
+
+  // Which inputs this process reads: those planned to its outputs, every
+  // undetermined one, and (shard 0) those that are no trace at all; not
+  // those of outputs carried over by --resume.
+  std::vector<bool> read(n, false);
+  size_t n_undetermined = 0, n_read = 0;
+  uint64_t read_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    n_undetermined += jp.inputs[i].kind == PlanKind::kUndetermined;
+    if (resume.input_of_path.count(records[i].path)) continue;
+    int owner = planned_owner(i);
+    read[i] = owner < 0 || owner == me;
+    n_read += read[i];
+    if (read[i]) read_bytes += jp.inputs[i].bytes;
+  }
+  if (opts.verbose || (opts.shard.sharded() && !opts.quiet)) {
+    console.Line(absl::StrCat("tracemill: plan ", jp.fingerprint, ": ", n, " inputs, ",
+                              jp.planned_bytes.size(), " outputs planned, ", n_undetermined,
+                              " inputs undetermined until decoded; gpus per node ", jp.gpus_per_node,
+                              "; this process reads ", n_read, " inputs (", read_bytes >> 20, " MiB)"));
   }
 
   // ---- Stage 1: read, inflate, decode and sort every input in parallel.
@@ -448,9 +630,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   std::vector<size_t> order;
   std::vector<uint64_t> sizes(n, 0);
   uint64_t largest_cost = 0;
+  // An input's error line is printed by the shard that reports it: at once
+  // if planned here, after grouping if undetermined.
+  auto report_now = [&](size_t i) { return !opts.quiet && planned_owner(i) == me; };
   for (size_t i = 0; i < n; ++i) {
+    if (!read[i]) continue;
     if (records[i].rejected) {  // could not even stat it
-      if (!opts.quiet) console.Line(ErrorLine(records[i]));
+      if (report_now(i)) console.Line(ErrorLine(records[i]));
       continue;
     }
     struct stat st;
@@ -468,7 +654,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           "decoding needs about ", cost >> 20, " MiB, more than the ", plan.decode >> 20,
           " MiB decode budget of --memory-limit ", plan.limit >> 20, "M; rerun with --memory-limit ",
           (cost * 10 / 6 >> 20) + 1, "M or more"));
-      if (!opts.quiet) console.Line(ErrorLine(records[i]));
+      if (report_now(i)) console.Line(ErrorLine(records[i]));
       continue;
     }
     largest_cost = std::max(largest_cost, cost);
@@ -545,7 +731,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         runs[i].reset();
       }
       pool.push(w);
-      if (!records[i].status.ok() && !opts.quiet) console.Line(ErrorLine(records[i]));
+      if (!records[i].status.ok() && report_now(i)) console.Line(ErrorLine(records[i]));
       size_t d = ++done;
       uint64_t b = bytes_done += records[i].bytes;
       double secs = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -573,41 +759,59 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                               " events) spilled"));
 
   // ---- Grouping: every input's rank is known now.
-  int gpn = opts.gpus_per_node;
-  if (gpn <= 0) {
-    for (size_t i = 0; i < n; ++i)
-      if (runs[i]) gpn = std::max(gpn, runs[i]->data().meta.device_count);
-    if (gpn <= 0) gpn = 8;
+  // A rejected input still names its rank by its file name: the report then
+  // draws that rank as dead rather than as an anonymous file.
+  for (InputRecord& r : records) {
+    if (r.rank || r.skipped || r.status.ok() || !r.timeline.tracks.empty()) continue;
+    if (auto named = matcher->Match(r.path)) {
+      r.rank = named;
+      r.rank_source = "file name";
+    }
   }
-  summary.gpus_per_node = gpn;
-  std::map<std::pair<int, int64_t>, OutputGroup> groups;
+  // ---- Grouping: every decoded input's rank is known now; the decoded rank
+  // decides its output, and the output's shard decides who reports it.
+  const int gpn = jp.gpus_per_node;
+  bool plan_broken = false;
+  std::map<OutputKey, OutputGroup> groups;
   std::map<int64_t, std::vector<size_t>> by_rank;
   for (size_t i = 0; i < n; ++i) {
-    if (!runs[i]) continue;
-    const InputRecord& r = records[i];
-    if (r.rank) by_rank[*r.rank].push_back(i);
-    std::pair<int, int64_t> key;
-    std::string name;
-    if (opts.group_by == GroupBy::kAll) {
-      key = {0, 0};
-      name = "all";
-    } else if (!r.rank) {
-      key = {1, 0};
-      name = "unranked";
-    } else if (opts.group_by == GroupBy::kLocalGpu) {
-      key = {0, *r.rank % gpn};
-      name = absl::StrCat("gpu", key.second);
-    } else if (opts.group_by == GroupBy::kRank) {
-      key = {0, *r.rank};
-      name = absl::StrCat("rank", key.second);
-    } else {
-      key = {0, *r.rank / gpn};
-      name = absl::StrCat("node", key.second);
+    if (!read[i]) continue;
+    InputRecord& r = records[i];
+    if (!runs[i]) {
+      int owner = std::max(planned_owner(i), 0);
+      if (owner != me) r.owner_shard = owner;
+      else if (planned_owner(i) < 0 && !r.status.ok() && !opts.quiet) console.Line(ErrorLine(r));
+      continue;
     }
+    OutputKey key = KeyFor(r.rank, opts.group_by, gpn);
+    const std::string name = OutputFileName(key, opts.compress);
+    int owner = jp.OwnerOf(key);
+    if (owner != me && planned_owner(i) < 0) {
+      r.owner_shard = owner;  // decoded for nothing: another shard writes its output
+      runs[i].reset();
+      continue;
+    }
+    if (owner != me || carried_outputs.count(name)) {
+      // The head said one output, the decode another, written elsewhere
+      // (e.g. a second distributedInfo after traceEvents). Never silently.
+      plan_broken = true;
+      r.status = absl::FailedPreconditionError(absl::StrCat(
+          owner != me ? absl::StrCat("its decoded rank puts it in ", name, ", which shard ", owner,
+                                     " writes without it (its head planned it elsewhere)")
+                      : absl::StrCat("its decoded rank puts it in ", name,
+                                     ", which an earlier run completed without it (--resume)"),
+          ": rerun the job without --shard/--resume"));
+      r.rejected = true;
+      console.Line(ErrorLine(r));
+      runs[i].reset();
+      continue;
+    }
+    if (!r.status.ok() && planned_owner(i) < 0 && !opts.quiet) console.Line(ErrorLine(r));
+    if (r.rank) by_rank[*r.rank].push_back(i);
     OutputGroup& og = groups[key];
-    og.name = absl::StrCat(name, ".trace.json", opts.compress ? ".gz" : "");
-    og.kind = key.first;
-    og.number = key.second;
+    og.name = name;
+    og.kind = key.kind;
+    og.number = key.number;
     og.inputs.push_back(i);
   }
   for (auto& [rank, idx] : by_rank) {
@@ -639,10 +843,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     });
   }
 
+  // Records carried over by --resume take their place in the list.
+  for (auto& c : resume.outputs)
+    for (auto& r : c.inputs) records[static_cast<size_t>(r.index)] = r;
   // The job's time span (and the base of --relative-time).
   for (size_t i = 0; i < n; ++i) {
     const InputRecord& r = records[i];
-    if (!runs[i] || !r.has_span) continue;
+    if (!(runs[i] || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
     if (!summary.has_span) {
       summary.first_ts_ns = r.first_ts_ns;
       summary.last_ts_ns = r.last_ts_ns;
@@ -710,10 +917,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
           for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
           merge::KWayMerger merger(group_runs);
+          uint64_t since_pause = 0;
           while (st.ok()) {
             auto [run, e] = merger.Next();
             if (!e) break;
             st = w.WriteEvent(winputs[run], *e);
+            if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
+              since_pause = 0;
+              std::this_thread::sleep_for(std::chrono::milliseconds(opts.debug_write_delay_ms));
+            }
           }
           for (auto* r : group_runs)
             if (st.ok() && !r->read_status().ok()) st = r->read_status();
@@ -722,6 +934,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           out.events = w.events_written();
           out.metadata_added = w.metadata_added();
           out.bytes = (*file)->bytes_written();
+          out.crc32 = (*file)->crc32();
         }
         // Each input belongs to one output: free its run now.
         for (size_t i : og.inputs) runs[i].reset();
@@ -731,9 +944,16 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
                                     st.message()));
         } else {
+          std::vector<const InputRecord*> done_inputs;
           for (size_t j = 0; j < og.inputs.size(); ++j) {
             records[og.inputs[j]].events_written = winputs[j].events_written;
             records[og.inputs[j]].output = og.name;
+            done_inputs.push_back(&records[og.inputs[j]]);
+          }
+          // The output is in place: record it for --resume.
+          if (journal) {
+            if (absl::Status js = journal->Append(out, done_inputs); !js.ok())
+              console.Line(absl::StrCat("tracemill: journal: ", js.message()));
           }
         }
       } catch (const std::exception& e) {
@@ -759,16 +979,40 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   console.EndProgress();
 
+  // The outputs carried over by --resume join the list, in output order.
+  if (!resume.outputs.empty()) {
+    for (auto& c : resume.outputs) summary.outputs.push_back(c.output);
+    std::stable_sort(summary.outputs.begin(), summary.outputs.end(), [](const auto& a, const auto& b) {
+      auto ka = ParseOutputName(a.path), kb = ParseOutputName(b.path);
+      return ka && kb ? *ka < *kb : a.path < b.path;
+    });
+  }
+  summary.resumed = opts.resume;
+  summary.outputs_reused = resume.outputs.size();
+  summary.inputs_not_read = resume.input_of_path.size();
+  // The records this process reports (or decoded for another shard).
+  for (size_t i = 0; i < n; ++i)
+    if (read[i] || records[i].reused) summary.inputs.push_back(std::move(records[i]));
+
   // Inputs whose output failed: their events were read but not written.
-  bool output_failed = false;
+  bool output_failed = plan_broken;
   for (const auto& out : summary.outputs) output_failed |= !out.error.empty();
   bool any_input_error = false;
-  for (const auto& r : records) any_input_error |= !r.status.ok();
+  for (const auto& r : summary.inputs) any_input_error |= r.owner_shard < 0 && !r.status.ok();
   summary.exit_code = output_failed ? kExitInternal : any_input_error ? kExitSomeRejected : kExitOk;
   summary.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (absl::Status st = WriteManifest(opts.out_dir, summary); !st.ok()) {
     console.Line(absl::StrCat("tracemill: cannot write manifest: ", st.message()));
     summary.exit_code = kExitInternal;
+  } else if (journal) {
+    journal->Remove();  // the manifest holds everything the journal did
+  }
+  if (summary.exit_code != kExitInternal && opts.write_report && !opts.shard.sharded()) {
+    // Built from the manifest just written, as `tracemill report` does.
+    if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {
+      console.Line(absl::StrCat("tracemill: cannot write report: ", rs.message()));
+      summary.exit_code = kExitInternal;
+    }
   }
   return summary;
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/shard.h"
+
 namespace tracemill::pipeline {
 
 // How inputs are grouped into outputs.
@@ -32,7 +34,11 @@ struct ConvertOptions {
   bool quiet = false;
   bool verbose = false;
   bool progress = false;  // a progress line on stderr (set when it is a TTY)
+  bool write_report = true;  // OUTDIR/report.html after the manifest (--no-report: false)
   std::string command_line;
+  ShardSpec shard;        // --shard or the environment (pipeline/shard.h)
+  bool resume = false;    // --resume: keep outputs the journal/manifest shows complete
+  int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 
 // Exit statuses of `tracemill` (documented in --help and README.md).

@@ -6,7 +6,7 @@
 // Each rank r gets DIR/rank<r>.pt.trace.json (or .json.gz, one gzip member)
 // in Kineto's JSON Object Format, laid out the way libkineto's
 // ChromeTraceLogger writes it (pretty-printed, ", " separators, ~450 bytes
-// per event on average, like the real files in ../shared/data):
+// per event on average, like the real Kineto files in tests/data):
 //
 //   { "schemaVersion", "deviceProperties" (gpus-per-node entries),
 //     "distributedInfo" {backend nccl, rank, world_size}, "record_shapes",

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs tracemill's build and test dependencies from Debian 12 packages.
+# chromium + nodejs: the report's browser test (tests/report/browser_test.js);
+# fonts-dejavu-core: text in its screenshot.
 # Idempotent: packages already installed are skipped by apt-get; `apt-get update`
 # runs only when the package lists are missing or older than a day.
 set -euo pipefail
@@ -9,7 +11,12 @@ packages=(
   libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
+  chromium nodejs fonts-dejavu-core
 )
+# Node.js + npm validate the Kubernetes example (tests/shard/k8s): the machine's
+# own Node (e.g. NodeSource's) is used if there is one, else Debian's.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

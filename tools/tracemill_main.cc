@@ -6,13 +6,17 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/budget.h"
 #include "pipeline/csp.h"
 #include "pipeline/graph.h"
+#include "pipeline/manifest_merge.h"
 #include "pipeline/options.h"
+#include "pipeline/shard.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace {
@@ -22,7 +26,8 @@ constexpr const char kExitCodes[] =
     "  0  every input converted\n"
     "  1  internal error, or an output could not be written\n"
     "  2  usage error (bad command line)\n"
-    "  3  some inputs were rejected or damaged; every other input was converted\n";
+    "  3  some inputs were rejected or damaged; every other input was converted\n"
+    "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (rerun with --resume)\n";
 
 std::string JoinArgs(int argc, char** argv) {
   std::string s;
@@ -46,11 +51,11 @@ int main(int argc, char** argv) {
   CLI::App* convert = app.add_subcommand(
       "convert",
       "Convert per-rank trace files into merged Chrome traces (one per local GPU by default), "
-      "plus OUTDIR/manifest.json.");
+      "plus OUTDIR/manifest.json and OUTDIR/report.html.");
   convert->add_option("inputs", opts.inputs,
                       "Input files or directories (recursed). Format is detected from content: "
                       "Trace Event Format JSON (array or object form), Paddle profiler protobuf, "
-                      "gzip with any number of members.")
+                      "run event logs (JSON Lines), gzip with any number of members.")
       ->required();
   convert->add_option("-o,--output", opts.out_dir, "Output directory (created if missing)")
       ->required();
@@ -79,6 +84,24 @@ int main(int argc, char** argv) {
   convert->add_option("--rank-pattern", opts.rank_pattern,
                       "Regex with one capture group giving the rank from a file name, for inputs "
                       "without distributedInfo.rank (default: rank-5, rank5, worker5, .5 suffix)");
+  std::string shard_arg;
+  convert->add_option("--shard", shard_arg,
+                      "This process writes shard INDEX of COUNT (0-based, e.g. 0/4): a fixed share of the "
+                      "outputs, balanced by input bytes; `tracemill manifest merge` joins the shard "
+                      "manifests. Default: from SLURM_ARRAY_TASK_ID/_COUNT/_MIN, else SLURM_PROCID/"
+                      "SLURM_NTASKS, else JOB_COMPLETION_INDEX with --shard-count or "
+                      "TRACEMILL_SHARD_COUNT, else 0/1; --shard 0/1 turns detection off");
+  int shard_count = 0;
+  convert->add_option("--shard-count", shard_count,
+                      "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX is the index)")
+      ->check(CLI::PositiveNumber);
+  convert->add_flag("--resume", opts.resume,
+                    "Keep outputs an earlier (killed) run of the same job completed, checked by size "
+                    "and CRC-32 against its journal or manifest, without reading their inputs; redo "
+                    "the rest");
+  convert->add_option("--debug-write-delay-ms", opts.debug_write_delay_ms,
+                      "Sleep this long per 1,000 events written (tests of interrupted runs)")
+      ->group("");
   convert->add_flag("-q,--quiet", opts.quiet, "No progress line and no per-input error lines");
   convert->add_flag("-v,--verbose", opts.verbose, "Log threads, simdjson kernel and outputs");
 
@@ -129,6 +152,24 @@ int main(int argc, char** argv) {
   csp->add_option("--stop-after", csp_stop_after, "Benchmarking: stop after this stage (decode)")
       ->check(CLI::IsMember({"decode"}))
       ->group("");  // hidden
+  CLI::App* manifest = app.add_subcommand("manifest", "Work with manifests of sharded runs");
+  manifest->require_subcommand(1);
+  std::string merge_dir;
+  CLI::App* merge = manifest->add_subcommand(
+      "merge",
+      "Join the shard manifests (manifest.shard-<i>-of-<n>.json) in OUTDIR into OUTDIR/manifest.json, "
+      "after checking every shard finished and no output was written twice. Exit status 1 names "
+      "each missing or failed shard.");
+  merge->add_option("outdir", merge_dir, "The output directory the shards wrote into")->required();
+  convert->add_flag("--no-report", [&opts](int64_t) { opts.write_report = false; },
+                    "Do not write OUTDIR/report.html (the HTML run report)");
+
+  std::string report_dir;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Rebuild OUTDIR/report.html (the HTML run report: summary, step timeline, stragglers, dead "
+      "ranks, warnings) from OUTDIR/manifest.json of a finished convert.");
+  report->add_option("outdir", report_dir, "Output directory of a convert run")->required();
 
   try {
     app.parse(argc, argv);
@@ -143,8 +184,48 @@ int main(int argc, char** argv) {
     return tracemill::pipeline::kExitUsage;
   }
 
+  if (merge->parsed()) {
+    tracemill::pipeline::MergeReport rep =
+        tracemill::pipeline::MergeShardManifests(merge_dir, JoinArgs(argc, argv));
+    for (const auto& p : rep.problems) std::fprintf(stderr, "tracemill: manifest merge: %s\n", p.c_str());
+    if (rep.problems.empty())
+      std::fprintf(stderr, "tracemill: manifest merge: %d shards, %zu inputs, %zu outputs -> %s/manifest.json\n",
+                   rep.shard_count, rep.inputs, rep.outputs, merge_dir.c_str());
+    return rep.exit_code;
+  }
+
   if (convert->parsed()) {
     opts.group_by = *tracemill::pipeline::ParseGroupBy(group_by);
+    if (!shard_arg.empty()) {
+      auto spec = tracemill::pipeline::ParseShardArg(shard_arg);
+      if (!spec.ok()) {
+        std::fprintf(stderr, "tracemill: %s\n", std::string(spec.status().message()).c_str());
+        return tracemill::pipeline::kExitUsage;
+      }
+      if (shard_count > 0 && shard_count != spec->count) {
+        std::fprintf(stderr, "tracemill: --shard-count %d disagrees with --shard %s\n", shard_count,
+                     shard_arg.c_str());
+        return tracemill::pipeline::kExitUsage;
+      }
+      opts.shard = *spec;
+    } else {
+      auto spec = tracemill::pipeline::DetectShard([](const char* k) { return std::getenv(k); }, shard_count);
+      if (!spec.ok()) {
+        std::fprintf(stderr, "tracemill: %s\n", std::string(spec.status().message()).c_str());
+        return tracemill::pipeline::kExitUsage;
+      }
+      opts.shard = *spec;
+      if (!opts.shard.source.empty() && !opts.quiet)
+        std::fprintf(stderr, "tracemill: shard %d/%d (detected from %s)\n", opts.shard.index,
+                     opts.shard.count, opts.shard.source.c_str());
+    }
+    if (opts.relative_time && opts.shard.sharded()) {
+      std::fprintf(stderr,
+                   "tracemill: --relative-time needs the whole job's first event, which shard %d/%d "
+                   "does not read: drop --relative-time or run unsharded (--shard 0/1)\n",
+                   opts.shard.index, opts.shard.count);
+      return tracemill::pipeline::kExitUsage;
+    }
     if (!memory_limit.empty()) {
       auto bytes = tracemill::pipeline::ParseBytes(memory_limit);
       if (!bytes || *bytes < (16u << 20)) {
@@ -160,7 +241,10 @@ int main(int argc, char** argv) {
     if (!opts.quiet && s.exit_code != tracemill::pipeline::kExitUsage) {
       uint64_t read = 0, written = 0, dropped = 0;
       int bad = 0;
+      size_t listed = 0;
       for (const auto& r : s.inputs) {
+        if (r.owner_shard >= 0) continue;  // another shard reports it
+        ++listed;
         read += r.events_read;
         written += r.events_written;
         dropped += r.dropped.Total();
@@ -169,7 +253,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "tracemill: %zu inputs (%d with errors), %llu events read, %llu written, %llu "
                    "dropped; %zu outputs in %s (%.2f s)\n",
-                   s.inputs.size(), bad, static_cast<unsigned long long>(read),
+                   listed, bad, static_cast<unsigned long long>(read),
                    static_cast<unsigned long long>(written), static_cast<unsigned long long>(dropped),
                    s.outputs.size(), opts.out_dir.c_str(), s.wall_seconds);
       if (opts.verbose)
@@ -210,6 +294,15 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(o.bytes));
     }
     return s.exit_code;
+  }
+  if (report->parsed()) {
+    absl::Status st = tracemill::report::WriteReport(report_dir);
+    if (!st.ok()) {
+      std::fprintf(stderr, "tracemill: report: %s\n", std::string(st.message()).c_str());
+      return tracemill::pipeline::kExitInternal;
+    }
+    std::fprintf(stderr, "tracemill: wrote %s/report.html\n", report_dir.c_str());
+    return tracemill::pipeline::kExitOk;
   }
   return tracemill::pipeline::kExitUsage;
 }

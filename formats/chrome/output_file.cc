@@ -48,6 +48,7 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
       int e = errno;
       return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
     }
+    crc32_ = libdeflate_crc32(crc32_, p, static_cast<size_t>(w));
     p += w;
     n -= static_cast<size_t>(w);
     bytes_written_ += static_cast<uint64_t>(w);

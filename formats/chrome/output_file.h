@@ -39,6 +39,9 @@ class OutputFile {
   void Abort();
 
   uint64_t bytes_written() const { return bytes_written_; }
+  // CRC-32 (gzip's, libdeflate_crc32) of the bytes written so far, as they
+  // are on disk (compressed for gzip): `--resume` checks outputs against it.
+  uint32_t crc32() const { return crc32_; }
   const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }
 
@@ -53,6 +56,7 @@ class OutputFile {
   int level_ = 6;
   bool committed_ = false;
   uint64_t bytes_written_ = 0;
+  uint32_t crc32_ = 0;
   std::vector<std::string> pending_;     // raw chunks waiting for compression
   std::vector<std::string> compressed_;  // their gzip members
   int cleanup_slot_ = -1;  // formats/common/cleanup.h

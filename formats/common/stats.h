@@ -16,6 +16,7 @@ namespace tracemill::formats {
   X(kNotAnObject, "not_an_object", "array element is not a JSON object")          \
   X(kEmptyObject, "empty_object", "empty {} element (skipped)")                   \
   X(kMissingPh, "missing_ph", "event has no string `ph`")                         \
+  X(kMissingKind, "missing_kind", "run event log line has no string `kind`")      \
   X(kMissingTs, "missing_ts", "non-metadata event has no `ts`")                   \
   X(kBadTs, "bad_ts", "`ts` is not a decimal number in the int64 ns range")       \
   X(kBadDur, "bad_dur", "`dur` is negative or not a decimal number")                \

@@ -30,6 +30,7 @@ TraceBuilder::TraceBuilder() { Reset(); }
 void TraceBuilder::Reset() {
   data_ = std::make_unique<TraceData>();
   data_->strings.emplace_back();
+  step_of_name_.clear();
   strings_.clear();
   tokens_.clear();
   pids_.clear();
@@ -43,8 +44,22 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
     AppendSanitizedStringBody(raw_body, buf);
     it->second = static_cast<uint32_t>(data_->strings.size());
     data_->strings.push_back(data_->arena.Commit());
+    if (auto step = MatchStepName(data_->strings.back())) {
+      step_of_name_.resize(it->second + 1, kNotAStep);
+      step_of_name_[it->second] = *step;
+    }
   }
   return it->second;
+}
+
+void TraceBuilder::NoteStep(const Event& e) {
+  // Complete events only; Kineto repeats each step on the GPU timeline as
+  // `gpu_user_annotation`, which would stretch the step to the last kernel.
+  if (e.phase != 'X' || !(e.flags & kHasTs)) return;
+  std::string_view cat = data_->strings[e.cat];
+  if (cat.substr(0, 4) == "gpu_") return;
+  data_->timeline.steps.push_back(
+      StepSpan{step_of_name_[e.name], e.ts_ns, e.ts_ns + ((e.flags & kHasDur) ? e.dur_ns : 0)});
 }
 
 namespace {
@@ -94,7 +109,14 @@ std::unique_ptr<TraceData> TraceBuilder::Finish() {
     for (Event& e : data_->events) {
       if (e.flags & kHasTs) e.ts_ns += base;
     }
+    for (StepSpan& st : data_->timeline.steps) {
+      st.start_ns += base;
+      st.end_ns += base;
+    }
   }
+  data_->timeline.steps_dropped += NormalizeSteps(&data_->timeline.steps);
+  for (TrackTimeline& t : data_->timeline.tracks) data_->timeline.steps_dropped += NormalizeSteps(&t.steps);
+  step_of_name_.clear();
   strings_.clear();
   tokens_.clear();
   pids_.clear();

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "formats/common/event.h"
 #include "formats/common/large_alloc.h"
+#include "formats/common/timeline.h"
 
 namespace tracemill::formats {
 
@@ -94,6 +95,7 @@ struct TraceData {
   std::vector<Event, LargeAllocator<Event>> events;
   std::vector<std::string_view> strings;  // string id -> body; [0] = ""
   std::vector<ProcessInfo> processes;     // local pid index -> info
+  Timeline timeline;                      // steps (and tracks) for the run report
   uint32_t id_count = 0;                  // ids are 1..id_count
   InputMetadata meta;
   Arena arena;       // strings, tokens, process names: kept while the input is in a run
@@ -131,18 +133,32 @@ class TraceBuilder {
   Arena& arena() { return data_->arena; }
   Arena& rest_arena() { return data_->rest_arena; }
 
-  void AddEvent(const Event& e) { data_->events.push_back(e); }
+  // AddEvent appends `e`. Step hook: an `X` event whose name is a step name
+  // (`MatchStepName`, checked once per distinct name when it is interned)
+  // also becomes a step span; the check per event is one compare.
+  void AddEvent(const Event& e) {
+    data_->events.push_back(e);
+    if (e.name < step_of_name_.size() && step_of_name_[e.name] != kNotAStep) NoteStep(e);
+  }
+  Timeline& timeline() { return data_->timeline; }
   size_t event_count() const { return data_->events.size(); }
 
   // Discard every event and table (the tolerant decoder restarts an input).
   void Reset();
 
-  // Finish: adds the time base to every event with a ts, drops the intern
-  // maps (their keys point into the input buffer) and hands over the data.
+  // Finish: adds the time base to every event with a ts and to every step,
+  // normalizes the steps (`NormalizeSteps`), drops the intern maps (their
+  // keys point into the input buffer) and hands over the data.
   std::unique_ptr<TraceData> Finish();
 
  private:
+  static constexpr int64_t kNotAStep = INT64_MIN;
+  void NoteStep(const Event& e);
+
   std::unique_ptr<TraceData> data_;
+  // string id -> step number, or kNotAStep; only as long as the highest id
+  // of a step name, so empty for inputs without steps.
+  std::vector<int64_t> step_of_name_;
   absl::flat_hash_map<std::string_view, uint32_t> strings_;
   absl::flat_hash_map<std::string_view, uint32_t> tokens_;
   absl::flat_hash_map<std::string_view, uint32_t> pids_;

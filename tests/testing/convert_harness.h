@@ -67,7 +67,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
 std::string ReadFileBytes(const std::string& path);
 void WriteFileBytes(const std::string& path, std::string_view bytes);
 void CopyFileTo(const std::string& from, const std::string& to);
-// Names (not paths) of the regular files in `dir`, sorted.
+// Names (not paths) of the regular files in `dir`, sorted; the HTML run
+// report (`report.html`, checked by tests/report) is left out.
 std::vector<std::string> ListDir(const std::string& dir);
 // GzipBytes compresses `bytes` as one gzip member (zlib).
 std::string GzipBytes(std::string_view bytes);
