@@ -21,7 +21,7 @@
 // threads x (display_size x rank file + 2 MiB) plus the DCGM rows of the
 // groups in flight (136 bytes per row), whatever the job's size. Each DCGM
 // log is parsed once, by the first output that needs it, and a group's rows
-// are freed after its last output. 64 ranks x 55k messages: 38 MiB peak RSS
+// are freed after its last output. 64 ranks x 55k messages: 35 MiB peak RSS
 // (bench/RESULTS.md).
 #include <string>
 

@@ -32,8 +32,7 @@ inline char* Bytes(char* p, std::string_view s) {
   return p + s.size();
 }
 
-// U64 / I64 write decimal integers (at most 20 bytes; they may store up to 8
-// bytes past the last digit, inside what the caller reserved).
+// U64 / I64 write decimal integers (at most 20 bytes).
 char* U64(char* p, uint64_t v);
 inline char* I64(char* p, int64_t v) {
   if (v < 0) {
