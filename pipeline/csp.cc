@@ -161,10 +161,12 @@ struct OutputTask {
   uint64_t dcgm_rows = 0;
 };
 
-// The DCGM logs of one group's displayed trainers, parsed once.
+// The DCGM logs of one group's displayed trainers, each parsed once, by the
+// first output that needs it, and freed after the group's last output.
 struct GroupDcgm {
-  std::once_flag once;
-  std::vector<std::pair<int64_t, std::unique_ptr<formats::DcgmFile>>> files;  // (slot, file)
+  explicit GroupDcgm(size_t slots) : once(slots), files(slots) {}
+  std::vector<std::once_flag> once;                        // per displayed slot
+  std::vector<std::unique_ptr<formats::DcgmFile>> files;   // per displayed slot; null if none
   std::atomic<int> outputs_left{0};
 };
 
@@ -305,7 +307,7 @@ RunSummary RunCsp(const CspOptions& opts) {
       tasks.push_back({g, n, absl::StrCat("traceFile_", g, "_", n, ".json", opts.compress ? ".gz" : "")});
   std::vector<std::unique_ptr<GroupDcgm>> group_dcgm(groups);
   for (auto& gd : group_dcgm) {
-    gd = std::make_unique<GroupDcgm>();
+    gd = std::make_unique<GroupDcgm>(static_cast<size_t>(shown));
     gd->outputs_left = static_cast<int>(gpt);
   }
   summary.outputs.resize(tasks.size());
@@ -330,37 +332,38 @@ RunSummary RunCsp(const CspOptions& opts) {
   tbb::enumerable_thread_specific<CspWorker> workers;
   std::atomic<size_t> done{0};
 
-  // Parses the DCGM logs of group g's displayed trainers (once per group).
-  auto load_dcgm = [&](int64_t g) {
+  // Parses the DCGM log of group g's displayed slot s (once). Outputs of a
+  // group visit the slots in a rotated order (output n starts at n %
+  // display), so the first outputs of a group parse different logs at the
+  // same time instead of waiting on one another.
+  auto load_dcgm = [&](int64_t g, int64_t s) {
     GroupDcgm& gd = *group_dcgm[g];
-    std::call_once(gd.once, [&] {
+    std::call_once(gd.once[s], [&] {
+      const int64_t t = g * group_size + s;
+      auto it = trainer_input.find(t);
+      if (it == trainer_input.end()) return;
+      InputRecord& r = inputs[it->second];
       formats::ByteBuffer buf;
-      for (int64_t s = 0; s < shown; ++s) {
-        const int64_t t = g * group_size + s;
-        auto it = trainer_input.find(t);
-        if (it == trainer_input.end()) continue;
-        InputRecord& r = inputs[it->second];
-        if (absl::Status st = ReadWholeFile(r.path, &buf); !st.ok()) {
-          r.status = st;
-          r.rejected = true;
-          continue;
-        }
-        auto file = std::make_unique<formats::DcgmFile>(formats::ParseDcgmDmon(buf.view()));
-        r.decoded_bytes = buf.size();
-        r.events_read = file->rows;
-        r.dropped.Add(DropReason::kNaSample, file->dropped_na);
-        r.dropped.Add(DropReason::kBadRow, file->dropped_malformed);
-        if (file->headers > 1)
-          r.warnings.push_back(absl::StrCat(file->headers - 1, " repeated `# Entity` header lines ignored"));
-        if (file->dropped_na)
-          r.warnings.push_back(absl::StrCat(file->dropped_na, " rows with N/A dropped"));
-        if (!file->status.ok()) {
-          r.status = file->status;
-          r.rejected = true;
-          continue;
-        }
-        gd.files.emplace_back(s, std::move(file));
+      if (absl::Status st = ReadWholeFile(r.path, &buf); !st.ok()) {
+        r.status = st;
+        r.rejected = true;
+        return;
       }
+      auto file = std::make_unique<formats::DcgmFile>(formats::ParseDcgmDmon(buf.view()));
+      r.decoded_bytes = buf.size();
+      r.events_read = file->rows;
+      r.dropped.Add(DropReason::kNaSample, file->dropped_na);
+      r.dropped.Add(DropReason::kBadRow, file->dropped_malformed);
+      if (file->headers > 1)
+        r.warnings.push_back(absl::StrCat(file->headers - 1, " repeated `# Entity` header lines ignored"));
+      if (file->dropped_na)
+        r.warnings.push_back(absl::StrCat(file->dropped_na, " rows with N/A dropped"));
+      if (!file->status.ok()) {
+        r.status = file->status;
+        r.rejected = true;
+        return;
+      }
+      gd.files[s] = std::move(file);
     });
   };
 
@@ -461,9 +464,11 @@ RunSummary RunCsp(const CspOptions& opts) {
     in.spans = &w.spans;
     // DCGM rows of the displayed trainers for this GPU.
     GroupDcgm& gd = *group_dcgm[task.group];
-    load_dcgm(task.group);
-    in.dcgm_lanes = !gd.files.empty();
-    for (const auto& [slot, file] : gd.files) {
+    for (int64_t i = 0; i < shown; ++i) load_dcgm(task.group, (task.gpu + i) % shown);
+    for (int64_t slot = 0; slot < shown; ++slot) {
+      const formats::DcgmFile* file = gd.files[slot].get();
+      if (!file) continue;
+      in.dcgm_lanes = true;
       formats::CspDcgmTrainer t;
       t.slot = slot;
       for (const formats::DcgmSample& s : file->samples)
@@ -481,14 +486,22 @@ RunSummary RunCsp(const CspOptions& opts) {
         "}");
     formats::CspTraceStats stats;
     if (opts.stop_after_decode) {
-      if (--gd.outputs_left == 0) gd.files.clear();
+      if (--gd.outputs_left == 0)
+        for (auto& f : gd.files) f.reset();
       ++done;
       return;
     }
     auto file = formats::OutputFile::Create(absl::StrCat(opts.timeline_path, "/", task.name), opts.compress);
     absl::Status st = file.status();
     if (st.ok()) st = formats::WriteCspTrace(in, file->get(), &w.scratch, &stats);
-    if (st.ok()) st = (*file)->Commit();
+    if (st.ok()) {
+      // Remove the previous run's file first, as CrossStackProfiler does
+      // (os.remove, then write): renaming over an existing file makes ext4
+      // (auto_da_alloc) start writeback of the new one inside rename(2), which
+      // cost ~0.1 s per run when rerunning into the same folder.
+      ::unlink((*file)->final_path().c_str());
+      st = (*file)->Commit();
+    }
     if (file.ok()) out.bytes = (*file)->bytes_written();
     out.events = stats.events;
     task.fb_ratio_null = stats.fb_ratio_null;
@@ -506,12 +519,8 @@ RunSummary RunCsp(const CspOptions& opts) {
         r.events_written = rs.events_written + rs.mem_events_written;
         r.dropped.Add(DropReason::kOtherDevice, rs.mem_events_other_device);
       }
-      for (const auto& [slot, f] : gd.files) {
-        size_t idx = trainer_input[task.group * group_size + slot];
-        uint64_t rows = 0;
-        for (const auto& s : f->samples) rows += s.gpu == task.gpu;
-        dcgm_written[idx] += rows;
-      }
+      for (const formats::CspDcgmTrainer& t : in.dcgm)
+        dcgm_written[trainer_input.at(task.group * group_size + t.slot)] += t.samples.size();
     }
     if (first <= last) {
       int64_t cur = span_first.load();
@@ -520,7 +529,8 @@ RunSummary RunCsp(const CspOptions& opts) {
       while (last > cur && !span_last.compare_exchange_weak(cur, last)) {}
     }
     // The last output of a group frees its DCGM rows.
-    if (--gd.outputs_left == 0) gd.files.clear();
+    if (--gd.outputs_left == 0)
+      for (auto& f : gd.files) f.reset();
     size_t d = ++done;
     console.Progress(absl::StrFormat("tracemill csp: wrote %zu/%zu outputs", d, tasks.size()));
   };

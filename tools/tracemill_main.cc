@@ -40,7 +40,8 @@ std::string JoinArgs(int argc, char** argv) {
 int main(int argc, char** argv) {
   using tracemill::pipeline::ConvertOptions;
   CLI::App app{"tracemill: merge per-rank profiler traces (PyTorch profiler/Kineto, Chrome Trace "
-               "Event Format) into per-GPU Chrome traces, fast and in parallel."};
+               "Event Format, Paddle profiler protobuf) into per-GPU Chrome traces, fast and in "
+               "parallel."};
   app.footer(kExitCodes);
   app.set_version_flag("--version", std::string("tracemill ") + tracemill::kVersion);
   app.require_subcommand(1);
@@ -53,8 +54,8 @@ int main(int argc, char** argv) {
       "plus OUTDIR/manifest.json and OUTDIR/report.html.");
   convert->add_option("inputs", opts.inputs,
                       "Input files or directories (recursed). Format is detected from content: "
-                      "Trace Event Format JSON (array or object form), run event logs (JSON "
-                      "Lines), gzip with any number of members.")
+                      "Trace Event Format JSON (array or object form), Paddle profiler protobuf, "
+                      "run event logs (JSON Lines), gzip with any number of members.")
       ->required();
   convert->add_option("-o,--output", opts.out_dir, "Output directory (created if missing)")
       ->required();
@@ -113,6 +114,9 @@ int main(int argc, char** argv) {
       "Paddle CrossStackProfiler drop-in: PROFILE_PATH/profile/<name>.<rank> (Paddle profiler "
       "protobuf) and PROFILE_PATH/dcgm/<name>.<trainer> (dcgmi dmon) -> "
       "TIMELINE_PATH/traceFile_<group>_<gpu>.json, plus manifest.json.");
+  csp->footer(std::string(kExitCodes) +
+              "  (csp: 3 also when a rank file of the job is missing, see manifest.json "
+              "csp.missing_ranks)\n");
   csp->add_option("--profile-path,--profile_path", csp_opts.profile_path,
                   "Folder holding profile/ and (optional) dcgm/")
       ->default_str(".");

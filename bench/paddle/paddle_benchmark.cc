@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -202,7 +203,14 @@ void BM_Csp(benchmark::State& state) {
   o.quiet = true;
   o.threads = static_cast<int>(state.range(0));
   uint64_t bytes_in = 0, events = 0;
+  const bool fresh = state.range(1) == 0;
+  std::filesystem::remove_all(kOutDir);
   for (auto _ : state) {
+    if (fresh) {  // a new output folder per run; removing the last one is not timed
+      state.PauseTiming();
+      std::filesystem::remove_all(kOutDir);
+      state.ResumeTiming();
+    }
     tracemill::pipeline::RunSummary s = tracemill::pipeline::RunCsp(o);
     if (s.exit_code != 0 || s.outputs.size() != 16)
       return state.SkipWithError("tracemill csp failed");
@@ -221,10 +229,13 @@ void BM_Csp(benchmark::State& state) {
   state.counters["x_reference"] =
       benchmark::Counter(17.0 * state.iterations(), benchmark::Counter::kIsRate);
 }
+// Args: threads, and 0 = a fresh output folder per run / 1 = rerun into the
+// same folder (previous outputs replaced).
 BENCHMARK(BM_Csp)
     ->Name("BM_Csp/64ranks_50k_events")
-    ->Arg(2)
-    ->ArgName("threads")
+    ->Args({2, 0})
+    ->Args({2, 1})
+    ->ArgNames({"threads", "rerun"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(3.0);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "formats/common/large_alloc.h"
 
 namespace tracemill::formats {
 
@@ -50,7 +51,7 @@ struct DcgmSample {
 
 // DcgmFile: the parsed content of one dmon log.
 struct DcgmFile {
-  std::vector<DcgmSample> samples;  // in file order
+  std::vector<DcgmSample, LargeAllocator<DcgmSample>> samples;  // in file order
   uint64_t rows = 0;             // `GPU` rows seen (samples + dropped)
   uint64_t dropped_na = 0;       // rows with N/A (or any non-numeric value): dropped
   uint64_t dropped_malformed = 0;  // rows with the wrong number of columns, or before a header

@@ -532,3 +532,29 @@ TEST(CspDetails, CompressWritesTheSameTraceGzipped) {
 
 }  // namespace
 }  // namespace tracemill::testing
+
+namespace tracemill::testing {
+namespace {
+
+// Rerunning into the same folder replaces the outputs (the previous run's
+// files are removed first, as the reference does) and leaves no temporaries.
+TEST(CspDetails, RerunReplacesOutputs) {
+  const std::string data = std::string(PADDLE_CSP_DATA) + "/small/data";
+  TempDir out;
+  WriteFile(out / "traceFile_0_0.json", "stale");
+  for (int run = 0; run < 2; ++run) {
+    RunResult r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", out.path(),
+                                "--trainer-num", "2", "--display-size", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const auto names = ListDir(out.path());
+  EXPECT_EQ(names.size(), 9u);
+  for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
+  EXPECT_NE(ReadFile(out / "traceFile_0_0.json"), "stale");
+  EXPECT_EQ(PythonJsonErrors(Outputs(out.path())), "");
+  Trace t(ReadFile(out / "traceFile_0_0.json"));
+  for (auto& [pid, name] : ProcessNames(t)) EXPECT_EQ(name.find("trainerRank.008"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracemill::testing
