@@ -1,8 +1,36 @@
 #include "merge/sorted_run.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tracemill::merge {
+namespace {
+
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// Reads a varint at p (at least 10 bytes readable); advances p.
+uint64_t GetVarint(const char*& p) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    uint8_t b = static_cast<uint8_t>(*p++);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  return v;
+}
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+constexpr size_t kMaxHeader = 2 + 9 * 10 + 10;  // flags, phase, 9 varints, rest_len
+
+}  // namespace
 
 SortKey MakeSortKey(const formats::Event& e, uint32_t index) {
   constexpr uint64_t kMid = uint64_t{1} << 63;
@@ -26,8 +54,149 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
     if (i && sorted && KeyLess(run->keys_[i], run->keys_[i - 1])) sorted = false;
   }
   if (!sorted) std::sort(run->keys_.begin(), run->keys_.end(), KeyLess);
+  run->count_ = events.size();
   run->data_ = std::move(data);
   return run;
+}
+
+size_t SortedRun::ResidentBytes() const {
+  return data_->ResidentBytes() + keys_.capacity() * sizeof(SortKey) + buf_.capacity() +
+         cur_rest_.capacity();
+}
+
+absl::Status SortedRun::Spill(SpillFile* file) {
+  if (spilled_) return absl::OkStatus();
+  begin_ = file->end_offset();
+  std::string rec;
+  int64_t prev = 0;
+  for (const SortKey& k : keys_) {
+    const formats::Event& e = data_->events[k.index];
+    rec.clear();
+    // M events carry INT64_MIN keys but their own ts; store the event's ts.
+    PutVarint(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(e.ts_ns) - static_cast<uint64_t>(prev))), &rec);
+    prev = e.ts_ns;
+    rec.push_back(static_cast<char>(e.flags));
+    rec.push_back(e.phase);
+    if (e.flags & formats::kHasDur) PutVarint(static_cast<uint64_t>(e.dur_ns), &rec);
+    for (uint32_t v : {e.name, e.cat, e.ph, e.pid, e.tid, e.id, e.bind_id, e.id2}) PutVarint(v, &rec);
+    PutVarint(e.rest_len, &rec);
+    if (absl::Status s = file->Append(rec); !s.ok()) return s;
+    if (e.rest_len) {
+      if (absl::Status s = file->Append(std::string_view(e.rest, e.rest_len)); !s.ok()) return s;
+    }
+  }
+  if (absl::Status s = file->Flush(); !s.ok()) return s;
+  end_ = file->end_offset();
+  file_ = file;
+  spilled_ = true;
+  decltype(data_->events)().swap(data_->events);
+  decltype(keys_)().swap(keys_);
+  data_->rest_arena.Release();
+  pos_ = count_;  // closed until Open()
+  return absl::OkStatus();
+}
+
+absl::Status SortedRun::Open(size_t buffer_bytes) {
+  pos_ = 0;
+  if (!spilled_) return absl::OkStatus();
+  buffer_bytes_ = std::max<size_t>(buffer_bytes, 4096);
+  file_pos_ = begin_;
+  buf_.clear();
+  buf_pos_ = 0;
+  prev_ts_ = 0;
+  read_status_ = absl::OkStatus();
+  if (count_ > 0 && !DecodeNextSpilled()) {
+    pos_ = count_;
+    return read_status_;
+  }
+  return absl::OkStatus();
+}
+
+void SortedRun::Close() {
+  std::string().swap(buf_);
+  std::string().swap(cur_rest_);
+  buf_pos_ = 0;
+  if (spilled_) pos_ = count_;
+}
+
+bool SortedRun::Ensure(size_t n) {
+  if (buf_.size() - buf_pos_ >= n) return true;
+  // Move the unread tail to the front and read more.
+  buf_.erase(0, buf_pos_);
+  buf_pos_ = 0;
+  size_t want = std::max(buffer_bytes_, n + kMaxHeader);
+  size_t have = buf_.size();
+  uint64_t left = end_ - file_pos_;
+  size_t to_read = static_cast<size_t>(std::min<uint64_t>(want - std::min(want, have), left));
+  if (to_read == 0 && have < n) {
+    read_status_ = absl::DataLossError("spill file ends inside a record");
+    return false;
+  }
+  buf_.resize(have + to_read);
+  auto got = file_->ReadAt(file_pos_, buf_.data() + have, to_read);
+  if (!got.ok() || *got != to_read) {
+    read_status_ = got.ok() ? absl::DataLossError("short read from spill file") : got.status();
+    return false;
+  }
+  file_pos_ += to_read;
+  // A record may be shorter than kMaxHeader at the very end: pad with zeros
+  // so header decoding never reads past the buffer.
+  if (buf_.size() - buf_pos_ < n) {
+    read_status_ = absl::DataLossError("spill file ends inside a record");
+    return false;
+  }
+  return true;
+}
+
+bool SortedRun::DecodeNextSpilled() {
+  // Headers are at most kMaxHeader bytes; near the end of the region fewer
+  // bytes remain, so ask only for what is left.
+  uint64_t left_total = (end_ - file_pos_) + (buf_.size() - buf_pos_);
+  size_t need = static_cast<size_t>(std::min<uint64_t>(kMaxHeader, left_total));
+  if (!Ensure(need)) return false;
+  // Decode from a zero-padded copy of the header bytes: varints never run
+  // past what we own.
+  char header[kMaxHeader + 16] = {};
+  std::memcpy(header, buf_.data() + buf_pos_, need);
+  const char* p = header;
+  formats::Event e{};
+  e.ts_ns = static_cast<int64_t>(static_cast<uint64_t>(prev_ts_) + static_cast<uint64_t>(UnZigZag(GetVarint(p))));
+  prev_ts_ = e.ts_ns;
+  e.flags = static_cast<uint8_t>(*p++);
+  e.phase = *p++;
+  if (e.flags & formats::kHasDur) e.dur_ns = static_cast<int64_t>(GetVarint(p));
+  e.name = static_cast<uint32_t>(GetVarint(p));
+  e.cat = static_cast<uint32_t>(GetVarint(p));
+  e.ph = static_cast<uint32_t>(GetVarint(p));
+  e.pid = static_cast<uint32_t>(GetVarint(p));
+  e.tid = static_cast<uint32_t>(GetVarint(p));
+  e.id = static_cast<uint32_t>(GetVarint(p));
+  e.bind_id = static_cast<uint32_t>(GetVarint(p));
+  e.id2 = static_cast<uint32_t>(GetVarint(p));
+  e.rest_len = static_cast<uint32_t>(GetVarint(p));
+  size_t header_len = static_cast<size_t>(p - header);
+  buf_pos_ += header_len;
+  if (e.rest_len) {
+    if (!Ensure(e.rest_len)) return false;
+    e.rest = buf_.data() + buf_pos_;  // copied out by Next() before any refill
+    buf_pos_ += e.rest_len;
+  }
+  next_ = e;
+  next_key_ = MakeSortKey(e, 0);
+  return true;
+}
+
+const formats::Event* SortedRun::Next() {
+  if (pos_ >= count_) return nullptr;
+  if (!spilled_) return &data_->events[keys_[pos_++].index];
+  cur_ = next_;
+  if (cur_.rest_len) {
+    cur_rest_.assign(cur_.rest, cur_.rest_len);
+    cur_.rest = cur_rest_.data();
+  }
+  ++pos_;
+  if (pos_ < count_ && !DecodeNextSpilled()) pos_ = count_;  // read error: ends early
+  return &cur_;
 }
 
 }  // namespace tracemill::merge

@@ -1,5 +1,5 @@
 #pragma once
-// Per-input sort: TraceData -> SortedRun.
+// Per-input sort: TraceData -> SortedRun, in memory or spilled.
 //
 // Kineto traces are not sorted by ts, not even within one thread (it writes
 // CPU ops, then GPU activity, then flows, in sections), so every input gets a
@@ -11,11 +11,24 @@
 // anything else (a slice ends before the next one begins), then `X` by longer
 // `dur` first (the parent before its children), then input order. Metadata
 // (`M`) sorts before every timed event, in input order.
+//
+// When the memory budget says so, a run is spilled: its events are written in
+// order to a SpillFile in a compact binary form and freed, keeping only the
+// small tables (strings, processes, metadata). The merge then streams it back
+// through a bounded read buffer. Both forms yield identical events, so
+// outputs are byte-identical whether or not anything was spilled.
+//
+// Spill record, one per event, in run order:
+//   varint zigzag(ts - previous ts) | u8 flags | u8 phase | [varint dur]
+//   | varint name cat ph pid tid id bind_id id2 | varint rest_len | rest bytes
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "formats/common/trace_data.h"
+#include "merge/spill_file.h"
 
 namespace tracemill::merge {
 
@@ -44,23 +57,55 @@ class SortedRun {
   // Sort takes the decoded input and returns its run (TraceData -> SortedRun).
   static std::unique_ptr<SortedRun> Sort(std::unique_ptr<formats::TraceData> data);
 
-  // Next returns the next event in order, or nullptr at the end.
-  const formats::Event* Next() {
-    return pos_ < keys_.size() ? &data_->events[keys_[pos_++].index] : nullptr;
-  }
-  // Peek returns the key of the next event; only valid if !done().
-  const SortKey& PeekKey() const { return keys_[pos_]; }
-  bool done() const { return pos_ >= keys_.size(); }
-  // Rewind restarts the run from its first event.
-  void Rewind() { pos_ = 0; }
+  // Spill writes the run to `file` and frees its events, keys and rest
+  // bytes. Errors: those of SpillFile (kResourceExhausted when the disk is full).
+  absl::Status Spill(SpillFile* file);
+
+  // Open prepares reading from the first event; a spilled run allocates a
+  // read buffer of `buffer_bytes` (grown only for a single larger event).
+  absl::Status Open(size_t buffer_bytes);
+  // Close frees the read buffer (the run can be opened again).
+  void Close();
+
+  // Next returns the next event in order, or nullptr at the end. For a
+  // spilled run the event's `rest` stays valid until the next call.
+  const formats::Event* Next();
+  // PeekKey returns the key of the next event (ts and tie; index is not
+  // meaningful across forms); only valid if !done().
+  const SortKey& PeekKey() const { return spilled_ ? next_key_ : keys_[pos_]; }
+  bool done() const { return pos_ >= count_; }
+  // The status of the last spilled read (a read error ends the run early).
+  const absl::Status& read_status() const { return read_status_; }
 
   const formats::TraceData& data() const { return *data_; }
-  size_t size() const { return keys_.size(); }
+  size_t size() const { return count_; }
+  bool spilled() const { return spilled_; }
+  // Bytes of heap the run holds now.
+  size_t ResidentBytes() const;
 
  private:
+  // Spilled form: decodes the record at the read cursor into next_.
+  bool DecodeNextSpilled();
+  bool Ensure(size_t n);
+
   std::unique_ptr<formats::TraceData> data_;
-  std::vector<SortKey> keys_;
+  std::vector<SortKey, formats::LargeAllocator<SortKey>> keys_;
   size_t pos_ = 0;
+  size_t count_ = 0;
+
+  bool spilled_ = false;
+  SpillFile* file_ = nullptr;
+  uint64_t begin_ = 0, end_ = 0;  // region in file_
+  uint64_t file_pos_ = 0;         // next byte to read from file_
+  std::string buf_;               // read buffer
+  size_t buf_pos_ = 0;
+  size_t buffer_bytes_ = 0;
+  int64_t prev_ts_ = 0;
+  formats::Event next_{};
+  SortKey next_key_{};
+  formats::Event cur_{};
+  std::string cur_rest_;
+  absl::Status read_status_;
 };
 
 }  // namespace tracemill::merge

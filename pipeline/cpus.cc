@@ -1,7 +1,6 @@
 #include "pipeline/cpus.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -26,18 +25,6 @@ int CgroupCpuLimit() {
 }
 
 }  // namespace
-
-uint64_t AvailableMemoryBytes() {
-  uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                      static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  uint64_t limit = physical;
-  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::ifstream f(path);
-    unsigned long long v = 0;
-    if (f && (f >> v) && v > 0) limit = std::min<uint64_t>(limit, v);  // "max" fails to parse
-  }
-  return std::max<uint64_t>(limit, uint64_t{1} << 30);
-}
 
 int AvailableCpus() {
   int n = 0;

@@ -2,11 +2,15 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/paddle/paddle_decoder.h"
+#include "pipeline/budget.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -20,26 +24,41 @@ std::string HeadBytes(std::string_view data) {
   return s;
 }
 
+// Copies what a decoder reported into `r` (a gzip error already there wins).
+void TakeReport(formats::DecodeReport& rep, InputRecord& r) {
+  r.events_read = rep.events_read;
+  r.dropped = rep.dropped;
+  r.warnings = std::move(rep.warnings);
+  if (!rep.status.ok() && r.status.ok()) {
+    r.status = rep.status;
+    r.error_offset = rep.error_offset;
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capacity,
                                               DecodeWorker& w, const RankMatcher& ranks,
-                                              InputRecord& r, uint64_t max_inflated_bytes) {
-  formats::TefDecoder& decoder = w.decoder;
+                                              InputRecord& r, uint64_t max_decoded_bytes) {
   formats::FormatId f = formats::Sniff(data);
   std::string format_prefix;
   if (f == formats::FormatId::kGzip) {
-    formats::GunzipResult g = formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING,
-                                               max_inflated_bytes);
-    if (!g.status.ok()) {
-      r.status = absl::Status(g.status.code(), absl::StrCat("gzip: ", g.status.message()));
+    formats::GunzipResult g =
+        formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING, max_decoded_bytes);
+    if (absl::IsResourceExhausted(g.status)) {  // a decompression bomb, or too big for the budget
+      r.status = absl::ResourceExhaustedError(absl::StrCat(
+          "gzip: inflates to more than ", max_decoded_bytes >> 20,
+          " MiB, more than the decode budget allows (--memory-limit ",
+          DecodeCost(max_decoded_bytes) * 10 / 6 >> 20, " MiB or more would fit it)"));
       r.error_offset = g.error_offset;
-    }
-    if (absl::IsResourceExhausted(g.status)) {  // a decompression bomb, or too big for memory
       r.rejected = true;
       r.format = "gzip";
       w.inflated.Release();
       return nullptr;
+    }
+    if (!g.status.ok()) {
+      r.status = absl::Status(g.status.code(), absl::StrCat("gzip: ", g.status.message()));
+      r.error_offset = g.error_offset;
     }
     data = w.inflated.view();
     capacity = w.inflated.capacity();
@@ -53,15 +72,25 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
     case formats::FormatId::kTraceEventArray:
     case formats::FormatId::kTraceEventObject: {
       formats::TraceBuilder builder;
-      formats::DecodeReport rep = decoder.Decode(data, capacity, &builder);
-      r.events_read = rep.events_read;
-      r.dropped = rep.dropped;
-      r.warnings = std::move(rep.warnings);
+      formats::DecodeReport rep = w.decoder.Decode(data, capacity, &builder);
+      TakeReport(rep, r);
       if (rep.tolerant) r.format += "+tolerant";
-      if (!rep.status.ok() && r.status.ok()) {
-        r.status = rep.status;
-        r.error_offset = rep.error_offset;
-      }
+      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+      trace = builder.Finish();
+      break;
+    }
+    case formats::FormatId::kPaddleProfile: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = formats::DecodePaddleToTrace(data, &builder);
+      TakeReport(rep, r);
+      trace = builder.Finish();
+      break;
+    }
+    case formats::FormatId::kJsonLines: {
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = w.run_log.Decode(data, &builder);
+      r.format = absl::StrCat(format_prefix, "run_event_log");
+      TakeReport(rep, r);
       if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
       trace = builder.Finish();
       break;
@@ -84,7 +113,13 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
       break;
   }
   if (!trace || r.rejected) return nullptr;
-  if (trace->meta.rank) {
+  r.timeline = std::move(trace->timeline);
+  if (r.timeline.steps_dropped)
+    r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",
+                                      formats::kMaxStepsPerTrack, " per track are not kept for the report"));
+  if (!r.timeline.tracks.empty()) {
+    // A multi-actor input (run event log) is the whole job, not one rank.
+  } else if (trace->meta.rank) {
     r.rank = trace->meta.rank;
     r.rank_source = "distributedInfo";
   } else if (auto named = ranks.Match(r.path)) {
@@ -96,8 +131,19 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
         "labelled by its file name (see --rank-pattern)");
   }
   r.world_size = trace->meta.world_size;
+  for (const auto& e : trace->events) {
+    if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
+    int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
+    if (!r.has_span) {
+      r.first_ts_ns = e.ts_ns;
+      r.last_ts_ns = end;
+      r.has_span = true;
+    } else {
+      r.first_ts_ns = std::min(r.first_ts_ns, e.ts_ns);
+      r.last_ts_ns = std::max(r.last_ts_ns, end);
+    }
+  }
   return merge::SortedRun::Sort(std::move(trace));
 }
-
 
 }  // namespace tracemill::pipeline

@@ -14,9 +14,13 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <mutex>
+#include <optional>
+#include <thread>
 
-#include <tbb/enumerable_thread_specific.h>
+#include <malloc.h>
+#include <tbb/concurrent_queue.h>
 #include <tbb/flow_graph.h>
 #include <tbb/global_control.h>
 
@@ -26,16 +30,24 @@
 #include "formats/chrome/output_file.h"
 #include "formats/chrome/tef_decoder.h"
 #include "formats/common/byte_buffer.h"
+#include "formats/common/cleanup.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/orchestrator/run_event_log_decoder.h"
+#include "formats/paddle/paddle_decoder.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "merge/sorted_run.h"
+#include "merge/spill_file.h"
+#include "pipeline/budget.h"
 #include "pipeline/cpus.h"
 #include "pipeline/decode_input.h"
+#include "pipeline/journal.h"
+#include "pipeline/plan.h"
 #include "pipeline/rank_name.h"
+#include "report/html_report.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -173,18 +185,47 @@ absl::Status ReadFile(const std::string& path, formats::ByteBuffer* out) {
   return absl::OkStatus();
 }
 
+// Per-worker state reused across inputs: the decode state (simdjson parsers,
+// read and inflate buffers) and the worker's spill file.
+struct Worker : DecodeWorker {
+  std::unique_ptr<merge::SpillFile> spill;  // created on the first spill
+};
+
+// DecodedSize estimates an input's decoded size from its head and tail
+// without reading it: a gzip file's ISIZE trailer (the last member's size
+// mod 2^32; at least 4x the compressed size), else the file size.
+uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip) {
+  *is_gzip = false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return file_bytes;
+  unsigned char head[2] = {0, 0};
+  uint64_t est = file_bytes;
+  if (::pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b && file_bytes >= 18) {
+    *is_gzip = true;
+    unsigned char tail[4];
+    uint64_t isize = 0;
+    if (::pread(fd, tail, 4, static_cast<off_t>(file_bytes - 4)) == 4)
+      isize = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (static_cast<uint64_t>(tail[3]) << 24);
+    // A truncated file's last bytes are not an ISIZE: deflate cannot expand
+    // more than 1032:1, and we assume at least 4:1.
+    est = std::clamp<uint64_t>(isize, file_bytes * 4, file_bytes * 1032);
+  }
+  ::close(fd);
+  return est;
+}
+
 // One input through read, then `DecodeInput` (inflate, detect, decode, sort).
-// `max_inflated_bytes`: see `DecodeInput`.
+// `max_decoded_bytes`: see `DecodeInput`.
 std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, DecodeWorker& w,
                                                 const RankMatcher& ranks,
-                                                uint64_t max_inflated_bytes) {
+                                                uint64_t max_decoded_bytes) {
   if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
     r.rejected = true;
     return nullptr;
   }
   r.bytes = w.file.size();
-  return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r, max_inflated_bytes);
+  return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r, max_decoded_bytes);
 }
 
 struct OutputGroup {
@@ -248,6 +289,90 @@ std::string OtherData(const OutputGroup& g, const std::vector<InputRecord>& reco
   return o;
 }
 
+
+// The base name of an output temporary `.<base>.tmp.<pid>`, or "".
+std::string TemporaryBase(std::string_view name) {
+  size_t k = name.find(".tmp.");
+  if (!formats::IsTemporaryName(name) || k == std::string_view::npos) return "";
+  return std::string(name.substr(1, k - 1));
+}
+
+// ResumeState: outputs of an earlier run of this job that are complete.
+struct ResumeState {
+  std::vector<CompletedOutput> outputs;
+  std::map<std::string, size_t> input_of_path;  // carried input path -> index in records
+  std::string note;                             // one line for stderr
+};
+
+// LoadResume reads OUTDIR's manifest (a completed earlier run) and journal (a
+// killed one) of this shard and keeps the outputs this shard owns whose file
+// has the recorded size and CRC-32.
+ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
+                       const std::vector<InputRecord>& records) {
+  ResumeState st;
+  std::map<std::string, CompletedOutput> found;  // by output name
+  bool other_job = false;
+  const std::string manifest_path = opts.out_dir + "/" + ManifestFileName(opts.shard);
+  if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb")) {
+    std::string text;
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
+    std::fclose(f);
+    if (auto m = ParseManifest(text); m.ok() && m->fingerprint == plan.fingerprint) {
+      for (auto& out : m->outputs) {
+        if (!out.error.empty()) continue;
+        CompletedOutput c;
+        c.output = out;
+        for (const auto& r : m->inputs)
+          if (r.owner_shard < 0 && r.output == out.path) c.inputs.push_back(r);
+        found[out.path] = std::move(c);
+      }
+    } else {
+      other_job = true;
+    }
+  }
+  if (auto j = LoadJournal(opts.out_dir + "/" + JournalFileName(opts.shard)); j.ok()) {
+    if (j->fingerprint == plan.fingerprint) {
+      for (auto& c : j->outputs) found[c.output.path] = std::move(c);
+    } else {
+      other_job = true;
+    }
+  }
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < records.size(); ++i) index_of[records[i].path] = i;
+  size_t stale = 0;
+  for (auto& [name, c] : found) {
+    auto key = ParseOutputName(name);
+    bool keep = key && plan.OwnerOf(*key) == opts.shard.index && !c.inputs.empty();
+    for (const auto& r : c.inputs) keep = keep && index_of.count(r.path) && !st.input_of_path.count(r.path);
+    if (keep) {
+      auto disk = FileSizeAndCrc32(opts.out_dir + "/" + name);
+      keep = disk.ok() && disk->first == c.output.bytes && disk->second == c.output.crc32;
+    }
+    if (!keep) {
+      ++stale;
+      continue;
+    }
+    for (auto& r : c.inputs) {
+      r.index = static_cast<int64_t>(index_of[r.path]);
+      r.owner_shard = -1;
+      r.reused = true;
+      st.input_of_path[r.path] = static_cast<size_t>(r.index);
+    }
+    c.output.reused = true;
+    st.outputs.push_back(std::move(c));
+  }
+  if (other_job && st.outputs.empty())
+    st.note = absl::StrCat("resume: the manifest/journal in ", opts.out_dir,
+                           " is from another job (inputs or options changed): converting everything");
+  else
+    st.note = absl::StrCat("resume: ", st.outputs.size(), " outputs already complete (",
+                           st.input_of_path.size(), " inputs not read)",
+                           stale ? absl::StrCat(", ", stale, " to redo") : "");
+  return st;
+}
+
 }  // namespace
 
 RunSummary RunConvert(const ConvertOptions& opts) {
@@ -256,6 +381,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   summary.command_line = opts.command_line;
   summary.group_by = GroupByName(opts.group_by);
   Console console(opts);
+  formats::InstallInterruptCleanup();
+  // Freed memory goes back to the OS: fixed mmap threshold (glibc raises it
+  // dynamically after large frees, which keeps big buffers on the heap) and
+  // few arenas, so RSS follows the budget.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_ARENA_MAX, 4);
 
   auto matcher = RankMatcher::Create(opts.rank_pattern);
   if (!matcher.ok()) {
@@ -272,16 +403,10 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     summary.exit_code = kExitInternal;
     return summary;
   }
-  // Temporaries a killed run left behind are never outputs: remove them.
-  if (DIR* d = ::opendir(opts.out_dir.c_str())) {
-    while (dirent* de = ::readdir(d))
-      if (formats::IsTemporaryName(de->d_name)) ::unlink((opts.out_dir + "/" + de->d_name).c_str());
-    ::closedir(d);
-  }
-
-  std::vector<InputRecord>& records = summary.inputs;
+  std::vector<InputRecord> records;
   ExpandInputs(opts.inputs, &records);
   const size_t n = records.size();
+  for (size_t i = 0; i < n; ++i) records[i].index = static_cast<int64_t>(i);
   const int threads = opts.threads > 0 ? opts.threads : AvailableCpus();
   summary.threads = threads;
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
@@ -291,26 +416,144 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                               simdjson::get_active_implementation()->description(), ")"));
   }
 
+  // ---- Pre-scan and plan: every input's planned output from its head; the
+  // shard of every output (pipeline/plan.h). Identical in every shard.
+  const int me = opts.shard.index;
+  const JobPlan jp = MakePlan(records, PreScan(records, *matcher), opts, opts.shard.count);
+  summary.gpus_per_node = jp.gpus_per_node;
+  summary.fingerprint = jp.fingerprint;
+  summary.shard = opts.shard;
+  summary.inputs_in_job = n;
+  // The shard an input's record belongs to, as planned: -1 if undetermined.
+  auto planned_owner = [&](size_t i) -> int {
+    switch (jp.inputs[i].kind) {
+      case PlanKind::kOutput: return jp.OwnerOf(*jp.planned_key[i]);
+      case PlanKind::kNoOutput: return 0;
+      case PlanKind::kUndetermined: break;
+    }
+    return -1;
+  };
+
+  // Temporaries a killed run left behind are never outputs: remove them
+  // (in a shard, only those of its own outputs, manifest and journal: the
+  // other shards may be writing theirs into the same directory right now).
+  if (DIR* d = ::opendir(opts.out_dir.c_str())) {
+    while (dirent* de = ::readdir(d)) {
+      std::string base = TemporaryBase(de->d_name);
+      if (base.empty()) continue;
+      bool mine = !opts.shard.sharded() || base == ManifestFileName(opts.shard) ||
+                  base == JournalFileName(opts.shard);
+      if (auto key = ParseOutputName(base); key && jp.OwnerOf(*key) == me) mine = true;
+      if (mine) ::unlink((opts.out_dir + "/" + de->d_name).c_str());
+    }
+    ::closedir(d);
+  }
+
+  // ---- Resume: outputs an earlier run completed are kept, their inputs not read.
+  ResumeState resume;
+  if (opts.resume) {
+    resume = LoadResume(opts, jp, records);
+    if (!opts.quiet) console.Line(absl::StrCat("tracemill: ", resume.note));
+  }
+  std::set<std::string> carried_outputs;
+  for (const auto& c : resume.outputs) carried_outputs.insert(c.output.path);
+  // The journal starts over with what was carried; the manifest of an earlier
+  // run goes (a manifest present means a finished run), and so does a merged
+  // job manifest when a shard runs again.
+  std::unique_ptr<Journal> journal;
+  if (auto j = Journal::Create(opts.out_dir + "/" + JournalFileName(opts.shard), jp.fingerprint,
+                               opts.shard, resume.outputs);
+      j.ok()) {
+    journal = std::move(*j);
+  } else {
+    console.Line(absl::StrCat("tracemill: cannot write the journal (--resume will redo everything): ",
+                              j.status().message()));
+  }
+  ::unlink((opts.out_dir + "/" + ManifestFileName(opts.shard)).c_str());
+  if (opts.shard.sharded()) ::unlink((opts.out_dir + "/manifest.json").c_str());
+
+  // Which inputs this process reads: those planned to its outputs, every
+  // undetermined one, and (shard 0) those that are no trace at all; not
+  // those of outputs carried over by --resume.
+  std::vector<bool> read(n, false);
+  size_t n_undetermined = 0, n_read = 0;
+  uint64_t read_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    n_undetermined += jp.inputs[i].kind == PlanKind::kUndetermined;
+    if (resume.input_of_path.count(records[i].path)) continue;
+    int owner = planned_owner(i);
+    read[i] = owner < 0 || owner == me;
+    n_read += read[i];
+    if (read[i]) read_bytes += jp.inputs[i].bytes;
+  }
+  if (opts.verbose || (opts.shard.sharded() && !opts.quiet)) {
+    console.Line(absl::StrCat("tracemill: plan ", jp.fingerprint, ": ", n, " inputs, ",
+                              jp.planned_bytes.size(), " outputs planned, ", n_undetermined,
+                              " inputs undetermined until decoded; gpus per node ", jp.gpus_per_node,
+                              "; this process reads ", n_read, " inputs (", read_bytes >> 20, " MiB)"));
+  }
+
   // ---- Stage 1: read, inflate, decode and sort every input in parallel.
+  const MemoryPlan plan = PlanMemory(opts.memory_limit ? opts.memory_limit : DefaultMemoryLimit());
+  const std::string tmp_dir = !opts.tmp_dir.empty()            ? opts.tmp_dir
+                              : std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR")
+                                                                 : "/tmp";
   std::vector<std::unique_ptr<merge::SortedRun>> runs(n);
   std::vector<size_t> order;
   std::vector<uint64_t> sizes(n, 0);
+  uint64_t largest_cost = 0;
+  // An input's error line is printed by the shard that reports it: at once
+  // if planned here, after grouping if undetermined.
+  auto report_now = [&](size_t i) { return !opts.quiet && planned_owner(i) == me; };
   for (size_t i = 0; i < n; ++i) {
-    if (records[i].rejected) continue;  // could not even stat it
+    if (!read[i]) continue;
+    if (records[i].rejected) {  // could not even stat it
+      if (report_now(i)) console.Line(ErrorLine(records[i]));
+      continue;
+    }
     struct stat st;
     if (::stat(records[i].path.c_str(), &st) == 0) sizes[i] = static_cast<uint64_t>(st.st_size);
+    bool gz = false;
+    uint64_t cost = DecodeCost(DecodedSize(records[i].path, sizes[i], &gz));
+    // A gzip input's size is only an estimate: try it within the budget
+    // (Gunzip stops at the limit and says so).
+    if (gz) cost = std::min(cost, plan.decode);
+    if (cost > plan.decode) {
+      // Decoding it alone would exceed the budget: say what would fit.
+      records[i].bytes = sizes[i];
+      records[i].rejected = true;
+      records[i].status = absl::ResourceExhaustedError(absl::StrCat(
+          "decoding needs about ", cost >> 20, " MiB, more than the ", plan.decode >> 20,
+          " MiB decode budget of --memory-limit ", plan.limit >> 20, "M; rerun with --memory-limit ",
+          (cost * 10 / 6 >> 20) + 1, "M or more"));
+      if (report_now(i)) console.Line(ErrorLine(records[i]));
+      continue;
+    }
+    largest_cost = std::max(largest_cost, cost);
     order.push_back(i);
+  }
+  // Inputs in flight: as many of the largest as fit the decode budget, at
+  // least one, at most one per thread.
+  const size_t slots = static_cast<size_t>(std::clamp<uint64_t>(
+      largest_cost ? plan.decode / largest_cost : threads, 1, static_cast<uint64_t>(threads)));
+  if (opts.verbose) {
+    console.Line(absl::StrCat("tracemill: ", plan.Describe()));
+    console.Line(absl::StrCat("tracemill: ", slots, " inputs decoded at once (largest needs about ",
+                              largest_cost >> 20, " MiB); spill files in ", tmp_dir));
   }
   // Largest first: the long decodes start early, small ones fill the gaps.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
-  tbb::enumerable_thread_specific<DecodeWorker> workers;
-  // One gzip input may inflate to at most half the memory this process may
-  // use, shared by the inputs decoded at once (interim, until --memory-limit):
-  // a decompression bomb is rejected rather than OOM-killing the job.
-  const uint64_t max_inflated_bytes =
-      std::max<uint64_t>(AvailableMemoryBytes() / 2 / static_cast<uint64_t>(threads), 256 << 20);
+  // A pool of `slots` workers: at most `slots` sets of buffers ever exist.
+  std::vector<std::unique_ptr<Worker>> worker_store;
+  tbb::concurrent_queue<Worker*> pool;
+  for (size_t k = 0; k < slots; ++k) {
+    worker_store.push_back(std::make_unique<Worker>());
+    pool.push(worker_store.back().get());
+  }
   std::atomic<size_t> done{0};
   std::atomic<uint64_t> bytes_done{0};
+  std::atomic<uint64_t> resident{0};
+  std::atomic<uint64_t> spilled_runs{0}, spilled_events{0};
   {
     using namespace tbb::flow;
     graph g;
@@ -322,17 +565,45 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       }
       return order[next++];
     });
-    // At most 2 x threads inputs in flight (read buffers alive at once).
-    limiter_node<size_t> limiter(g, static_cast<size_t>(threads) * 2);
+    // Backpressure: at most `slots` inputs in flight (the decode budget).
+    limiter_node<size_t> limiter(g, slots);
     function_node<size_t, continue_msg> decode(g, unlimited, [&](size_t i) {
+      Worker* w = nullptr;
+      while (!pool.try_pop(w)) std::this_thread::yield();  // never waits: slots == pool size
       try {
-        runs[i] = DecodeAndSort(records[i], workers.local(), *matcher, max_inflated_bytes);
+        runs[i] = DecodeAndSort(records[i], *w, *matcher,
+                                static_cast<uint64_t>(plan.decode / kDecodeFactor));
+        if (runs[i]) {
+          // Keep the run in memory if it fits the run budget, else spill it.
+          uint64_t rb = runs[i]->ResidentBytes();
+          uint64_t before = resident.fetch_add(rb);
+          if (before + rb > plan.runs) {
+            resident -= rb;
+            absl::Status st;
+            if (!w->spill) {
+              auto f = merge::SpillFile::Create(tmp_dir);
+              if (f.ok()) w->spill = std::move(*f);
+              else st = f.status();
+            }
+            if (st.ok()) st = runs[i]->Spill(w->spill.get());
+            if (!st.ok()) {
+              records[i].status = st;
+              records[i].rejected = true;
+              runs[i].reset();
+            } else {
+              resident += runs[i]->ResidentBytes();
+              ++spilled_runs;
+              spilled_events += runs[i]->size();
+            }
+          }
+        }
       } catch (const std::exception& e) {  // nothing throws across a node
         records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
         records[i].rejected = true;
         runs[i].reset();
       }
-      if (!records[i].status.ok() && !opts.quiet) console.Line(ErrorLine(records[i]));
+      pool.push(w);
+      if (!records[i].status.ok() && report_now(i)) console.Line(ErrorLine(records[i]));
       size_t d = ++done;
       uint64_t b = bytes_done += records[i].bytes;
       double secs = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -347,47 +618,72 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     source.activate();
     g.wait_for_all();
   }
-  for (size_t i = 0; i < n; ++i)
-    if (records[i].rejected && !runs[i] && order.end() == std::find(order.begin(), order.end(), i) &&
-        !opts.quiet)
-      console.Line(ErrorLine(records[i]));
+  // Stage 1's buffers go; the spill files stay for the merge.
+  std::vector<std::unique_ptr<merge::SpillFile>> spill_files;
+  for (auto& w : worker_store)
+    if (w->spill) spill_files.push_back(std::move(w->spill));
+  worker_store.clear();
+  pool.clear();
+  malloc_trim(0);
+  if (opts.verbose)
+    console.Line(absl::StrCat("tracemill: decoded; ", resident.load() >> 20, " MiB of runs in memory, ",
+                              spilled_runs.load(), " runs (", spilled_events.load(),
+                              " events) spilled"));
 
   // ---- Grouping: every input's rank is known now.
-  int gpn = opts.gpus_per_node;
-  if (gpn <= 0) {
-    for (size_t i = 0; i < n; ++i)
-      if (runs[i]) gpn = std::max(gpn, runs[i]->data().meta.device_count);
-    if (gpn <= 0) gpn = 8;
+  // A rejected input still names its rank by its file name: the report then
+  // draws that rank as dead rather than as an anonymous file.
+  for (InputRecord& r : records) {
+    if (r.rank || r.skipped || r.status.ok() || !r.timeline.tracks.empty()) continue;
+    if (auto named = matcher->Match(r.path)) {
+      r.rank = named;
+      r.rank_source = "file name";
+    }
   }
-  summary.gpus_per_node = gpn;
-  std::map<std::pair<int, int64_t>, OutputGroup> groups;
+  // ---- Grouping: every decoded input's rank is known now; the decoded rank
+  // decides its output, and the output's shard decides who reports it.
+  const int gpn = jp.gpus_per_node;
+  bool plan_broken = false;
+  std::map<OutputKey, OutputGroup> groups;
   std::map<int64_t, std::vector<size_t>> by_rank;
   for (size_t i = 0; i < n; ++i) {
-    if (!runs[i]) continue;
-    const InputRecord& r = records[i];
-    if (r.rank) by_rank[*r.rank].push_back(i);
-    std::pair<int, int64_t> key;
-    std::string name;
-    if (opts.group_by == GroupBy::kAll) {
-      key = {0, 0};
-      name = "all";
-    } else if (!r.rank) {
-      key = {1, 0};
-      name = "unranked";
-    } else if (opts.group_by == GroupBy::kLocalGpu) {
-      key = {0, *r.rank % gpn};
-      name = absl::StrCat("gpu", key.second);
-    } else if (opts.group_by == GroupBy::kRank) {
-      key = {0, *r.rank};
-      name = absl::StrCat("rank", key.second);
-    } else {
-      key = {0, *r.rank / gpn};
-      name = absl::StrCat("node", key.second);
+    if (!read[i]) continue;
+    InputRecord& r = records[i];
+    if (!runs[i]) {
+      int owner = std::max(planned_owner(i), 0);
+      if (owner != me) r.owner_shard = owner;
+      else if (planned_owner(i) < 0 && !r.status.ok() && !opts.quiet) console.Line(ErrorLine(r));
+      continue;
     }
+    OutputKey key = KeyFor(r.rank, opts.group_by, gpn);
+    const std::string name = OutputFileName(key, opts.compress);
+    int owner = jp.OwnerOf(key);
+    if (owner != me && planned_owner(i) < 0) {
+      r.owner_shard = owner;  // decoded for nothing: another shard writes its output
+      runs[i].reset();
+      continue;
+    }
+    if (owner != me || carried_outputs.count(name)) {
+      // The head said one output, the decode another, written elsewhere
+      // (e.g. a second distributedInfo after traceEvents). Never silently.
+      plan_broken = true;
+      r.status = absl::FailedPreconditionError(absl::StrCat(
+          owner != me ? absl::StrCat("its decoded rank puts it in ", name, ", which shard ", owner,
+                                     " writes without it (its head planned it elsewhere)")
+                      : absl::StrCat("its decoded rank puts it in ", name,
+                                     ", which an earlier run completed without it (--resume)"),
+          ": rerun the job without --shard/--resume"));
+      r.rejected = true;
+      console.Line(ErrorLine(r));
+      runs[i].reset();
+      continue;
+    }
+    if (!r.status.ok() && planned_owner(i) < 0 && !opts.quiet) console.Line(ErrorLine(r));
+    if (r.rank) by_rank[*r.rank].push_back(i);
     OutputGroup& og = groups[key];
-    og.name = absl::StrCat(name, ".trace.json", opts.compress ? ".gz" : "");
-    og.kind = key.first;
-    og.number = key.second;
+    og.name = name;
+    og.kind = key.kind;
+    og.number = key.number;
     og.inputs.push_back(i);
   }
   for (auto& [rank, idx] : by_rank) {
@@ -419,21 +715,20 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     });
   }
 
+  // Records carried over by --resume take their place in the list.
+  for (auto& c : resume.outputs)
+    for (auto& r : c.inputs) records[static_cast<size_t>(r.index)] = r;
   // The job's time span (and the base of --relative-time).
   for (size_t i = 0; i < n; ++i) {
-    if (!runs[i] || runs[i]->done()) continue;
-    const auto& data = runs[i]->data();
-    for (const auto& e : data.events) {
-      if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
-      int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
-      if (!summary.has_span) {
-        summary.first_ts_ns = e.ts_ns;
-        summary.last_ts_ns = end;
-        summary.has_span = true;
-      } else {
-        summary.first_ts_ns = std::min(summary.first_ts_ns, e.ts_ns);
-        summary.last_ts_ns = std::max(summary.last_ts_ns, end);
-      }
+    const InputRecord& r = records[i];
+    if (!(runs[i] || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
+    if (!summary.has_span) {
+      summary.first_ts_ns = r.first_ts_ns;
+      summary.last_ts_ns = r.last_ts_ns;
+      summary.has_span = true;
+    } else {
+      summary.first_ts_ns = std::min(summary.first_ts_ns, r.first_ts_ns);
+      summary.last_ts_ns = std::max(summary.last_ts_ns, r.last_ts_ns);
     }
   }
   const int64_t offset_ns = opts.relative_time && summary.has_span ? summary.first_ts_ns : 0;
@@ -465,7 +760,6 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           winputs[j].pid_order = std::move(ids.pid_order);
           winputs[j].id_base = ids.id_base;
           winputs[j].label = records[i].label;
-          runs[i]->Rewind();
           group_runs.push_back(runs[i].get());
           out.inputs.push_back(records[i].path);
           if (records[i].rank) out.ranks.push_back(*records[i].rank);
@@ -478,33 +772,64 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         std::sort(out.ranks.begin(), out.ranks.end());
         out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
         if (dtu.empty() || !dtu_agree) dtu = "ms";
+        // This output's share of the merge budget pays one read buffer per
+        // spilled run.
+        size_t n_spilled = 0;
+        for (auto* r : group_runs) n_spilled += r->spilled();
+        uint64_t share = plan.merge / static_cast<uint64_t>(std::max(1, threads));
+        uint64_t per_run = n_spilled ? (share > kWriterBytes ? share - kWriterBytes : 0) / n_spilled : 0;
+        per_run = std::clamp<uint64_t>(per_run, kMinReadBuffer, kMaxReadBuffer);
+        absl::Status st;
+        for (auto* r : group_runs)
+          if (st.ok()) st = r->Open(per_run);
+        // The rename and its journal line go together: an interrupt waits
+        // for both (DeferInterrupts, emplaced just before Commit).
+        std::optional<formats::DeferInterrupts> defer;
         auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
-        absl::Status st = file.status();
+        if (st.ok()) st = file.status();
         if (st.ok()) {
           formats::ChromeWriter w(file->get(), offset_ns);
           st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
           for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
           merge::KWayMerger merger(group_runs);
+          uint64_t since_pause = 0;
           while (st.ok()) {
             auto [run, e] = merger.Next();
             if (!e) break;
             st = w.WriteEvent(winputs[run], *e);
+            if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
+              since_pause = 0;
+              std::this_thread::sleep_for(std::chrono::milliseconds(opts.debug_write_delay_ms));
+            }
           }
+          for (auto* r : group_runs)
+            if (st.ok() && !r->read_status().ok()) st = r->read_status();
           if (st.ok()) st = w.Finish();
+          if (st.ok()) defer.emplace();
           if (st.ok()) st = (*file)->Commit();
           out.events = w.events_written();
           out.metadata_added = w.metadata_added();
           out.bytes = (*file)->bytes_written();
+          out.crc32 = (*file)->crc32();
         }
+        // Each input belongs to one output: free its run now.
+        for (size_t i : og.inputs) runs[i].reset();
         if (!st.ok()) {
           out.error = std::string(st.message());
           out.events = 0;
           console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
                                     st.message()));
         } else {
+          std::vector<const InputRecord*> done_inputs;
           for (size_t j = 0; j < og.inputs.size(); ++j) {
             records[og.inputs[j]].events_written = winputs[j].events_written;
             records[og.inputs[j]].output = og.name;
+            done_inputs.push_back(&records[og.inputs[j]]);
+          }
+          // The output is in place: record it for --resume.
+          if (journal) {
+            if (absl::Status js = journal->Append(out, done_inputs); !js.ok())
+              console.Line(absl::StrCat("tracemill: journal: ", js.message()));
           }
         }
       } catch (const std::exception& e) {
@@ -530,16 +855,40 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   console.EndProgress();
 
+  // The outputs carried over by --resume join the list, in output order.
+  if (!resume.outputs.empty()) {
+    for (auto& c : resume.outputs) summary.outputs.push_back(c.output);
+    std::stable_sort(summary.outputs.begin(), summary.outputs.end(), [](const auto& a, const auto& b) {
+      auto ka = ParseOutputName(a.path), kb = ParseOutputName(b.path);
+      return ka && kb ? *ka < *kb : a.path < b.path;
+    });
+  }
+  summary.resumed = opts.resume;
+  summary.outputs_reused = resume.outputs.size();
+  summary.inputs_not_read = resume.input_of_path.size();
+  // The records this process reports (or decoded for another shard).
+  for (size_t i = 0; i < n; ++i)
+    if (read[i] || records[i].reused) summary.inputs.push_back(std::move(records[i]));
+
   // Inputs whose output failed: their events were read but not written.
-  bool output_failed = false;
+  bool output_failed = plan_broken;
   for (const auto& out : summary.outputs) output_failed |= !out.error.empty();
   bool any_input_error = false;
-  for (const auto& r : records) any_input_error |= !r.status.ok();
+  for (const auto& r : summary.inputs) any_input_error |= r.owner_shard < 0 && !r.status.ok();
   summary.exit_code = output_failed ? kExitInternal : any_input_error ? kExitSomeRejected : kExitOk;
   summary.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (absl::Status st = WriteManifest(opts.out_dir, summary); !st.ok()) {
     console.Line(absl::StrCat("tracemill: cannot write manifest: ", st.message()));
     summary.exit_code = kExitInternal;
+  } else if (journal) {
+    journal->Remove();  // the manifest holds everything the journal did
+  }
+  if (summary.exit_code != kExitInternal && opts.write_report && !opts.shard.sharded()) {
+    // Built from the manifest just written, as `tracemill report` does.
+    if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {
+      console.Line(absl::StrCat("tracemill: cannot write report: ", rs.message()));
+      summary.exit_code = kExitInternal;
+    }
   }
   return summary;
 }

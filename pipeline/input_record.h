@@ -1,6 +1,6 @@
 #pragma once
 // InputRecord: what happened to one input, feeding the manifest, the exit
-// status and (later) the report.
+// status and the report (which reads it back from the manifest).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "formats/common/stats.h"
+#include "formats/common/timeline.h"
 
 namespace tracemill::pipeline {
 
@@ -28,8 +29,16 @@ struct InputRecord {
   absl::Status status;            // OK, or the first error
   uint64_t error_offset = 0;      // byte offset of the error (decoded bytes for gzip input)
   bool rejected = false;          // nothing of it was converted
+  bool has_span = false;          // first/last below are set
+  int64_t first_ts_ns = 0;        // earliest event start (absolute ns)
+  int64_t last_ts_ns = 0;         // latest event end (absolute ns)
   bool from_directory = false;    // found by walking a directory argument
   bool skipped = false;           // found in a directory and not a trace: ignored, not an error
+  // Sharded and resumed runs (pipeline/plan.h, pipeline/journal.h):
+  int64_t index = -1;             // position in the job's input list
+  int owner_shard = -1;           // -1: this run reports it; else the shard that does
+  bool reused = false;            // carried over from an earlier run by --resume (not read)
+  formats::Timeline timeline;     // steps, tracks, bytes pushed/pulled: for the report
 
   // Conservation: every event read was written or dropped with a reason.
   bool Balanced() const { return events_read == events_written + dropped.Total(); }

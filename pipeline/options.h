@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/shard.h"
+
 namespace tracemill::pipeline {
 
 // How inputs are grouped into outputs.
@@ -26,11 +28,17 @@ struct ConvertOptions {
   bool compress = false;  // write .json.gz
   bool relative_time = false;
   int threads = 0;        // 0: the CPUs this process may use
+  uint64_t memory_limit = 0;  // bytes; 0: DefaultMemoryLimit() (pipeline/budget.h)
+  std::string tmp_dir;        // spill files; empty: $TMPDIR, else /tmp
   std::string rank_pattern;  // regex with one capture group; empty: default
   bool quiet = false;
   bool verbose = false;
   bool progress = false;  // a progress line on stderr (set when it is a TTY)
+  bool write_report = true;  // OUTDIR/report.html after the manifest (--no-report: false)
   std::string command_line;
+  ShardSpec shard;        // --shard or the environment (pipeline/shard.h)
+  bool resume = false;    // --resume: keep outputs the journal/manifest shows complete
+  int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 
 // Exit statuses of `tracemill` (documented in --help and README.md).

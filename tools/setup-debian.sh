@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs tracemill's build and test dependencies from Debian 12 packages.
+# chromium + nodejs: the report's browser test (tests/report/browser_test.js);
+# fonts-dejavu-core: text in its screenshot.
 # Idempotent: packages already installed are skipped by apt-get; `apt-get update`
 # runs only when the package lists are missing or older than a day.
 set -euo pipefail
@@ -9,14 +11,15 @@ packages=(
   libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
-  clang libclang-rt-14-dev
+  slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
+  chromium nodejs fonts-dejavu-core
+  clang libclang-rt-14-dev  # the asan preset: ASan + UBSan and the libFuzzer targets (tests/fuzz)
 )
-# node and npm (tests/viewer: Chrome DevTools' trace engine from npm): Debian's
-# nodejs + npm unless a node with npm is already installed (a NodeSource
-# nodejs package provides npm itself and conflicts with Debian's npm).
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  packages+=(nodejs npm)
-fi
+# Node.js + npm validate the Kubernetes example (tests/shard/k8s) and load the
+# sample job's outputs in Chrome DevTools' trace engine (tests/viewer): the
+# machine's own Node (e.g. NodeSource's, which provides npm itself and
+# conflicts with Debian's npm) is used if there is one, else Debian's.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

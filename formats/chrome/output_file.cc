@@ -4,11 +4,16 @@
 #include <libdeflate.h>
 #include <unistd.h>
 
+#include <tbb/parallel_for.h>
+
+#include <atomic>
 #include <cerrno>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/cleanup.h"
 
 namespace tracemill::formats {
 
@@ -22,12 +27,11 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(std::string final
   f->final_path_ = std::move(final_path);
   f->gzip_ = gzip;
   f->level_ = gzip_level;
-  f->fd_ = ::open(f->temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  f->fd_ = OpenTemporary(f->temp_path_, &f->cleanup_slot_);
   if (f->fd_ < 0) {
     int e = errno;
     return absl::ErrnoToStatus(e, absl::StrCat("cannot create ", f->temp_path_));
   }
-  if (gzip) f->compressor_ = libdeflate_alloc_compressor(gzip_level);
   return f;
 }
 
@@ -36,13 +40,11 @@ std::unique_ptr<OutputFile> OutputFile::CreateInMemory(bool gzip, int gzip_level
   f->in_memory_ = true;
   f->gzip_ = gzip;
   f->level_ = gzip_level;
-  if (gzip) f->compressor_ = libdeflate_alloc_compressor(gzip_level);
   return f;
 }
 
 OutputFile::~OutputFile() {
   if (!committed_) Abort();
-  if (compressor_) libdeflate_free_compressor(static_cast<libdeflate_compressor*>(compressor_));
 }
 
 absl::Status OutputFile::WriteAll(const char* p, size_t n) {
@@ -58,6 +60,7 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
       int e = errno;
       return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
     }
+    crc32_ = libdeflate_crc32(crc32_, p, static_cast<size_t>(w));
     p += w;
     n -= static_cast<size_t>(w);
     bytes_written_ += static_cast<uint64_t>(w);
@@ -69,20 +72,48 @@ absl::Status OutputFile::Append(std::string_view bytes) {
   if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");
   if (bytes.empty()) return absl::OkStatus();
   if (!gzip_) return WriteAll(bytes.data(), bytes.size());
-  auto* c = static_cast<libdeflate_compressor*>(compressor_);
-  compressed_.resize(libdeflate_gzip_compress_bound(c, bytes.size()));
-  size_t n = libdeflate_gzip_compress(c, bytes.data(), bytes.size(), compressed_.data(),
-                                      compressed_.size());
-  if (n == 0) return absl::InternalError("gzip compression failed");
-  return WriteAll(compressed_.data(), n);
+  pending_.emplace_back(bytes);
+  if (pending_.size() >= kGzipBatch) return CompressPending();
+  return absl::OkStatus();
+}
+
+absl::Status OutputFile::CompressPending() {
+  if (pending_.empty()) return absl::OkStatus();
+  compressed_.resize(pending_.size());
+  std::atomic<bool> failed{false};
+  const int level = level_;
+  tbb::parallel_for(size_t{0}, pending_.size(), [&](size_t k) {
+    struct Deleter {
+      void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+    };
+    static thread_local std::unique_ptr<libdeflate_compressor, Deleter> c;
+    static thread_local int c_level = -1;
+    if (!c || c_level != level) {
+      c.reset(libdeflate_alloc_compressor(level));
+      c_level = level;
+    }
+    std::string& out = compressed_[k];
+    out.resize(libdeflate_gzip_compress_bound(c.get(), pending_[k].size()));
+    size_t n = libdeflate_gzip_compress(c.get(), pending_[k].data(), pending_[k].size(), out.data(),
+                                        out.size());
+    if (n == 0) failed = true;
+    out.resize(n);
+  });
+  pending_.clear();
+  if (failed) return absl::InternalError("gzip compression failed");
+  for (const std::string& member : compressed_) {
+    if (absl::Status s = WriteAll(member.data(), member.size()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status OutputFile::Commit() {
+  if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");
+  if (absl::Status s = CompressPending(); !s.ok()) return s;
   if (in_memory_) {
     committed_ = true;
     return absl::OkStatus();
   }
-  if (fd_ < 0) return absl::FailedPreconditionError("output already closed");
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) {
@@ -95,6 +126,8 @@ absl::Status OutputFile::Commit() {
     return absl::ErrnoToStatus(e, absl::StrCat("cannot rename to ", final_path_));
   }
   committed_ = true;
+  UnregisterTemporary(cleanup_slot_);
+  cleanup_slot_ = -1;
   return absl::OkStatus();
 }
 
@@ -104,6 +137,8 @@ void OutputFile::Abort() {
     fd_ = -1;
   }
   if (!committed_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  UnregisterTemporary(cleanup_slot_);
+  cleanup_slot_ = -1;
 }
 
 bool IsTemporaryName(std::string_view name) {

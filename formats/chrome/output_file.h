@@ -4,16 +4,23 @@
 //
 // With gzip, every Append() chunk becomes one independent gzip member
 // (RFC 1952 members may be concatenated; gunzip, Python's gzip and browsers
-// read them all), which is what lets chunks be compressed in parallel later.
+// read them all). Chunks are collected in batches of kGzipBatch and
+// compressed in parallel (oneTBB parallel_for, one libdeflate compressor per
+// thread), then written in order: one large output uses every core for its
+// compression while formatting stays sequential.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace tracemill::formats {
+
+// Chunks compressed together (memory: about 2 x kGzipBatch x chunk size).
+inline constexpr size_t kGzipBatch = 4;
 
 class OutputFile {
  public:
@@ -35,6 +42,9 @@ class OutputFile {
   void Abort();
 
   uint64_t bytes_written() const { return bytes_written_; }
+  // CRC-32 (gzip's, libdeflate_crc32) of the bytes written so far, as they
+  // are on disk (compressed for gzip): `--resume` checks outputs against it.
+  uint32_t crc32() const { return crc32_; }
   const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }
   // The bytes written so far by an in-memory output.
@@ -43,6 +53,7 @@ class OutputFile {
  private:
   OutputFile() = default;
   absl::Status WriteAll(const char* p, size_t n);
+  absl::Status CompressPending();
 
   std::string final_path_, temp_path_;
   int fd_ = -1;
@@ -52,8 +63,10 @@ class OutputFile {
   bool in_memory_ = false;
   std::string memory_;
   uint64_t bytes_written_ = 0;
-  std::string compressed_;
-  void* compressor_ = nullptr;
+  uint32_t crc32_ = 0;
+  std::vector<std::string> pending_;     // raw chunks waiting for compression
+  std::vector<std::string> compressed_;  // their gzip members
+  int cleanup_slot_ = -1;  // formats/common/cleanup.h
 };
 
 // TempPrefixFor returns the prefix of temporaries for outputs in a directory

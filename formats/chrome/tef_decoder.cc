@@ -344,7 +344,7 @@ struct TefDecoder::Impl {
       }
     }
     if (!rest.empty()) {
-      std::string_view stored = b->arena().Copy(rest);
+      std::string_view stored = b->rest_arena().Copy(rest);
       e.rest = stored.data();
       e.rest_len = static_cast<uint32_t>(stored.size());
     }

@@ -4,30 +4,52 @@
 // Reading a 35 MB trace into a std::string spent more time in memset (resize
 // zero-fills) and first-touch page faults than simdjson spent parsing it
 // (perf, bench/RESULTS.md). Workers keep one ByteBuffer each and reuse it
-// across inputs, so the pages are touched once per thread, not per file.
+// across inputs, so the pages are touched once per thread, not per file;
+// buffers of 2 MiB and more sit on transparent huge pages (large_alloc.h).
 #include <cstddef>
 #include <cstring>
-#include <memory>
 #include <string_view>
+#include <utility>
+
+#include "formats/common/large_alloc.h"
 
 namespace tracemill::formats {
 
 class ByteBuffer {
  public:
-  char* data() { return data_.get(); }
-  const char* data() const { return data_.get(); }
+  ByteBuffer() = default;
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+  ByteBuffer(ByteBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
+        capacity_(std::exchange(o.capacity_, 0)) {}
+  ByteBuffer& operator=(ByteBuffer&& o) noexcept {
+    if (this != &o) {
+      Release();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+      capacity_ = std::exchange(o.capacity_, 0);
+    }
+    return *this;
+  }
+  ~ByteBuffer() { Release(); }
+
+  char* data() { return data_; }
+  const char* data() const { return data_; }
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
-  std::string_view view() const { return {data_.get(), size_}; }
+  std::string_view view() const { return {data_, size_}; }
 
   // Reserve grows the allocation to at least `n` bytes, keeping the content.
   void Reserve(size_t n) {
     if (n <= capacity_) return;
     size_t cap = capacity_ ? capacity_ : 4096;
     while (cap < n) cap += cap / 2 + 4096;
-    std::unique_ptr<char[]> next(new char[cap]);  // uninitialized
-    if (size_) std::memcpy(next.get(), data_.get(), size_);
-    data_ = std::move(next);
+    char* next = static_cast<char*>(AllocateLarge(cap));  // uninitialized
+    if (size_) std::memcpy(next, data_, size_);
+    FreeLarge(data_, capacity_);
+    data_ = next;
     capacity_ = cap;
   }
   // Resize sets the size (growing the allocation if needed); new bytes are
@@ -39,12 +61,13 @@ class ByteBuffer {
   void Clear() { size_ = 0; }
   // Release frees the allocation.
   void Release() {
-    data_.reset();
+    FreeLarge(data_, capacity_);
+    data_ = nullptr;
     size_ = capacity_ = 0;
   }
 
  private:
-  std::unique_ptr<char[]> data_;
+  char* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };

@@ -16,9 +16,18 @@ namespace tracemill::formats {
   X(kNotAnObject, "not_an_object", "array element is not a JSON object")          \
   X(kEmptyObject, "empty_object", "empty {} element (skipped)")                   \
   X(kMissingPh, "missing_ph", "event has no string `ph`")                         \
+  X(kMissingKind, "missing_kind", "run event log line has no string `kind`")      \
   X(kMissingTs, "missing_ts", "non-metadata event has no `ts`")                   \
   X(kBadTs, "bad_ts", "`ts` is not a decimal number in the int64 ns range")       \
-  X(kBadDur, "bad_dur", "`dur` is negative or not a decimal number")
+  X(kBadDur, "bad_dur", "`dur` is negative or not a decimal number")                \
+  X(kCorruptMessage, "corrupt_message",                                           \
+    "protobuf message cut off or malformed (length past the end, wrong wire type)") \
+  X(kNotDisplayed, "not_displayed",                                               \
+    "rank or trainer outside --display-size (csp reads it for pipeline markers)")   \
+  X(kOtherDevice, "other_device",                                                 \
+    "memory event or DCGM row of a GPU other than its output's (as CrossStackProfiler)") \
+  X(kNaSample, "na_sample", "DCGM row with N/A or a non-numeric value (row dropped)") \
+  X(kBadRow, "bad_row", "DCGM row with the wrong number of columns, or before any header")
 
 enum class DropReason : uint8_t {
 #define TM_ENUM_(e, key, desc) e,

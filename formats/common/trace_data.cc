@@ -11,12 +11,11 @@ namespace tracemill::formats {
 std::string_view Arena::Copy(std::string_view bytes) {
   if (bytes.empty()) return {};
   if (bytes.size() > chunk_left_) {
-    // Chunks double from 4 KiB to 1 MiB: a small input (thousands of them in
-    // a directory, or a fuzz input) does not pay for a 1 MiB allocation.
-    next_chunk_ = std::min(kChunk, std::max<size_t>(4096, next_chunk_ * 2));
-    size_t size = bytes.size() > next_chunk_ / 4 ? bytes.size() : next_chunk_;
-    chunks_.emplace_back(new char[size]);
-    cursor_ = chunks_.back().get();
+    size_t grow = std::min<size_t>(kChunk, size_t{64} << 10 << std::min<size_t>(chunks_.size(), 5));
+    size_t size = bytes.size() > grow / 4 ? std::max(bytes.size(), grow) : grow;
+    chunks_.v.push_back({static_cast<char*>(AllocateLarge(size)), size});
+    reserved_ += size;
+    cursor_ = chunks_.v.back().p;
     chunk_left_ = size;
   }
   std::memcpy(cursor_, bytes.data(), bytes.size());
@@ -33,6 +32,7 @@ void TraceBuilder::Reset() {
   data_ = std::make_unique<TraceData>();
   time_base_applied_ = false;
   data_->strings.emplace_back();
+  step_of_name_.clear();
   strings_.clear();
   tokens_.clear();
   pids_.clear();
@@ -46,8 +46,23 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
     AppendSanitizedStringBody(raw_body, buf);
     it->second = static_cast<uint32_t>(data_->strings.size());
     data_->strings.push_back(data_->arena.Commit());
+    if (auto step = MatchStepName(data_->strings.back())) {
+      step_of_name_.resize(it->second + 1, kNotAStep);
+      step_of_name_[it->second] = *step;
+    }
   }
   return it->second;
+}
+
+void TraceBuilder::NoteStep(const Event& e) {
+  // Complete events only; Kineto repeats each step on the GPU timeline as
+  // `gpu_user_annotation`, which would stretch the step to the last kernel.
+  if (e.phase != 'X' || !(e.flags & kHasTs)) return;
+  std::string_view cat = data_->strings[e.cat];
+  if (cat.substr(0, 4) == "gpu_") return;
+  int64_t end = e.ts_ns;
+  if ((e.flags & kHasDur) && __builtin_add_overflow(e.ts_ns, e.dur_ns, &end)) return;
+  data_->timeline.steps.push_back(StepSpan{step_of_name_[e.name], e.ts_ns, end});
 }
 
 namespace {
@@ -110,6 +125,18 @@ uint64_t TraceBuilder::ApplyTimeBase() {
   }
   uint64_t dropped = events.size() - kept;
   events.resize(kept);
+  auto shift = [base](std::vector<StepSpan>* steps) {
+    size_t k = 0;
+    for (StepSpan st : *steps) {
+      if (__builtin_add_overflow(st.start_ns, base, &st.start_ns) || !InTimeRange(st.start_ns) ||
+          __builtin_add_overflow(st.end_ns, base, &st.end_ns) || !InTimeRange(st.end_ns))
+        continue;  // its events were dropped as bad_ts, or it ends out of range
+      (*steps)[k++] = st;
+    }
+    steps->resize(k);
+  };
+  shift(&data_->timeline.steps);
+  for (TrackTimeline& t : data_->timeline.tracks) shift(&t.steps);
   return dropped;
 }
 
@@ -120,6 +147,9 @@ uint32_t TraceBuilder::InternIdCopy(std::string_view token) {
 
 std::unique_ptr<TraceData> TraceBuilder::Finish() {
   ApplyTimeBase();
+  data_->timeline.steps_dropped += NormalizeSteps(&data_->timeline.steps);
+  for (TrackTimeline& t : data_->timeline.tracks) data_->timeline.steps_dropped += NormalizeSteps(&t.steps);
+  step_of_name_.clear();
   strings_.clear();
   tokens_.clear();
   pids_.clear();

@@ -18,11 +18,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "formats/common/event.h"
+#include "formats/common/large_alloc.h"
+#include "formats/common/timeline.h"
 
 namespace tracemill::formats {
 
-// Arena: append-only byte storage with stable addresses (chunks growing from
-// 4 KiB to 1 MiB).
+// Arena: append-only byte storage with stable addresses. Chunks grow from
+// 64 KiB to 2 MiB (huge-page backed), so 4,096 small inputs do not each pin a megabyte.
 class Arena {
  public:
   // Copy `bytes` into the arena; the view stays valid for the arena's life.
@@ -32,12 +34,33 @@ class Arena {
   std::string* AppendBuffer() { scratch_.clear(); return &scratch_; }
   std::string_view Commit() { return Copy(scratch_); }
   size_t bytes_used() const { return used_; }
+  size_t bytes_reserved() const { return reserved_; }
+  // Release frees every chunk (views into the arena become invalid).
+  void Release() {
+    chunks_.clear();
+    chunk_left_ = 0;
+    cursor_ = nullptr;
+    used_ = reserved_ = 0;
+  }
 
  private:
-  static constexpr size_t kChunk = 1 << 20;
-  std::vector<std::unique_ptr<char[]>> chunks_;
+  static constexpr size_t kChunk = kHugePage;
+  size_t reserved_ = 0;
+  struct Chunk {
+    char* p;
+    size_t n;
+  };
+  struct ChunkList {
+    std::vector<Chunk> v;
+    ~ChunkList() { clear(); }
+    void clear() {
+      for (auto& c : v) FreeLarge(c.p, c.n);
+      v.clear();
+    }
+    size_t size() const { return v.size(); }
+  };
+  ChunkList chunks_;
   size_t chunk_left_ = 0;
-  size_t next_chunk_ = 0;
   char* cursor_ = nullptr;
   size_t used_ = 0;
   std::string scratch_;
@@ -69,12 +92,21 @@ struct InputMetadata {
 
 // TraceData: the decoded content of one input.
 struct TraceData {
-  std::vector<Event> events;
+  std::vector<Event, LargeAllocator<Event>> events;
   std::vector<std::string_view> strings;  // string id -> body; [0] = ""
   std::vector<ProcessInfo> processes;     // local pid index -> info
+  Timeline timeline;                      // steps (and tracks) for the run report
   uint32_t id_count = 0;                  // ids are 1..id_count
   InputMetadata meta;
-  Arena arena;
+  Arena arena;       // strings, tokens, process names: kept while the input is in a run
+  Arena rest_arena;  // each event's `rest`: freed when the run is spilled
+
+  // ResidentBytes estimates the heap this input holds (bytes).
+  size_t ResidentBytes() const {
+    return events.capacity() * sizeof(Event) + strings.capacity() * sizeof(std::string_view) +
+           processes.capacity() * sizeof(ProcessInfo) + arena.bytes_reserved() +
+           rest_arena.bytes_reserved();
+  }
 };
 
 // TraceBuilder: the event sink of one input (decoder -> TraceBuilder ->
@@ -104,27 +136,43 @@ class TraceBuilder {
   std::string_view InternedString(uint32_t id) const { return data_->strings[id]; }
   InputMetadata& meta() { return data_->meta; }
   Arena& arena() { return data_->arena; }
+  Arena& rest_arena() { return data_->rest_arena; }
 
-  void AddEvent(const Event& e) { data_->events.push_back(e); }
+  // AddEvent appends `e`. Step hook: an `X` event whose name is a step name
+  // (`MatchStepName`, checked once per distinct name when it is interned)
+  // also becomes a step span; the check per event is one compare.
+  void AddEvent(const Event& e) {
+    data_->events.push_back(e);
+    if (e.name < step_of_name_.size() && step_of_name_[e.name] != kNotAStep) NoteStep(e);
+  }
+  Timeline& timeline() { return data_->timeline; }
   size_t event_count() const { return data_->events.size(); }
 
   // Discard every event and table (the tolerant decoder restarts an input).
   void Reset();
 
-  // ApplyTimeBase adds `meta().base_time_ns` to every event's ts, once.
-  // Timed events whose ts leaves the range of `kMaxAbsTimeNs` (ts_text.h) are
-  // removed and counted in the result, which the decoder reports as dropped
-  // `bad_ts`; metadata events just lose their ts.
+  // ApplyTimeBase adds `meta().base_time_ns` to every event's ts and every
+  // step, once. Timed events whose ts leaves the range of `kMaxAbsTimeNs`
+  // (ts_text.h) are removed and counted in the result, which the decoder
+  // reports as dropped `bad_ts`; metadata events just lose their ts; steps
+  // that leave the range are removed.
   uint64_t ApplyTimeBase();
 
   // Finish applies the time base if the decoder has not (events it removes
-  // then go uncounted: decoders call ApplyTimeBase), drops the intern maps
-  // (their keys point into the input buffer) and hands over the data.
+  // then go uncounted: decoders call ApplyTimeBase), normalizes the steps
+  // (`NormalizeSteps`), drops the intern maps (their keys point into the
+  // input buffer) and hands over the data.
   std::unique_ptr<TraceData> Finish();
 
  private:
+  static constexpr int64_t kNotAStep = INT64_MIN;
+  void NoteStep(const Event& e);
+
   std::unique_ptr<TraceData> data_;
   bool time_base_applied_ = false;
+  // string id -> step number, or kNotAStep; only as long as the highest id
+  // of a step name, so empty for inputs without steps.
+  std::vector<int64_t> step_of_name_;
   absl::flat_hash_map<std::string_view, uint32_t> strings_;
   absl::flat_hash_map<std::string_view, uint32_t> tokens_;
   absl::flat_hash_map<std::string_view, uint32_t> pids_;

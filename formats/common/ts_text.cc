@@ -6,9 +6,9 @@
 namespace tracemill::formats {
 namespace {
 constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-}  // namespace
 
-std::optional<int64_t> ParseMicrosToNanos(std::string_view s) {
+// Parses a decimal number and returns it x 10^`scale` (3: us -> ns, 9: s -> ns).
+std::optional<int64_t> ParseScaledToNanos(std::string_view s, int scale) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
                         s.back() == '\r'))
@@ -63,16 +63,24 @@ std::optional<int64_t> ParseMicrosToNanos(std::string_view s) {
   }
   if (i != s.size()) return std::nullopt;
   if (nd == 0) return 0;
-  // Nanoseconds: the decimal point moves 3 places right.
-  long int_digits = point + 3;
+  // Nanoseconds: the decimal point moves `scale` places right.
+  long int_digits = point + scale;
   if (int_digits > 19) return std::nullopt;
   unsigned __int128 v = 0;
   for (long k = 0; k < int_digits; ++k) v = v * 10 + (k < nd ? digits[k] - '0' : 0);
   if (int_digits >= 0 && int_digits < nd && digits[int_digits] >= '5') v += 1;
+  if (neg) {
+    if (v > static_cast<unsigned __int128>(INT64_MAX) + 1) return std::nullopt;
+    return static_cast<int64_t>(-static_cast<__int128>(v));
+  }
   if (v > static_cast<unsigned __int128>(INT64_MAX)) return std::nullopt;
-  int64_t r = static_cast<int64_t>(v);
-  return neg ? -r : r;
+  return static_cast<int64_t>(v);
 }
+
+}  // namespace
+
+std::optional<int64_t> ParseMicrosToNanos(std::string_view s) { return ParseScaledToNanos(s, 3); }
+std::optional<int64_t> ParseSecondsToNanos(std::string_view s) { return ParseScaledToNanos(s, 9); }
 
 std::optional<int64_t> ParseInt64(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||

@@ -32,6 +32,11 @@ inline bool InTimeRange(int64_t ns) { return ns >= -kMaxAbsTimeNs && ns <= kMaxA
 // value does not fit in int64 ns (|ts| > ~9.2e15 us, about year 2262).
 std::optional<int64_t> ParseMicrosToNanos(std::string_view text);
 
+// ParseSecondsToNanos: as ParseMicrosToNanos, for a number of seconds
+// (run event logs: `"time": 12.000250001` is exactly 12000250001 ns); digits
+// past the ninth fraction digit round half away from zero.
+std::optional<int64_t> ParseSecondsToNanos(std::string_view text);
+
 // ParseInt64 parses an optional `-` and decimal digits (also accepts a `.0...`
 // fraction of zeros, as Kineto writes `"rank": 0` but others write `0.0`).
 // Returns nullopt on anything else or overflow.

@@ -3,6 +3,7 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -124,6 +125,53 @@ GunzipResult Gunzip(std::string_view in, ByteBuffer* outbuf, size_t padding,
   }
   out.Resize(produced);
   out.Reserve(produced + padding);
+  return r;
+}
+
+HeadResult GunzipHead(std::string_view in, bool in_is_whole, size_t max_out, std::string* out) {
+  HeadResult r;
+  out->clear();
+  out->resize(max_out);
+  size_t produced = 0, pos = 0;
+  z_stream zs{};
+  bool ended_cleanly = true;  // between members
+  while (pos < in.size() && produced < max_out) {
+    std::string_view rest = in.substr(pos);
+    if (!IsGzip(rest)) {
+      if (rest.find_first_not_of('\0') != std::string_view::npos) r.damaged = true;
+      pos = in.size();
+      break;
+    }
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+      r.damaged = true;
+      break;
+    }
+    ended_cleanly = false;
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(rest.data()));
+    zs.avail_in = static_cast<uInt>(std::min<size_t>(rest.size(), UINT32_MAX));
+    int rc = Z_OK;
+    while (produced < max_out) {
+      zs.next_out = reinterpret_cast<Bytef*>(out->data() + produced);
+      zs.avail_out = static_cast<uInt>(max_out - produced);
+      rc = inflate(&zs, Z_NO_FLUSH);
+      produced = max_out - zs.avail_out;
+      if (rc != Z_OK) break;
+      if (zs.avail_in == 0) break;  // prefix exhausted
+    }
+    pos += zs.total_in;
+    inflateEnd(&zs);
+    zs = z_stream{};
+    if (rc == Z_STREAM_END) {
+      ended_cleanly = true;
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) r.damaged = true;
+    // The whole file ended inside a member: truncated.
+    if (in_is_whole && produced < max_out) r.damaged = true;
+    break;
+  }
+  out->resize(produced);
+  r.whole = in_is_whole && ended_cleanly && pos >= in.size() && !r.damaged;
   return r;
 }
 

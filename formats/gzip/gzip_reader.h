@@ -39,4 +39,22 @@ struct GunzipResult {
 GunzipResult Gunzip(std::string_view compressed, ByteBuffer* out, size_t padding = 0,
                     uint64_t max_output_bytes = UINT64_MAX);
 
+// HeadResult: what inflating the head of a gzip file found.
+struct HeadResult {
+  // The inflated bytes reached the end of the input: every member was
+  // inflated completely and nothing but members (or trailing zeros) follows.
+  // Only meaningful when `compressed_is_whole` was true.
+  bool whole = false;
+  bool damaged = false;  // inflating stopped at corrupt or truncated data
+};
+
+// GunzipHead inflates at most `max_output_bytes` from the start of
+// `compressed` (a prefix of a gzip file, or all of it when
+// `compressed_is_whole`) into `out` (replacing its content), with zlib's
+// streaming inflater, member after member. For the pre-scan, which needs the
+// first few hundred KiB of a file's JSON, not the file: libdeflate only
+// inflates whole members.
+HeadResult GunzipHead(std::string_view compressed, bool compressed_is_whole,
+                      size_t max_output_bytes, std::string* out);
+
 }  // namespace tracemill::formats

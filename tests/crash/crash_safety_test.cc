@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,8 +91,16 @@ bool AnyTemporary(const fs::path& dir) {
   return false;
 }
 
-// Every file in `dir` is a temporary or identical to the reference run's
-// (the manifest, whose wall time differs, must parse as a whole).
+// True for the files that differ between runs (wall time, paths): the
+// manifest, the run report and the resume journal.
+bool IsRunSpecific(const std::string& name) {
+  return name == "manifest.json" || name == "report.html" || name == "journal.jsonl";
+}
+
+// Every file in `dir` is a temporary or identical to the reference run's;
+// the run-specific ones must be whole: the manifest parses, the report ends
+// with `</html>`, every line of the journal (appended one line per write)
+// parses.
 void ExpectNoPartialOutput(const fs::path& dir, const std::map<std::string, std::string>& reference,
                            const std::string& when) {
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -101,6 +110,20 @@ void ExpectNoPartialOutput(const fs::path& dir, const std::map<std::string, std:
       simdjson::dom::parser parser;
       simdjson::dom::element doc;
       EXPECT_EQ(parser.load(e.path().string()).get(doc), simdjson::SUCCESS) << when << ": " << name;
+      continue;
+    }
+    if (name == "report.html") {
+      std::string html = Slurp(e.path());
+      EXPECT_NE(html.rfind("</html>"), std::string::npos) << when << ": report.html is partial";
+      continue;
+    }
+    if (name == "journal.jsonl") {
+      std::istringstream lines(Slurp(e.path()));
+      simdjson::dom::parser parser;
+      for (std::string line; std::getline(lines, line);) {
+        simdjson::dom::element doc;
+        EXPECT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << when << ": journal line " << line;
+      }
       continue;
     }
     auto it = reference.find(name);
@@ -124,9 +147,9 @@ void KillRepeatedly(bool compress) {
   const double run_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   std::map<std::string, std::string> reference;
   for (const auto& e : fs::directory_iterator(ref_dir))
-    if (e.path().filename() != "manifest.json")
+    if (!IsRunSpecific(e.path().filename().string()))
       reference[e.path().filename().string()] = Slurp(e.path());
-  ASSERT_EQ(reference.size(), 4u);
+  ASSERT_EQ(reference.size(), 4u);  // rank0..3.trace.json
   ASSERT_EQ(std::system((std::string("'") + TRACEMILL_PYTHON3 + "' '" + TRACEMILL_CHECK_OUTPUTS +
                          "' '" + ref_dir.string() + "'").c_str()),
             0);

@@ -1,0 +1,99 @@
+// BM_Convert: `tracemill convert` end to end, in process (RunConvert): read,
+// inflate, decode, sort, merge and write every output plus the manifest.
+// `--group-by local-gpu`, as the CLI's default.
+#include <benchmark/benchmark.h>
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "bench/end_to_end/input.h"
+#include "bench/end_to_end/measure.h"
+#include "pipeline/graph.h"
+#include "pipeline/options.h"
+
+namespace tracemill::bench {
+namespace {
+
+// Fixture: the options of one convert job and what it must produce.
+struct ConvertFixture {
+  pipeline::ConvertOptions opts;
+  bool gzip = false;
+  uint64_t events = 0;
+  uint64_t json_bytes = 0;
+  size_t outputs = 0;
+
+  ConvertFixture(const GeneratedInput& in, bool gz, int threads) : gzip(gz) {
+    opts.inputs = {gz ? in.gzip_dir : in.json_dir};
+    opts.out_dir = absl::StrCat(in.root, "/out-", gz ? "gzip" : "json", "-t", threads);
+    opts.group_by = pipeline::GroupBy::kLocalGpu;
+    opts.threads = threads;
+    opts.quiet = true;
+    events = in.events;
+    json_bytes = in.json_bytes;
+    std::set<int> gpus;
+    for (int r = 0; r < in.ranks; ++r) gpus.insert(r % in.gpus_per_node);
+    outputs = gpus.size();
+  }
+
+  // Empty if `s` is what the generated input must give.
+  std::string Check(const pipeline::RunSummary& s) const {
+    if (s.exit_code != pipeline::kExitOk) return absl::StrCat("exit code ", s.exit_code);
+    uint64_t read = 0, written = 0, dropped = 0, decoded = 0;
+    for (const auto& r : s.inputs) {
+      read += r.events_read;
+      written += r.events_written;
+      dropped += r.dropped.Total();
+      decoded += r.decoded_bytes;
+      if (gzip != (r.format.rfind("gzip+", 0) == 0))
+        return absl::StrCat(r.path, ": detected as ", r.format);
+    }
+    uint64_t output_events = 0;
+    for (const auto& o : s.outputs) output_events += o.events;
+    if (read != events || written != events || output_events != events || dropped != 0)
+      return absl::StrCat("events: generated ", events, ", read ", read, ", written ", written,
+                          " (outputs say ", output_events, "), dropped ", dropped);
+    if (decoded != json_bytes)
+      return absl::StrCat("decoded ", decoded, " bytes of JSON, generated ", json_bytes);
+    if (s.outputs.size() != outputs)
+      return absl::StrCat(s.outputs.size(), " outputs, expected ", outputs);
+    return "";
+  }
+};
+
+void BM_Convert(benchmark::State& state, bool gzip, int threads) {
+  const GeneratedInput& in = Input();
+  ConvertFixture f(in, gzip, threads);
+  // Check before timing (this run also warms the page cache).
+  if (std::string err = f.Check(pipeline::RunConvert(f.opts)); !err.empty()) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  IterationTimer timer;
+  for (auto _ : state) {
+    timer.Start();
+    pipeline::RunSummary s = pipeline::RunConvert(f.opts);
+    timer.Stop(state);
+    if (s.exit_code != pipeline::kExitOk) {
+      state.SkipWithError("convert failed while timing");
+      break;
+    }
+  }
+  timer.Report(state, in.json_bytes, in.events);
+}
+
+}  // namespace
+
+void RegisterConvert(const GeneratedInput& in) {
+  for (bool gzip : {false, true}) {
+    for (int threads : {1, 2}) {
+      std::string name =
+          absl::StrCat("BM_Convert/", in.label, "/", gzip ? "gzip" : "json", "/threads:", threads);
+      benchmark::RegisterBenchmark(name.c_str(), BM_Convert, gzip, threads)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
+}  // namespace tracemill::bench

@@ -1,0 +1,225 @@
+// The machine's limit on the same input, single thread, from memory:
+// - BM_Limit/.../ondemand: simdjson On-Demand walks every file's traceEvents
+//   and touches ph, ts and name of each event (nothing is kept or written).
+//   On-Demand's stage 2 is compiled for simdjson's builtin kernel (the CPU
+//   level of this build: `fallback` on baseline x86-64, `haswell` needs
+//   -march=x86-64-v3 -mpclmul); its stage 1 is dispatched at run time. See
+//   the context lines simdjson_ondemand_builtin and simdjson_active_stage1.
+// - BM_Limit/.../inflate: libdeflate inflates the gzip copy.
+// Both report the uncompressed JSON bytes, like BM_Convert.
+#include <benchmark/benchmark.h>
+#include <libdeflate.h>
+#include <simdjson.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "bench/end_to_end/input.h"
+#include "bench/end_to_end/measure.h"
+
+namespace tracemill::bench {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+std::vector<std::string> ListFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') out.push_back(dir + "/" + e->d_name);
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Fixture: every JSON file in memory, padded for simdjson.
+struct OnDemandFixture {
+  std::vector<simdjson::padded_string> files;
+  std::string error;
+
+  static const OnDemandFixture& Get() {
+    static const OnDemandFixture f = [] {
+      OnDemandFixture f;
+      for (const auto& p : ListFiles(Input().json_dir)) {
+        simdjson::padded_string s;
+        if (simdjson::padded_string::load(p).get(s)) {
+          f.error = "cannot load " + p;
+          break;
+        }
+        f.files.push_back(std::move(s));
+      }
+      return f;
+    }();
+    return f;
+  }
+};
+
+struct Walked {
+  uint64_t events = 0;
+  uint64_t checksum = 0;  // keeps the touched values alive
+};
+
+// Walks one document: traceEvents, then ph (string), ts (number) and name
+// (string) of each event. Other keys and values are skipped by On-Demand.
+simdjson::error_code Walk(od::parser& parser, const simdjson::padded_string& json, Walked* w) {
+  od::document doc;
+  if (auto e = parser.iterate(json).get(doc)) return e;
+  od::object top;
+  if (auto e = doc.get_object().get(top)) return e;
+  for (auto field : top) {
+    od::raw_json_string key;
+    if (auto e = field.key().get(key)) return e;
+    if (key != "traceEvents") continue;
+    od::array events;
+    if (auto e = field.value().get_array().get(events)) return e;
+    for (auto element : events) {
+      od::object event;
+      if (auto e = element.get_object().get(event)) return e;
+      for (auto member : event) {
+        od::raw_json_string k;
+        if (auto e = member.key().get(k)) return e;
+        if (k == "ph") {
+          std::string_view v;
+          if (auto e = member.value().get_string().get(v)) return e;
+          w->checksum += v.empty() ? 0 : static_cast<unsigned char>(v[0]);
+        } else if (k == "ts") {
+          double v;
+          if (auto e = member.value().get_double().get(v)) return e;
+          w->checksum += static_cast<uint64_t>(v);
+        } else if (k == "name") {
+          std::string_view v;
+          if (auto e = member.value().get_string().get(v)) return e;
+          w->checksum += v.size();
+        }
+      }
+      ++w->events;
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+void BM_LimitOnDemand(benchmark::State& state) {
+  const GeneratedInput& in = Input();
+  const OnDemandFixture& f = OnDemandFixture::Get();
+  if (!f.error.empty()) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  od::parser parser;
+  // Check before timing: every event the generator wrote is walked.
+  Walked check;
+  uint64_t bytes = 0;
+  for (const auto& file : f.files) {
+    bytes += file.size();
+    if (auto e = Walk(parser, file, &check)) {
+      state.SkipWithError(simdjson::error_message(e));
+      return;
+    }
+  }
+  if (check.events != in.events || bytes != in.json_bytes) {
+    std::string err = absl::StrCat("walked ", check.events, " events in ", bytes,
+                                   " bytes; generated ", in.events, " in ", in.json_bytes);
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  IterationTimer timer;
+  for (auto _ : state) {
+    timer.Start();
+    Walked w;
+    for (const auto& file : f.files) (void)Walk(parser, file, &w);
+    timer.Stop(state);
+    benchmark::DoNotOptimize(w.checksum);
+    if (w.checksum != check.checksum) {
+      state.SkipWithError("checksum changed while timing");
+      break;
+    }
+  }
+  timer.Report(state, in.json_bytes, in.events);
+}
+
+// Fixture: every gzip file in memory, with its inflated size.
+struct InflateFixture {
+  std::vector<std::string> files;
+  std::vector<size_t> sizes;  // ISIZE (single-member files under 4 GiB)
+  std::string error;
+
+  static const InflateFixture& Get() {
+    static const InflateFixture f = [] {
+      InflateFixture f;
+      for (const auto& p : ListFiles(Input().gzip_dir)) {
+        simdjson::padded_string s;
+        if (simdjson::padded_string::load(p).get(s) || s.size() < 18) {
+          f.error = "cannot load " + p;
+          break;
+        }
+        const auto* t = reinterpret_cast<const unsigned char*>(s.data() + s.size() - 4);
+        f.sizes.push_back(t[0] | t[1] << 8 | t[2] << 16 | static_cast<size_t>(t[3]) << 24);
+        f.files.emplace_back(s.data(), s.size());
+      }
+      return f;
+    }();
+    return f;
+  }
+};
+
+void BM_LimitInflate(benchmark::State& state) {
+  const GeneratedInput& in = Input();
+  const InflateFixture& f = InflateFixture::Get();
+  if (!f.error.empty()) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  std::vector<char> out(*std::max_element(f.sizes.begin(), f.sizes.end()));
+  auto inflate_all = [&](uint64_t* total) {
+    for (size_t i = 0; i < f.files.size(); ++i) {
+      size_t n = 0;
+      if (libdeflate_gzip_decompress(d, f.files[i].data(), f.files[i].size(), out.data(),
+                                     f.sizes[i], &n) != LIBDEFLATE_SUCCESS)
+        return false;
+      *total += n;
+    }
+    return true;
+  };
+  uint64_t total = 0;
+  if (!inflate_all(&total) || total != in.json_bytes) {
+    std::string err = absl::StrCat("inflated ", total, " bytes; generated ", in.json_bytes);
+    state.SkipWithError(err.c_str());
+    libdeflate_free_decompressor(d);
+    return;
+  }
+  IterationTimer timer;
+  for (auto _ : state) {
+    timer.Start();
+    uint64_t n = 0;
+    bool ok = inflate_all(&n);
+    timer.Stop(state);
+    benchmark::DoNotOptimize(out.data());
+    if (!ok) {
+      state.SkipWithError("inflate failed while timing");
+      break;
+    }
+  }
+  timer.Report(state, in.json_bytes, in.events);
+  libdeflate_free_decompressor(d);
+}
+
+}  // namespace
+
+void RegisterLimit(const GeneratedInput& in) {
+  benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/ondemand").c_str(),
+                               BM_LimitOnDemand)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/inflate").c_str(),
+                               BM_LimitInflate)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace tracemill::bench

@@ -1,0 +1,92 @@
+#include "formats/common/cleanup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace tracemill::formats {
+namespace {
+
+constexpr int kSlots = 1024;
+constexpr size_t kPathMax = 4096;
+
+// States and paths live apart so that static initialization touches 4 KiB,
+// not the 4 MiB of zero-initialized path storage.
+std::atomic<int> g_state[kSlots];  // 0 free, 1 being written, 2 ready
+char g_path[kSlots][kPathMax];
+std::atomic<bool> g_exiting{false};
+std::atomic<int> g_creating{0};  // DeferInterrupts sections in flight
+
+void OnInterrupt(int sig) {
+  // Only async-signal-safe calls here. No new creation starts once g_exiting
+  // is set; wait (at most ~200 ms: the interrupted thread may be one of them)
+  // for those in flight, whose paths are already recorded.
+  g_exiting.store(true);
+  for (int k = 0; k < 200 && g_creating.load() != 0; ++k) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
+  for (int i = 0; i < kSlots; ++i)
+    if (g_state[i].load(std::memory_order_acquire) == 2) ::unlink(g_path[i]);
+  _exit(128 + sig);
+}
+
+}  // namespace
+
+// RegisterTemporary records `path` for removal on interrupt; returns a slot,
+// or -1 if the table is full.
+int RegisterTemporary(const std::string& path) {
+  if (path.size() >= kPathMax) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (g_state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      std::memcpy(g_path[i], path.c_str(), path.size() + 1);
+      g_state[i].store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;
+}
+
+DeferInterrupts::DeferInterrupts() {
+  g_creating.fetch_add(1);
+  if (g_exiting.load()) {
+    g_creating.fetch_sub(1);
+    for (;;) pause();  // the handler is removing temporaries and will _exit
+  }
+}
+
+DeferInterrupts::~DeferInterrupts() { g_creating.fetch_sub(1); }
+
+int OpenTemporary(const std::string& path, int* slot) {
+  DeferInterrupts defer;
+  *slot = RegisterTemporary(path);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int e = errno;
+  if (fd < 0) {
+    UnregisterTemporary(*slot);
+    *slot = -1;
+  }
+  errno = e;
+  return fd;
+}
+
+void UnregisterTemporary(int slot) {
+  if (slot >= 0 && slot < kSlots) g_state[slot].store(0, std::memory_order_release);
+}
+
+void InstallInterruptCleanup() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace tracemill::formats

@@ -1,0 +1,57 @@
+#include "formats/common/timeline.h"
+
+#include <algorithm>
+
+#include "formats/common/ts_text.h"
+
+namespace tracemill::formats {
+namespace {
+
+// Step name prefixes, each followed by the step number and nothing else.
+constexpr std::string_view kStepPrefixes[] = {
+    "ProfilerStep#",  // PyTorch profiler: record_function("ProfilerStep#N") per profiler.step()
+    "ProfileStep#",   // Paddle profiler (paddle.profiler, RecordEvent per step)
+    "Step:",          // smdebug framework traces
+};
+
+}  // namespace
+
+std::optional<int64_t> MatchStepName(std::string_view name) {
+  for (std::string_view prefix : kStepPrefixes) {
+    if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) continue;
+    std::string_view digits = name.substr(prefix.size());
+    if (digits.size() > 18) return std::nullopt;
+    for (char c : digits)
+      if (c < '0' || c > '9') return std::nullopt;
+    return ParseInt64(digits);
+  }
+  return std::nullopt;
+}
+
+uint64_t NormalizeSteps(std::vector<StepSpan>* steps) {
+  auto& v = *steps;
+  if (v.empty()) return 0;
+  std::stable_sort(v.begin(), v.end(),
+                   [](const StepSpan& a, const StepSpan& b) { return a.step < b.step; });
+  size_t out = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    StepSpan& cur = v[out];
+    if (v[i].step == cur.step) {
+      cur.start_ns = std::min(cur.start_ns, v[i].start_ns);
+      cur.end_ns = std::max(cur.end_ns, v[i].end_ns);
+      if (cur.survivors < 0) cur.survivors = v[i].survivors;
+      if (cur.total < 0) cur.total = v[i].total;
+    } else {
+      v[++out] = v[i];
+    }
+  }
+  v.resize(out + 1);
+  uint64_t dropped = 0;
+  if (v.size() > kMaxStepsPerTrack) {
+    dropped = v.size() - kMaxStepsPerTrack;
+    v.resize(kMaxStepsPerTrack);
+  }
+  return dropped;
+}
+
+}  // namespace tracemill::formats

@@ -1,0 +1,85 @@
+#include "pipeline/budget.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+#include "absl/strings/str_format.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+std::optional<uint64_t> ReadLimit(const char* path) {
+  std::ifstream f(path);
+  std::string s;
+  if (!(f >> s) || s == "max") return std::nullopt;
+  try {
+    uint64_t v = std::stoull(s);
+    // cgroup v1 reports "unlimited" as a huge number.
+    if (v == 0 || v >= (uint64_t{1} << 60)) return std::nullopt;
+    return v;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string MemoryPlan::Describe() const {
+  auto mib = [](uint64_t b) { return static_cast<double>(b) / (1 << 20); };
+  return absl::StrFormat(
+      "memory limit %.0f MiB: decode %.0f MiB (60%%), in-memory runs %.0f MiB (40%%, the rest "
+      "spills), merge buffers %.0f MiB (60%%, after decode)",
+      mib(limit), mib(decode), mib(runs), mib(merge));
+}
+
+MemoryPlan PlanMemory(uint64_t limit) {
+  MemoryPlan p;
+  p.limit = limit;
+  p.decode = limit / 10 * 6;
+  p.runs = limit / 10 * 4;
+  p.merge = limit / 10 * 6;
+  return p;
+}
+
+uint64_t DefaultMemoryLimit() {
+  std::optional<uint64_t> cg = ReadLimit("/sys/fs/cgroup/memory.max");
+  if (!cg) cg = ReadLimit("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  uint64_t base;
+  if (cg) {
+    base = *cg;
+  } else {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    base = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                                 : (uint64_t{8} << 30);
+  }
+  return std::min<uint64_t>(base / 2, uint64_t{4} << 30);
+}
+
+std::optional<uint64_t> ParseBytes(const std::string& text) {
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (v > (uint64_t{1} << 50)) return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
+    ++i;
+  }
+  if (i == 0) return std::nullopt;
+  std::string unit = text.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
+  else if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  int shift = 0;
+  if (unit.empty()) shift = 0;
+  else if (unit == "K") shift = 10;
+  else if (unit == "M") shift = 20;
+  else if (unit == "G") shift = 30;
+  else if (unit == "T") shift = 40;
+  else return std::nullopt;
+  if (v == 0 || v > (UINT64_MAX >> shift)) return std::nullopt;
+  return v << shift;
+}
+
+}  // namespace tracemill::pipeline

@@ -1,0 +1,56 @@
+#pragma once
+// The memory budget: `--memory-limit` and how it is split between stages.
+//
+// Rule (printed by --verbose):
+// - Stage 1 (decode): `decode` = 60% of the limit for inputs being decoded.
+//   Decoding one input holds about kDecodeFactor x its decoded JSON size
+//   (the JSON itself, simdjson's structural index, the decoded events and
+//   their copied args). The number of inputs in flight (the limiter_node's
+//   threshold) is decode / (kDecodeFactor x the largest input), at least 1,
+//   at most the thread count. An input that alone exceeds `decode` is
+//   rejected with a message naming the limit it would need.
+// - `runs` = 40%: sorted runs kept in memory between the stages. A run that
+//   does not fit is spilled to --tmp-dir and streamed back during the merge.
+// - Stage 2 (merge and write, after the decode buffers are freed): `merge` =
+//   60%, split evenly between the outputs written at once; each output's
+//   share pays its writer buffers (kWriterBytes) and one read buffer per
+//   spilled run (between kMinReadBuffer and kMaxReadBuffer).
+// So at any time: resident runs (<= 40%) + the stage's buffers (<= 60%).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tracemill::pipeline {
+
+inline constexpr double kDecodeFactor = 3.0;
+inline constexpr uint64_t kWriterBytes = 12ull << 20;  // 1 MiB format buffer + gzip batches
+inline constexpr uint64_t kMinReadBuffer = 16ull << 10;
+inline constexpr uint64_t kMaxReadBuffer = 1ull << 20;
+
+// MemoryPlan: the budget of one run, in bytes.
+struct MemoryPlan {
+  uint64_t limit = 0;
+  uint64_t decode = 0;
+  uint64_t runs = 0;
+  uint64_t merge = 0;
+  std::string Describe() const;  // one line for --verbose
+};
+
+// PlanMemory splits `limit_bytes` by the rule above.
+MemoryPlan PlanMemory(uint64_t limit_bytes);
+
+// DefaultMemoryLimit: half the cgroup memory limit (v2 memory.max, v1
+// memory.limit_in_bytes) if there is one, else half the physical memory, at
+// most 4 GiB (bytes).
+uint64_t DefaultMemoryLimit();
+
+// ParseBytes parses "512M", "4G", "1048576", "64K" (powers of 1024; an
+// optional trailing "B" or "iB"). nullopt on anything else or zero.
+std::optional<uint64_t> ParseBytes(const std::string& text);
+
+// DecodeCost estimates the bytes decoding an input of `decoded_bytes` holds.
+inline uint64_t DecodeCost(uint64_t decoded_bytes) {
+  return static_cast<uint64_t>(static_cast<double>(decoded_bytes) * kDecodeFactor) + (1 << 20);
+}
+
+}  // namespace tracemill::pipeline

@@ -1,0 +1,229 @@
+#include "pipeline/plan.h"
+
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "formats/chrome/tef_decoder.h"
+#include "formats/chrome/tef_head.h"
+#include "formats/common/status_macros.h"
+#include "formats/detect.h"
+#include "formats/gzip/gzip_reader.h"
+#include "pipeline/shard.h"
+#include "tracemill/version.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+constexpr std::string_view kSuffix = ".trace.json";
+
+// Per-thread scratch of the pre-scan.
+struct HeadScratch {
+  formats::TefDecoder decoder;
+  std::string raw;
+  std::string inflated;
+};
+
+// Reads up to `limit` bytes from the start of `fd` into `out`.
+bool ReadHead(int fd, size_t limit, std::string* out) {
+  out->resize(limit);
+  size_t got = 0;
+  while (got < limit) {
+    ssize_t n = ::pread(fd, out->data() + got, limit - got, static_cast<off_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out->resize(got);
+  return true;
+}
+
+InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s) {
+  InputPlan p;
+  if (r.rejected) return p;  // could not even stat it
+  int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return p;
+  struct stat st;
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular) {
+    p.bytes = static_cast<uint64_t>(st.st_size);
+    p.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  if (!regular) {
+    // A FIFO or device named on the command line: it can be read once only,
+    // so it is not pre-read; every shard decodes it.
+    ::close(fd);
+    p.kind = PlanKind::kUndetermined;
+    return p;
+  }
+  // A first, small head; the larger one only if a top-level value before
+  // `traceEvents` runs past it.
+  for (size_t limit : {kHeadFirstBytes, kHeadMaxBytes}) {
+    if (!ReadHead(fd, limit, &s.raw)) break;
+    const bool raw_whole = s.raw.size() >= p.bytes;
+    std::string_view data = s.raw;
+    bool whole = raw_whole;
+    if (formats::Sniff(data) == formats::FormatId::kGzip) {
+      formats::HeadResult g = formats::GunzipHead(s.raw, raw_whole, limit, &s.inflated);
+      data = s.inflated;
+      whole = g.whole;
+      if (data.empty() && !raw_whole) {
+        p.kind = PlanKind::kUndetermined;  // a gzip header larger than the head
+        break;
+      }
+    }
+    formats::FormatId f = formats::Sniff(data);
+    if (f != formats::FormatId::kTraceEventArray && f != formats::FormatId::kTraceEventObject) {
+      p.kind = PlanKind::kNoOutput;
+      break;
+    }
+    formats::TefHead h = formats::ScanTefHead(data, whole, &s.decoder);
+    p.device_count = h.device_count;
+    if (h.shape == formats::TefHead::Shape::kArray) {
+      p.kind = PlanKind::kOutput;
+      p.rank = ranks.Match(r.path);
+      break;
+    }
+    if (h.malformed) {
+      p.kind = PlanKind::kUndetermined;
+      break;
+    }
+    if (h.rank && h.reached_events) {
+      p.kind = PlanKind::kOutput;
+      p.rank = h.rank;
+      p.rank_from_head = true;
+      break;
+    }
+    if (h.complete) {
+      p.kind = PlanKind::kOutput;
+      p.rank = h.rank ? h.rank : ranks.Match(r.path);
+      p.rank_from_head = h.rank.has_value();
+      break;
+    }
+    p.kind = PlanKind::kUndetermined;
+    if (h.reached_events || whole) break;
+  }
+  ::close(fd);
+  return p;
+}
+
+}  // namespace
+
+OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpn) {
+  OutputKey k;
+  if (group_by == GroupBy::kAll) {
+    k.stem = "all";
+  } else if (!rank) {
+    k.kind = 1;
+    k.stem = "unranked";
+  } else if (group_by == GroupBy::kLocalGpu) {
+    k.number = *rank % gpn;
+    k.stem = absl::StrCat("gpu", k.number);
+  } else if (group_by == GroupBy::kRank) {
+    k.number = *rank;
+    k.stem = absl::StrCat("rank", k.number);
+  } else {
+    k.number = *rank / gpn;
+    k.stem = absl::StrCat("node", k.number);
+  }
+  return k;
+}
+
+std::string OutputFileName(const OutputKey& key, bool compress) {
+  return absl::StrCat(key.stem, AbslView(kSuffix), compress ? ".gz" : "");
+}
+
+std::optional<OutputKey> ParseOutputName(std::string_view name) {
+  if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") name.remove_suffix(3);
+  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix)
+    return std::nullopt;
+  std::string_view stem = name.substr(0, name.size() - kSuffix.size());
+  OutputKey k;
+  k.stem = std::string(stem);
+  if (stem == "all") return k;
+  if (stem == "unranked") {
+    k.kind = 1;
+    return k;
+  }
+  for (std::string_view prefix : {"gpu", "rank", "node"}) {
+    if (stem.substr(0, prefix.size()) != prefix) continue;
+    std::string_view digits = stem.substr(prefix.size());
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k.number);
+    if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size()) return std::nullopt;
+    return k;
+  }
+  return std::nullopt;
+}
+
+std::vector<InputPlan> PreScan(const std::vector<InputRecord>& records, const RankMatcher& ranks) {
+  std::vector<InputPlan> plans(records.size());
+  tbb::enumerable_thread_specific<HeadScratch> scratch;
+  tbb::parallel_for(size_t{0}, records.size(), [&](size_t i) {
+    try {
+      plans[i] = ScanOne(records[i], ranks, scratch.local());
+    } catch (const std::exception&) {  // nothing throws across a task: decode decides
+      plans[i] = InputPlan{};
+      plans[i].kind = PlanKind::kUndetermined;
+    }
+  });
+  return plans;
+}
+
+int JobPlan::OwnerOf(const OutputKey& key) const {
+  auto it = planned_owner.find(key);
+  if (it != planned_owner.end()) return it->second;
+  if (key.kind != 0 || shard_count <= 1) return 0;
+  return static_cast<int>(((key.number % shard_count) + shard_count) % shard_count);
+}
+
+JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan> plans,
+                 const ConvertOptions& opts, int shard_count) {
+  JobPlan jp;
+  jp.shard_count = std::max(shard_count, 1);
+  int gpn = opts.gpus_per_node;
+  if (gpn <= 0) {
+    for (const auto& p : plans) gpn = std::max(gpn, p.device_count);
+    if (gpn <= 0) gpn = 8;
+  }
+  jp.gpus_per_node = gpn;
+  jp.planned_key.resize(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i].kind != PlanKind::kOutput) continue;
+    OutputKey k = KeyFor(plans[i].rank, opts.group_by, gpn);
+    jp.planned_bytes[k] += plans[i].bytes;
+    jp.planned_key[i] = std::move(k);
+  }
+  std::vector<std::string> names;
+  std::vector<uint64_t> bytes;
+  for (const auto& [k, b] : jp.planned_bytes) {
+    names.push_back(OutputFileName(k, opts.compress));
+    bytes.push_back(b);
+  }
+  std::vector<int> owner = AssignOutputs(names, bytes, jp.shard_count);
+  size_t j = 0;
+  for (const auto& [k, b] : jp.planned_bytes) jp.planned_owner[k] = owner[j++];
+
+  std::string f = absl::StrCat(kVersion, "|", static_cast<int>(opts.group_by), "|", gpn, "|",
+                               opts.compress, "|", opts.relative_time, "|", opts.rank_pattern, "|",
+                               jp.shard_count, "|", records.size());
+  for (size_t i = 0; i < records.size(); ++i)
+    absl::StrAppend(&f, "|", records[i].path, ":", plans[i].bytes, ":", plans[i].mtime_ns);
+  jp.fingerprint = absl::StrFormat("%08x", libdeflate_crc32(0, f.data(), f.size()));
+  jp.inputs = std::move(plans);
+  return jp;
+}
+
+}  // namespace tracemill::pipeline

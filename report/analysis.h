@@ -1,0 +1,142 @@
+#pragma once
+// Analysis: RunModel -> what the report draws (RunModel -> Analysis): the
+// timeline's rows, stragglers per step, dead ranks, rounds of run event logs.
+//
+// Rows. One row per rank, ordered by rank and banded by node
+// (node = rank / gpus_per_node), then unranked inputs, then one row per track
+// of each multi-actor input (a run event log's scheduler and workers).
+// Ranks that a job's world_size says exist but no input holds are "missing";
+// consecutive missing ranks share one row ("ranks 2–127"). More than
+// `max_rank_rows` unranked inputs, or workers of one log, keep only their
+// dead and slowest rows plus one "… N more" line.
+//
+// Row-collapsing rule (bounds the page for 4,096 ranks): when more than
+// `max_rank_rows` (64) ranks have an input, ranks are drawn one row per node
+// instead (each step a bar from the node's earliest start to its latest end,
+// its tooltip the median and the slowest rank), and these ranks keep a row
+// of their own under their node: every dead rank (input rejected or damaged,
+// at most `max_dead_rows`), and the `slowest_ranks` (16) ranks with the
+// largest total lag behind the step medians. Missing ranks stay collapsed in
+// ranges. A row with more steps than fit (`max_bars` / rows, at most
+// `max_bars_per_row`, at least 8) draws bins of consecutive steps, one bar
+// each from the first start to the last end, highlighted if any step in it
+// is.
+//
+// Stragglers. Per step, among the participants that have it (ranks with
+// steps; or the workers of one run event log), the median duration
+// (the mean of the two middle ones for an even count, rounded down to the
+// ns), and the three slowest with their lag (duration - median). The slowest
+// participant of each step with a positive lag is highlighted on the
+// timeline. The table keeps the `max_straggler_steps` (200) steps with the
+// largest lag, in step order.
+//
+// Dead. An input whose status is an error: rejected (nothing converted) ->
+// the whole row; damaged (converted up to the damage) -> red from its last
+// event. A missing rank -> the whole row. A run event log's worker (or
+// scheduler) with a failed action -> red from the failure.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/run_model.h"
+
+namespace tracemill::report {
+
+struct AnalysisLimits {
+  size_t max_rank_rows = 64;
+  size_t slowest_ranks = 16;
+  size_t max_dead_rows = 128;
+  size_t max_bars = 12000;
+  size_t max_bars_per_row = 200;
+  size_t max_straggler_steps = 200;
+};
+
+// Bar: one step (or a bin of consecutive steps) of one row.
+struct Bar {
+  int64_t first_step = 0, last_step = 0;  // equal unless binned
+  int64_t start_ns = 0, end_ns = 0;
+  int32_t survivors = -1, total = -1;     // scheduler rounds
+  int64_t median_ns = -1;                 // the step's median duration; -1: none
+  int64_t lag_ns = 0;                     // duration - median (max over a bin)
+  bool slowest = false;                   // highlighted straggler
+  int32_t ranks = 0;                      // node rows: ranks that have this step
+  std::string slowest_label;              // node rows: the slowest of them
+  int64_t slowest_ns = 0;                 // node rows: its duration
+};
+
+enum class RowKind { kRank, kNode, kMissing, kUnranked, kScheduler, kWorker, kMore };
+
+// Row: one row of the timeline.
+struct Row {
+  RowKind kind = RowKind::kRank;
+  std::string label;       // "rank 3", "node 2", "ranks 6–7", "example.jsonl · worker 2"
+  std::string detail;      // tooltip line under the label (path, ranks of a node)
+  int64_t node = -1;       // node band, -1 for none
+  bool first_of_node = false;
+  std::optional<std::pair<int64_t, int64_t>> span_ns;  // activity: first to last event
+  std::vector<Bar> bars;
+  bool dead = false;
+  std::optional<int64_t> dead_from_ns;  // dead: nullopt = the whole row
+  std::string dead_reason;
+};
+
+// Straggler: one of the slowest participants of a step.
+struct Straggler {
+  std::string label;
+  int64_t dur_ns = 0;
+  int64_t lag_ns = 0;
+};
+
+// StepStragglers: one row of the straggler table.
+struct StepStragglers {
+  std::string group;  // "" for ranks, else the run event log's label
+  int64_t step = 0;
+  int32_t participants = 0;
+  int64_t median_ns = 0;
+  std::vector<Straggler> slowest;  // at most 3, slowest first
+};
+
+// DeadEntry: one row of the dead-ranks table.
+struct DeadEntry {
+  std::string label;   // "rank 5", "ranks 6–7", "example.jsonl · worker 2"
+  std::string kind;    // "rejected", "damaged", "missing", "failed"
+  std::string reason;
+  std::optional<int64_t> from_ns;  // nullopt: from the start (or never ran)
+  std::string path;    // the input, if any
+  int64_t ranks = 1;   // ranks this entry covers
+};
+
+// RoundEntry: one round of a run event log.
+struct RoundEntry {
+  std::string log;  // the input's label
+  int64_t round = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int32_t survivors = -1, total = -1;
+};
+
+struct Analysis {
+  std::vector<Row> rows;
+  bool collapsed = false;        // rows per node (see the file comment)
+  size_t rank_inputs = 0;        // ranked inputs (rows before collapsing)
+  bool binned = false;           // some row draws bins of steps
+  std::optional<std::pair<int64_t, int64_t>> time_ns;  // the timeline's x range
+  std::vector<StepStragglers> stragglers;
+  size_t straggler_steps_omitted = 0;
+  std::vector<DeadEntry> dead;
+  int64_t dead_ranks = 0;        // ranks counted in `dead` (ranges expanded)
+  std::vector<RoundEntry> rounds;
+  int64_t world_size = 0;        // largest distributedInfo.world_size, 0 if none
+  std::vector<int64_t> world_sizes;  // distinct values seen (more than one: a conflict)
+  int64_t ranks_seen = 0;        // distinct ranks with an input
+  int64_t nodes_seen = 0;        // distinct rank / gpus_per_node
+  int64_t missing_ranks = 0;
+  int64_t steps_seen = 0;        // distinct step numbers over ranks
+  int64_t workers = 0;           // worker tracks of run event logs
+  int gpus_per_node = 8;
+};
+
+// Analyze computes the analysis of `m` (see the file comment for the rules).
+Analysis Analyze(const RunModel& m, const AnalysisLimits& limits = {});
+
+}  // namespace tracemill::report

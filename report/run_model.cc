@@ -1,0 +1,265 @@
+#include "report/run_model.h"
+
+#include <fcntl.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+#include "formats/common/status_macros.h"
+#include "formats/common/ts_text.h"
+
+namespace tracemill::report {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// The manifest is ours and small (KBs to a few MBs), so this reader uses
+// simdjson's exception interface for brevity; ParseManifest catches at its
+// boundary and nothing escapes.
+struct BadManifest {
+  std::string what;
+};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::string Str(od::value v) {
+  std::string_view s = v.get_string();
+  return std::string(s);
+}
+
+bool IsNull(od::value& v) { return v.is_null(); }
+
+std::optional<int64_t> OptInt(od::value v) {
+  if (IsNull(v)) return std::nullopt;
+  return int64_t(v.get_int64());
+}
+
+// A time in exact decimal microseconds -> ns.
+int64_t MicrosToNs(od::value v) {
+  std::string_view raw = Trim(v.raw_json_token());
+  auto ns = formats::ParseMicrosToNanos(raw);
+  if (!ns) throw BadManifest{absl::StrCat("bad time value ", AbslView(raw))};
+  return *ns;
+}
+
+std::optional<std::pair<int64_t, int64_t>> Span(od::value v) {
+  if (IsNull(v)) return std::nullopt;
+  std::pair<int64_t, int64_t> span{0, 0};
+  int k = 0;
+  for (od::value x : v.get_array()) {
+    if (k == 0) span.first = MicrosToNs(x);
+    if (k == 1) span.second = MicrosToNs(x);
+    ++k;
+  }
+  if (k != 2) throw BadManifest{"a span is not [start, end]"};
+  return span;
+}
+
+std::vector<std::pair<std::string, uint64_t>> Counts(od::value v) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    std::string k(key);
+    out.emplace_back(std::move(k), uint64_t(field.value().get_uint64()));
+  }
+  return out;
+}
+
+std::vector<formats::StepSpan> Steps(od::value v) {
+  std::vector<formats::StepSpan> out;
+  for (od::value item : v.get_array()) {
+    formats::StepSpan s;
+    int k = 0;
+    for (od::value x : item.get_array()) {
+      switch (k++) {
+        case 0: s.step = x.get_int64(); break;
+        case 1: s.start_ns = MicrosToNs(x); break;
+        case 2: s.end_ns = MicrosToNs(x); break;
+        case 3: s.survivors = static_cast<int32_t>(int64_t(x.get_int64())); break;
+        case 4: s.total = static_cast<int32_t>(int64_t(x.get_int64())); break;
+        default: break;
+      }
+    }
+    if (k < 3) throw BadManifest{"a step is not [step, start_us, end_us]"};
+    out.push_back(s);
+  }
+  return out;
+}
+
+formats::TrackTimeline Track(od::value v) {
+  formats::TrackTimeline t;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "name") t.name = Str(x);
+    else if (key == "rank") t.rank = OptInt(x);
+    else if (key == "steps") t.steps = Steps(x);
+    else if (key == "failed_at_us") { if (!IsNull(x)) t.failed_at_ns = MicrosToNs(x); }
+    else if (key == "failure") { if (!IsNull(x)) t.failure = Str(x); }
+  }
+  return t;
+}
+
+InputModel Input(od::value v) {
+  InputModel in;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "path") in.path = Str(x);
+    else if (key == "bytes") in.bytes = x.get_uint64();
+    else if (key == "decoded_bytes") in.decoded_bytes = x.get_uint64();
+    else if (key == "format") in.format = Str(x);
+    else if (key == "rank") in.rank = OptInt(x);
+    else if (key == "rank_source") in.rank_source = Str(x);
+    else if (key == "world_size") in.world_size = OptInt(x);
+    else if (key == "label") in.label = Str(x);
+    else if (key == "skipped") in.skipped = x.get_bool();
+    else if (key == "output") { if (!IsNull(x)) in.output = Str(x); }
+    else if (key == "events_read") in.events_read = x.get_uint64();
+    else if (key == "events_written") in.events_written = x.get_uint64();
+    else if (key == "events_dropped") in.events_dropped = x.get_uint64();
+    else if (key == "dropped_by_reason") in.dropped_by_reason = Counts(x);
+    else if (key == "warnings") {
+      for (od::value w : x.get_array()) in.warnings.push_back(Str(w));
+    } else if (key == "error") {
+      if (IsNull(x)) continue;
+      in.has_error = true;
+      for (auto ef : x.get_object()) {
+        std::string_view ek = ef.unescaped_key();
+        od::value ev = ef.value();
+        if (ek == "message") in.error_message = Str(ev);
+        else if (ek == "code") in.error_code = Str(ev);
+        else if (ek == "byte_offset") in.error_offset = ev.get_uint64();
+        else if (ek == "rejected") in.rejected = ev.get_bool();
+      }
+    } else if (key == "span_us") {
+      in.span_ns = Span(x);
+    } else if (key == "steps") {
+      in.timeline.steps = Steps(x);
+    } else if (key == "steps_dropped") {
+      in.timeline.steps_dropped = x.get_uint64();
+    } else if (key == "bytes_pushed") {
+      in.timeline.bytes_pushed = x.get_uint64();
+    } else if (key == "bytes_pulled") {
+      in.timeline.bytes_pulled = x.get_uint64();
+    } else if (key == "tracks") {
+      for (od::value t : x.get_array()) in.timeline.tracks.push_back(Track(t));
+    }
+  }
+  return in;
+}
+
+OutputModel Output(od::value v) {
+  OutputModel out;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "path") out.path = Str(x);
+    else if (key == "ranks") {
+      for (od::value r : x.get_array()) out.ranks.push_back(r.get_int64());
+    } else if (key == "inputs") {
+      for (od::value r : x.get_array()) {
+        (void)r.get_string();
+        ++out.inputs;
+      }
+    } else if (key == "events") out.events = x.get_uint64();
+    else if (key == "bytes") out.bytes = x.get_uint64();
+    else if (key == "error") { if (!IsNull(x)) out.error = Str(x); }
+  }
+  return out;
+}
+
+Totals TotalsOf(od::value v) {
+  Totals t;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "inputs") t.inputs = x.get_uint64();
+    else if (key == "inputs_rejected") t.inputs_rejected = x.get_uint64();
+    else if (key == "inputs_with_errors") t.inputs_with_errors = x.get_uint64();
+    else if (key == "inputs_skipped") t.inputs_skipped = x.get_uint64();
+    else if (key == "input_bytes") t.input_bytes = x.get_uint64();
+    else if (key == "events_read") t.events_read = x.get_uint64();
+    else if (key == "events_written") t.events_written = x.get_uint64();
+    else if (key == "events_dropped") t.events_dropped = x.get_uint64();
+    else if (key == "dropped_by_reason") t.dropped_by_reason = Counts(x);
+    else if (key == "bytes_pushed") t.bytes_pushed = x.get_uint64();
+    else if (key == "bytes_pulled") t.bytes_pulled = x.get_uint64();
+    else if (key == "outputs") t.outputs = x.get_uint64();
+    else if (key == "output_bytes") t.output_bytes = x.get_uint64();
+    else if (key == "balanced") t.balanced = x.get_bool();
+  }
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
+  RunModel m;
+  bool have_inputs = false;
+  try {
+    simdjson::padded_string padded(json);
+    od::parser parser;
+    od::document doc = parser.iterate(padded);
+    for (auto field : doc.get_object()) {
+      std::string_view key = field.unescaped_key();
+      od::value x = field.value();
+      if (key == "tracemill_version") m.version = Str(x);
+      else if (key == "command_line") m.command_line = Str(x);
+      else if (key == "exit_code") m.exit_code = static_cast<int>(int64_t(x.get_int64()));
+      else if (key == "wall_seconds") {
+        m.wall_seconds_text = std::string(Trim(x.raw_json_token()));
+        m.wall_seconds = x.get_double();
+      } else if (key == "threads") m.threads = static_cast<int>(int64_t(x.get_int64()));
+      else if (key == "group_by") m.group_by = Str(x);
+      else if (key == "gpus_per_node") m.gpus_per_node = static_cast<int>(int64_t(x.get_int64()));
+      else if (key == "time_span_us") m.span_ns = Span(x);
+      else if (key == "totals") m.totals = TotalsOf(x);
+      else if (key == "inputs") {
+        have_inputs = true;
+        for (od::value v : x.get_array()) m.inputs.push_back(Input(v));
+      } else if (key == "outputs") {
+        for (od::value v : x.get_array()) m.outputs.push_back(Output(v));
+      }
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.json: ", e.what()));
+  } catch (const BadManifest& e) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.json: ", e.what));
+  }
+  if (!have_inputs)
+    return absl::InvalidArgumentError("manifest.json: no `inputs` array (not a tracemill manifest)");
+  return m;
+}
+
+absl::StatusOr<RunModel> ReadManifest(const std::string& out_dir) {
+  std::string path = out_dir + "/manifest.json";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return absl::ErrnoToStatus(e, absl::StrCat("cannot open ", path));
+  }
+  std::string text;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      return absl::ErrnoToStatus(e, absl::StrCat("cannot read ", path));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return ParseManifest(text);
+}
+
+}  // namespace tracemill::report

@@ -1,0 +1,92 @@
+#pragma once
+// RunModel: OUTDIR/manifest.json read back, everything the report shows.
+//
+// The report is built from the manifest alone (never from the traces), so
+// `tracemill report OUTDIR` rebuilds the same page from a finished run, and
+// every number on the page is a number of the manifest. Times in the
+// manifest are exact decimal microseconds; they are read from their text
+// into int64 ns (`ParseMicrosToNanos`), never through a double. Keys a
+// manifest lacks (one written before the report existed) are left at their
+// defaults.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "formats/common/timeline.h"
+
+namespace tracemill::report {
+
+// InputModel: one entry of the manifest's `inputs`.
+struct InputModel {
+  std::string path;
+  uint64_t bytes = 0;
+  uint64_t decoded_bytes = 0;
+  std::string format;
+  std::optional<int64_t> rank;
+  std::string rank_source;
+  std::optional<int64_t> world_size;
+  std::string label;
+  bool skipped = false;
+  std::string output;
+  uint64_t events_read = 0, events_written = 0, events_dropped = 0;
+  std::vector<std::pair<std::string, uint64_t>> dropped_by_reason;
+  std::vector<std::string> warnings;
+  bool has_error = false;
+  std::string error_message, error_code;
+  uint64_t error_offset = 0;
+  bool rejected = false;
+  std::optional<std::pair<int64_t, int64_t>> span_ns;  // first event start, last event end
+  formats::Timeline timeline;
+};
+
+// OutputModel: one entry of the manifest's `outputs`.
+struct OutputModel {
+  std::string path;
+  std::vector<int64_t> ranks;
+  size_t inputs = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  std::string error;
+};
+
+// Totals: the manifest's `totals`.
+struct Totals {
+  uint64_t inputs = 0, inputs_rejected = 0, inputs_with_errors = 0, inputs_skipped = 0;
+  uint64_t input_bytes = 0;
+  uint64_t events_read = 0, events_written = 0, events_dropped = 0;
+  std::vector<std::pair<std::string, uint64_t>> dropped_by_reason;
+  uint64_t bytes_pushed = 0, bytes_pulled = 0;
+  uint64_t outputs = 0, output_bytes = 0;
+  bool balanced = true;
+};
+
+// RunModel: the whole manifest.
+struct RunModel {
+  std::string version;
+  std::string command_line;
+  int exit_code = 0;
+  double wall_seconds = 0;  // shown rounded; the manifest has 3 decimals
+  std::string wall_seconds_text;  // as written in the manifest ("0.108")
+  int threads = 0;
+  std::string group_by;
+  int gpus_per_node = 0;
+  std::optional<std::pair<int64_t, int64_t>> span_ns;  // the job's time span
+  Totals totals;
+  std::vector<InputModel> inputs;
+  std::vector<OutputModel> outputs;
+};
+
+// ParseManifest reads the text of a manifest.json.
+// Errors: kInvalidArgument if it is not JSON or not a tracemill manifest
+// (no `inputs` array), with the simdjson error or the missing key.
+absl::StatusOr<RunModel> ParseManifest(std::string_view json);
+
+// ReadManifest reads and parses `<out_dir>/manifest.json`.
+// Errors: kNotFound / kPermissionDenied from open(2), else as ParseManifest.
+absl::StatusOr<RunModel> ReadManifest(const std::string& out_dir);
+
+}  // namespace tracemill::report

@@ -1,0 +1,201 @@
+// formats/common/json_text: the tolerant value skipper and the sanitizing
+// re-emitter every copied byte goes through.
+#include "formats/common/json_text.h"
+
+#include <string>
+#include <string_view>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tracemill::formats {
+namespace {
+
+constexpr size_t npos = std::string_view::npos;
+
+struct Sanitized {
+  SanitizeResult result;
+  std::string out;
+};
+
+Sanitized Sanitize(std::string_view in) {
+  Sanitized s{SanitizeResult::kOk, ""};
+  s.result = AppendSanitizedJson(in, &s.out);
+  return s;
+}
+
+// ---- SkipJsonValue ----
+
+TEST(SkipJsonValue, ReturnsTheOffsetPastOneValue) {
+  EXPECT_EQ(SkipJsonValue(R"({"a":[1,2,{"b":"]}"}]} , {})", 0), 22u);
+  EXPECT_EQ(SkipJsonValue(R"(  [1, [2, [3]]], 4)", 0), 15u);
+  EXPECT_EQ(SkipJsonValue(R"("str\"ing" rest)", 0), 10u);
+  EXPECT_EQ(SkipJsonValue(R"(123, 4)", 0), 3u);
+  EXPECT_EQ(SkipJsonValue(R"(true})", 0), 4u);
+  EXPECT_EQ(SkipJsonValue(R"([{"a":1},{"b":2}])", 1), 8u);  // from an inner position
+  EXPECT_EQ(SkipJsonValue(R"({})", 0), 2u);
+}
+
+TEST(SkipJsonValue, TruncatedInputIsNpos) {
+  EXPECT_EQ(SkipJsonValue(R"({"a":[1,2)", 0), npos);
+  EXPECT_EQ(SkipJsonValue(R"({"name":"cut)", 0), npos);
+  EXPECT_EQ(SkipJsonValue(R"("ends in backslash\)", 0), npos);
+  EXPECT_EQ(SkipJsonValue(R"([[[])", 0), npos);
+  EXPECT_EQ(SkipJsonValue("", 0), npos);
+  EXPECT_EQ(SkipJsonValue("   ", 0), npos);
+  EXPECT_EQ(SkipJsonValue("123", 0), npos);  // a bare number may go on
+}
+
+TEST(SkipJsonValue, StrayCloserIsAnEmptyValue) {
+  EXPECT_EQ(SkipJsonValue("}", 0), 0u);
+  EXPECT_EQ(SkipJsonValue("  ]", 0), 2u);
+}
+
+TEST(SkipJsonValue, HundredThousandNestedArraysDoNotCrash) {
+  std::string deep(100000, '[');
+  deep.append(100000, ']');
+  EXPECT_EQ(SkipJsonValue(deep, 0), deep.size());
+  EXPECT_EQ(SkipJsonValue(std::string_view(deep).substr(0, 150000), 0), npos);
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
+  objects += "1";
+  objects.append(100000, '}');
+  EXPECT_EQ(SkipJsonValue(objects, 0), objects.size());
+}
+
+TEST(SkipWhitespace, SkipsJsonWhitespaceOnly) {
+  EXPECT_EQ(SkipWhitespace(" \t\r\n x", 0), 5u);
+  EXPECT_EQ(SkipWhitespace("x", 0), 0u);
+  EXPECT_EQ(SkipWhitespace("  ", 0), 2u);
+  EXPECT_EQ(SkipWhitespace("\v", 0), 0u);
+}
+
+// ---- AppendSanitizedJson ----
+
+TEST(AppendSanitizedJson, ValidJsonIsCopiedWithoutWhitespace) {
+  auto s = Sanitize(R"( { "a" : [ 1 , -2.5e3 , true , false , null ] , "b" : { } } )");
+  EXPECT_EQ(s.result, SanitizeResult::kOk);
+  EXPECT_EQ(s.out, R"({"a":[1,-2.5e3,true,false,null],"b":{}})");
+  s = Sanitize(R"("caf\u00e9 \"q\" \\ \/ \n \ud83d\ude00")");
+  EXPECT_EQ(s.result, SanitizeResult::kOk);
+  EXPECT_EQ(s.out, R"("caf\u00e9 \"q\" \\ \/ \n \ud83d\ude00")");
+}
+
+TEST(AppendSanitizedJson, IntegersBeyondInt64AreCopiedVerbatim) {
+  auto s = Sanitize(R"({"a":18446744073709551616,"b":-123456789012345678901234567890})");
+  EXPECT_EQ(s.result, SanitizeResult::kOk);
+  EXPECT_EQ(s.out, R"({"a":18446744073709551616,"b":-123456789012345678901234567890})");
+}
+
+TEST(AppendSanitizedJson, NonFiniteTokensBecomeStrings) {
+  auto s = Sanitize(R"({"a":NaN,"b":Infinity,"c":-Infinity,"d":inf,"e":[nan,-inf]})");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"({"a":"NaN","b":"Infinity","c":"-Infinity","d":"inf","e":["nan","-inf"]})");
+  s = Sanitize("NaN");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"("NaN")");
+}
+
+TEST(AppendSanitizedJson, InvalidNumbersBecomeStrings) {
+  auto s = Sanitize(R"([01,1.,.5,+1,0x1f])");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"(["01","1.",".5","+1","0x1f"])");
+}
+
+TEST(AppendSanitizedJson, TrailingCommaIsRemoved) {
+  auto s = Sanitize(R"([1,2,])");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, "[1,2]");
+  s = Sanitize(R"({"a":1,"b":{"c":[true,],},})");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"({"a":1,"b":{"c":[true]}})");
+}
+
+TEST(AppendSanitizedJson, InvalidUtf8BecomesReplacementCharacter) {
+  auto s = Sanitize("\"op\xff\xfe" "end\"");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, "\"op\xEF\xBF\xBD\xEF\xBF\xBD" "end\"");
+  // Overlong encoding of '/', an encoded surrogate, a cut sequence at the end.
+  s = Sanitize("[\"\xc0\xaf\",\"\xed\xa0\x80\",\"x\xe2\x82\"]");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_THAT(s.out, ::testing::Not(::testing::HasSubstr("\xc0")));
+  EXPECT_THAT(s.out, ::testing::Not(::testing::HasSubstr("\xed\xa0")));
+  EXPECT_THAT(s.out, ::testing::StartsWith("[\"\xEF\xBF\xBD"));
+  // Valid multi-byte UTF-8 is kept as is.
+  s = Sanitize("\"\xC2\xB5s \xE2\x82\xAC \xF0\x9F\x98\x80\"");
+  EXPECT_EQ(s.result, SanitizeResult::kOk);
+  EXPECT_EQ(s.out, "\"\xC2\xB5s \xE2\x82\xAC \xF0\x9F\x98\x80\"");
+}
+
+TEST(AppendSanitizedJson, LoneSurrogateEscapeBecomesFffd) {
+  auto s = Sanitize(R"(["\ud800","\udc00x","a\ud83d","\ud83d\ude00"])");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"(["\ufffd","\ufffdx","a\ufffd","\ud83d\ude00"])");
+}
+
+TEST(AppendSanitizedJson, ControlCharacterIsEscaped) {
+  auto s = Sanitize("{\"tab\there\":\"a\x01z\nb\x1f\"}");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"({"tab\u0009here":"a\u0001z\u000ab\u001f"})");
+}
+
+TEST(AppendSanitizedJson, InvalidEscapeBecomesEscapedBackslash) {
+  auto s = Sanitize(R"("C:\path\x")");
+  EXPECT_EQ(s.result, SanitizeResult::kRepaired);
+  EXPECT_EQ(s.out, R"("C:\\path\\x")");
+}
+
+TEST(AppendSanitizedJson, MalformedStructureLeavesOutputUnchanged) {
+  for (const char* bad : {"", "   ", "{", "[1,2", R"({"a":1)", R"({"a" 1})", R"({"a":})",
+                          R"({"a":1,,"b":2})", R"([1 2])", R"({1:2})", "[}", "{]", "]",
+                          R"("unterminated)", R"([1],[2])", "[,]", R"({"a":1}x)", ":", ","}) {
+    std::string out = "prefix";
+    EXPECT_EQ(AppendSanitizedJson(bad, &out), SanitizeResult::kMalformed) << "'" << bad << "'";
+    EXPECT_EQ(out, "prefix") << "'" << bad << "'";
+  }
+}
+
+TEST(AppendSanitizedJson, DeepNestingIsMalformedNotACrash) {
+  std::string deep(100000, '[');
+  deep.append(100000, ']');
+  std::string out;
+  EXPECT_EQ(AppendSanitizedJson(deep, &out), SanitizeResult::kMalformed);
+  EXPECT_TRUE(out.empty());
+  // 512 levels are fine.
+  std::string ok(512, '[');
+  ok.append(512, ']');
+  EXPECT_EQ(AppendSanitizedJson(ok, &out), SanitizeResult::kOk);
+  EXPECT_EQ(out, ok);
+}
+
+TEST(AppendSanitizedJson, AppendsToExistingContent) {
+  std::string out = "\"args\":";
+  EXPECT_EQ(AppendSanitizedJson(R"({"x":1,})", &out), SanitizeResult::kRepaired);
+  EXPECT_EQ(out, R"("args":{"x":1})");
+}
+
+// ---- strings ----
+
+TEST(AppendSanitizedStringBody, RepairsAndReportsIt) {
+  std::string out;
+  EXPECT_FALSE(AppendSanitizedStringBody(R"(plain \"ok\" \u00e9)", &out));
+  EXPECT_EQ(out, R"(plain \"ok\" \u00e9)");
+  out.clear();
+  EXPECT_TRUE(AppendSanitizedStringBody("a\x01" "b\xff\\", &out));
+  EXPECT_EQ(out, "a\\u0001b\xEF\xBF\xBD\\\\");
+}
+
+TEST(AppendJsonString, QuotesAndEscapesRawBytes) {
+  std::string out;
+  AppendJsonString("path/with \"quote\" \\ and\ttab \xff", &out);
+  EXPECT_EQ(out, "\"path/with \\\"quote\\\" \\\\ and\\u0009tab \xEF\xBF\xBD\"");
+}
+
+TEST(UnescapeJsonStringBody, DecodesEscapes) {
+  EXPECT_EQ(UnescapeJsonStringBody(R"(a\"b\\c\/d\ne\u00e9\ud83d\ude00)"),
+            "a\"b\\c/d\ne\xC3\xA9\xF0\x9F\x98\x80");
+  EXPECT_EQ(UnescapeJsonStringBody(R"(\ud800)"), "\xEF\xBF\xBD");
+}
+
+}  // namespace
+}  // namespace tracemill::formats

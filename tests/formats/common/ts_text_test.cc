@@ -1,0 +1,150 @@
+// formats/common/ts_text: decimal microsecond text <-> int64 nanoseconds,
+// never through a double.
+#include "formats/common/ts_text.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace tracemill::formats {
+namespace {
+
+std::string Format(int64_t ns) {
+  char buf[32];
+  return std::string(buf, FormatNanosAsMicros(ns, buf));
+}
+
+TEST(ParseMicrosToNanos, EpochMicrosWithFractionIsExact) {
+  // A double holds ~15.9 digits: this value would lose its last nanoseconds.
+  EXPECT_EQ(ParseMicrosToNanos("1682725897226747.123"), 1682725897226747123);
+  EXPECT_EQ(ParseMicrosToNanos("4458676522690.655"), 4458676522690655);
+  EXPECT_EQ(ParseMicrosToNanos("1682725897226747"), 1682725897226747000);
+}
+
+TEST(ParseMicrosToNanos, ShortForms) {
+  EXPECT_EQ(ParseMicrosToNanos("0"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("-0"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("1"), 1000);
+  EXPECT_EQ(ParseMicrosToNanos("1.5"), 1500);
+  EXPECT_EQ(ParseMicrosToNanos("0.001"), 1);
+  EXPECT_EQ(ParseMicrosToNanos("0.000"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("007.25"), 7250);
+  EXPECT_EQ(ParseMicrosToNanos("  12.5 "), 12500);  // spaces around are ignored
+}
+
+TEST(ParseMicrosToNanos, FourthFractionDigitRoundsHalfAwayFromZero) {
+  EXPECT_EQ(ParseMicrosToNanos("1.0004"), 1000);
+  EXPECT_EQ(ParseMicrosToNanos("1.0005"), 1001);
+  EXPECT_EQ(ParseMicrosToNanos("1.00049999"), 1000);
+  EXPECT_EQ(ParseMicrosToNanos("1.0009"), 1001);
+  EXPECT_EQ(ParseMicrosToNanos("0.9995"), 1000);  // carry into the integer part
+  EXPECT_EQ(ParseMicrosToNanos("0.0004"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("0.0005"), 1);
+  EXPECT_EQ(ParseMicrosToNanos("0.00005"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("-1.0005"), -1001);
+  EXPECT_EQ(ParseMicrosToNanos("-1.0004"), -1000);
+  EXPECT_EQ(ParseMicrosToNanos("1682725897226747.1235"), 1682725897226747124);
+}
+
+TEST(ParseMicrosToNanos, ExponentsShiftTheDecimalPointExactly) {
+  EXPECT_EQ(ParseMicrosToNanos("1e3"), 1000000);
+  EXPECT_EQ(ParseMicrosToNanos("1E3"), 1000000);
+  EXPECT_EQ(ParseMicrosToNanos("1.5e+3"), 1500000);
+  EXPECT_EQ(ParseMicrosToNanos("1e-3"), 1);
+  EXPECT_EQ(ParseMicrosToNanos("1e-4"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("5e-4"), 1);
+  EXPECT_EQ(ParseMicrosToNanos("1.682725897226747123e15"), 1682725897226747123);
+  EXPECT_EQ(ParseMicrosToNanos("1682725897226747123e-3"), 1682725897226747123);
+  EXPECT_EQ(ParseMicrosToNanos("4.4586765229e12"), 4458676522900000);
+  EXPECT_EQ(ParseMicrosToNanos("-2.5e1"), -25000);
+  EXPECT_EQ(ParseMicrosToNanos("0e400"), 0);
+  EXPECT_EQ(ParseMicrosToNanos("1e-400"), 0);
+}
+
+TEST(ParseMicrosToNanos, Negative) {
+  EXPECT_EQ(ParseMicrosToNanos("-1"), -1000);
+  EXPECT_EQ(ParseMicrosToNanos("-0.001"), -1);
+  EXPECT_EQ(ParseMicrosToNanos("-1682725897226747.123"), -1682725897226747123);
+}
+
+TEST(ParseMicrosToNanos, Int64Limits) {
+  // INT64_MAX ns = 9223372036854775.807 us.
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854775.807"), INT64_MAX);
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854775.8074"), INT64_MAX);
+  EXPECT_EQ(ParseMicrosToNanos("-9223372036854775.807"), -INT64_MAX);
+}
+
+TEST(ParseMicrosToNanos, Int64MinFits) {
+  // The header promises nullopt only for values that do not fit in int64 ns;
+  // INT64_MIN does (and FormatNanosAsMicros writes it).
+  EXPECT_EQ(ParseMicrosToNanos("-9223372036854775.808"), INT64_MIN);
+}
+
+TEST(ParseMicrosToNanos, OverflowIsNullopt) {
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854775.808"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854775.8075"), std::nullopt);  // rounds past
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854776"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("18446744073709551616"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("123456789012345678901234567890"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("-9223372036854775.809"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("1e16"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("1e400"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("1e99999999999"), std::nullopt);
+}
+
+TEST(ParseMicrosToNanos, NotANumberIsNullopt) {
+  for (const char* bad : {"", " ", "-", "+", ".", "1.", "e3", "1e", "1e+", "1.2.3", "12a", "a12",
+                          "NaN", "nan", "inf", "Infinity", "-Infinity", "0x10", "1,5", "\"1\"",
+                          "1 2", "--1", "1e3.5"}) {
+    EXPECT_EQ(ParseMicrosToNanos(bad), std::nullopt) << "'" << bad << "'";
+  }
+}
+
+TEST(ParseInt64, IntegersAndZeroFractions) {
+  EXPECT_EQ(ParseInt64("0"), 0);
+  EXPECT_EQ(ParseInt64("17"), 17);
+  EXPECT_EQ(ParseInt64("-3"), -3);
+  EXPECT_EQ(ParseInt64("5.0"), 5);
+  EXPECT_EQ(ParseInt64("5.000"), 5);
+  EXPECT_EQ(ParseInt64("1711964646000000000"), 1711964646000000000);
+  EXPECT_EQ(ParseInt64("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(ParseInt64("9223372036854775808"), std::nullopt);
+  EXPECT_EQ(ParseInt64("5.5"), std::nullopt);
+  EXPECT_EQ(ParseInt64("5."), std::nullopt);
+  EXPECT_EQ(ParseInt64(""), std::nullopt);
+  EXPECT_EQ(ParseInt64("x"), std::nullopt);
+  EXPECT_EQ(ParseInt64("1e3"), std::nullopt);
+}
+
+TEST(FormatNanosAsMicros, ExactDecimalMicros) {
+  EXPECT_EQ(Format(1682725897226747123), "1682725897226747.123");
+  EXPECT_EQ(Format(1716423322522690655), "1716423322522690.655");
+  EXPECT_EQ(Format(5000), "5");
+  EXPECT_EQ(Format(1500), "1.5");
+  EXPECT_EQ(Format(1050), "1.05");
+  EXPECT_EQ(Format(1001), "1.001");
+  EXPECT_EQ(Format(1), "0.001");
+  EXPECT_EQ(Format(0), "0");
+  EXPECT_EQ(Format(-1), "-0.001");
+  EXPECT_EQ(Format(-1500), "-1.5");
+  EXPECT_EQ(Format(INT64_MAX), "9223372036854775.807");
+  EXPECT_EQ(Format(INT64_MIN), "-9223372036854775.808");
+}
+
+TEST(FormatNanosAsMicros, RoundTripsThroughParse) {
+  for (int64_t ns : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{999}, int64_t{1000}, int64_t{123456789},
+                     int64_t{1682725897226747123}, INT64_MAX, -INT64_MAX}) {
+    EXPECT_EQ(ParseMicrosToNanos(Format(ns)), ns) << ns;
+  }
+}
+
+TEST(FormatNanosAsMicros, WritesAtMost24Bytes) {
+  char buf[64];
+  EXPECT_LE(FormatNanosAsMicros(INT64_MIN, buf) - buf, 24);
+  EXPECT_LE(FormatNanosAsMicros(INT64_MAX, buf) - buf, 24);
+}
+
+}  // namespace
+}  // namespace tracemill::formats

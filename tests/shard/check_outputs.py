@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Checks for the shard tests (run by shard_run_test.cc and the cluster tests).
+
+  check_outputs.py valid DIR...        every *.json / *.json.gz / *.jsonl in DIRs parses
+  check_outputs.py same DIR_A DIR_B    same trace files, byte for byte; manifests equal
+                                       apart from run-specific fields
+"""
+import gzip
+import json
+import os
+import sys
+
+RUN_SPECIFIC = ("command_line", "wall_seconds", "threads", "shards", "fingerprint", "resume", "shard")
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        if path.endswith(".jsonl"):
+            return [json.loads(line) for line in f if line.strip()]
+        return json.load(f)
+
+
+def valid(dirs):
+    n = 0
+    for d in dirs:
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".json", ".json.gz", ".jsonl")) and not name.startswith("."):
+                load(os.path.join(d, name))
+                n += 1
+    print(f"valid: {n} JSON files parse")
+    return 0
+
+
+def traces(d):
+    return sorted(n for n in os.listdir(d) if ".trace.json" in n and not n.startswith("."))
+
+
+def normalized(m):
+    m = {k: v for k, v in m.items() if k not in RUN_SPECIFIC}
+    m["inputs"] = [{k: v for k, v in r.items() if k not in ("reused", "index")} for r in m["inputs"]]
+    m["outputs"] = [{k: v for k, v in o.items() if k != "reused"} for o in m["outputs"]]
+    return m
+
+
+def same(a, b):
+    ta, tb = traces(a), traces(b)
+    if ta != tb:
+        print(f"different outputs: {ta} vs {tb}")
+        return 1
+    for name in ta:
+        with open(os.path.join(a, name), "rb") as fa, open(os.path.join(b, name), "rb") as fb:
+            if fa.read() != fb.read():
+                print(f"{name} differs")
+                return 1
+    ma, mb = normalized(load(os.path.join(a, "manifest.json"))), normalized(load(os.path.join(b, "manifest.json")))
+    if ma != mb:
+        for k in sorted(set(ma) | set(mb)):
+            if ma.get(k) != mb.get(k):
+                print(f"manifest field {k} differs:\n  {ma.get(k)}\n  {mb.get(k)}")
+        return 1
+    print(f"same: {len(ta)} outputs byte-identical, manifests equal")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "valid":
+        sys.exit(valid(sys.argv[2:]))
+    if len(sys.argv) == 4 and sys.argv[1] == "same":
+        sys.exit(same(sys.argv[2], sys.argv[3]))
+    print(__doc__)
+    sys.exit(2)

@@ -1,0 +1,581 @@
+// End-to-end tests of sharded and resumed runs: the `tracemill` binary on the
+// sample job plus hand-made ranks, compared with a single run byte for byte.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBin = TRACEMILL_BIN;
+const std::string kCheck = std::string(TEST_SOURCE_DIR) + "/check_outputs.py";
+
+// ---------------- running the binary ----------------
+
+// The environment of a child: ours without any scheduler variables (the
+// suite may itself run inside a Slurm job), plus `extra`.
+std::vector<std::string> ChildEnv(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string v = *e;
+    if (v.rfind("SLURM_", 0) == 0 || v.rfind("JOB_COMPLETION_INDEX=", 0) == 0 ||
+        v.rfind("TRACEMILL_SHARD_COUNT=", 0) == 0)
+      continue;
+    env.push_back(v);
+  }
+  for (const auto& x : extra) env.push_back(x);
+  return env;
+}
+
+// Spawn starts `args` with stderr to `err_path`; returns the pid.
+pid_t Spawn(const std::vector<std::string>& args, const std::vector<std::string>& extra_env,
+            const std::string& err_path) {
+  std::vector<char*> argv, envp;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env = ChildEnv(extra_env);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// Wait returns the exit status, or 128 + signal.
+int Wait(pid_t pid) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Result {
+  int code = -1;
+  std::string err;
+};
+
+Result Tracemill(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  static int counter = 0;
+  std::string err_path = std::string(TEST_TMP_ROOT) + "/stderr." + std::to_string(getpid()) + "." +
+                         std::to_string(counter++);
+  std::vector<std::string> full = {kBin};
+  full.insert(full.end(), args.begin(), args.end());
+  Result r;
+  pid_t pid = Spawn(full, env, err_path);
+  if (pid < 0) return r;
+  r.code = Wait(pid);
+  r.err = ReadFile(err_path);
+  ::unlink(err_path.c_str());
+  return r;
+}
+
+int Shell(const std::string& cmd) {
+  int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+// ---------------- inputs ----------------
+
+std::string Gzip(const std::string& s) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, s.size()), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
+  zs.avail_in = static_cast<uInt>(s.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+// `n` events of one rank as JSON array elements (no brackets): complete
+// events on two threads, a flow pair now and then, timestamps near the
+// sample job's (2023-04-29) and deliberately unsorted.
+std::string Events(int rank, int n) {
+  std::string s;
+  uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank + 1);
+  for (int i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int64_t ts = 1682725898000000 + static_cast<int64_t>(x % 3000000);
+    if (i) s += ",\n";
+    s += "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"op" + std::to_string(x % 37) + "\",\"pid\":" +
+         std::to_string(100 + rank) + ",\"tid\":" + std::to_string(7 + (i & 1)) + ",\"ts\":" +
+         std::to_string(ts) + "." + std::to_string(x % 1000) + ",\"dur\":" + std::to_string(x % 500) +
+         ",\"args\":{\"i\":" + std::to_string(i) + ",\"rank\":" + std::to_string(rank) + "}}";
+    if (i % 50 == 0)
+      s += ",\n{\"ph\":\"s\",\"name\":\"flow\",\"cat\":\"f\",\"id\":" + std::to_string(i) + ",\"pid\":" +
+           std::to_string(100 + rank) + ",\"tid\":7,\"ts\":" + std::to_string(ts) + "}";
+  }
+  return s;
+}
+
+std::string Kineto(int rank, int n, int devices) {
+  std::string dev;
+  for (int d = 0; d < devices; ++d) dev += std::string(d ? "," : "") + "{\"id\":" + std::to_string(d) + "}";
+  return "{\"schemaVersion\":1,\"deviceProperties\":[" + dev + "],\"distributedInfo\":{\"backend\":\"nccl\","
+         "\"rank\":" + std::to_string(rank) + ",\"world_size\":16},\"traceEvents\":[\n" + Events(rank, n) +
+         "\n],\"traceName\":\"r" + std::to_string(rank) + "\"}";
+}
+
+// distributedInfo after the events (not Kineto's order).
+std::string RankLast(int rank, int n) {
+  return "{\"traceEvents\":[\n" + Events(rank, n) + "\n],\"distributedInfo\":{\"rank\":" + std::to_string(rank) +
+         "}}";
+}
+
+// The mixed job: the sample job (ranks 0 and 1, a README) plus
+// - rank 2: gzip Kineto with 4 deviceProperties (so 4 GPUs per node),
+// - worker3.json: JSON Array Format, rank from the file name,
+// - late_rank.json (rank 4) and late_big.json (rank 9): distributedInfo after
+//   more than 256 KiB of events: undetermined until decoded,
+// - small_late.json: distributedInfo after the events but all in the head (rank 13),
+// - misc.json: an array with no rank anywhere: unranked,
+// - cut.json.gz: a gzip Kineto file (rank 6) cut mid-member: damaged, partly kept.
+// Builds `final_dir` once, even with tests running in parallel processes: in
+// a private directory renamed into place (the loser of a race discards its copy).
+template <typename Fill>
+std::string BuildOnce(const std::string& final_dir, Fill fill) {
+  if (fs::exists(final_dir)) return final_dir;
+  std::string dir = final_dir + ".build." + std::to_string(getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fill(dir);
+  if (::rename(dir.c_str(), final_dir.c_str()) != 0) fs::remove_all(dir);
+  return final_dir;
+}
+
+std::string MakeMixedJob(const std::string& root) {
+  return BuildOnce(root + "/job", [](const std::string& dir) {
+  for (const auto& e : fs::directory_iterator(SAMPLE_JOB_DIR))
+    fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
+  WriteFile(dir + "/rank2.json.gz", Gzip(Kineto(2, 400, 4)));
+  WriteFile(dir + "/worker3.json", "[\n" + Events(3, 300) + "\n]\n");
+  WriteFile(dir + "/late_rank.json", RankLast(4, 2500));
+  WriteFile(dir + "/late_big.json", RankLast(9, 2600));
+  WriteFile(dir + "/small_late.json", RankLast(13, 20));
+  WriteFile(dir + "/misc.json", "[\n" + Events(21, 150) + "\n]\n");
+  std::string cut = Gzip(Kineto(6, 2000, 0));
+  WriteFile(dir + "/cut.json.gz", cut.substr(0, cut.size() * 2 / 3));
+  });
+}
+
+// A fresh directory private to this test process.
+std::string Fresh(const std::string& name) {
+  std::string d = std::string(TEST_TMP_ROOT) + "/p" + std::to_string(getpid()) + "/" + name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+bool AnyTemporary(const std::string& dir) {
+  for (const auto& n : Listing(dir))
+    if (n[0] == '.' && n.find(".tmp.") != std::string::npos) return true;
+  return false;
+}
+
+// The reference: one unsharded run of `job` with `flags`.
+std::string Reference(const std::string& job, const std::vector<std::string>& flags, const std::string& name) {
+  static std::map<std::string, std::string> done;
+  std::string key = name;
+  for (const auto& f : flags) key += " " + f;
+  if (done.count(key)) return done[key];
+  std::string out = Fresh("ref-" + name);
+  std::vector<std::string> args = {"convert", job, "-o", out, "--shard", "0/1", "-q"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  Result r = Tracemill(args);
+  EXPECT_EQ(r.code, 3) << r.err;  // cut.json.gz is damaged
+  EXPECT_TRUE(fs::exists(out + "/manifest.json"));
+  done[key] = out;
+  return out;
+}
+
+// ManifestName: what shard `i` of `count` writes (one shard: manifest.json).
+std::string ManifestName(int i, int count) {
+  if (count == 1) return "manifest.json";
+  return "manifest.shard-" + std::to_string(i) + "-of-" + std::to_string(count) + ".json";
+}
+
+// Runs every shard of `count` into `out`, then merges (`--shard 0/1` writes
+// manifest.json itself: nothing to merge).
+void RunShards(const std::string& job, const std::vector<std::string>& flags, int count, const std::string& out) {
+  for (int i = 0; i < count; ++i) {
+    std::vector<std::string> args = {"convert", job, "-o", out, "--shard",
+                                     std::to_string(i) + "/" + std::to_string(count), "-q"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    Result r = Tracemill(args);
+    EXPECT_TRUE(r.code == 0 || r.code == 3) << "shard " << i << ": " << r.err;
+    EXPECT_TRUE(fs::exists(out + "/" + ManifestName(i, count)));
+  }
+  if (count == 1) return;
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 3) << m.err;  // merged: the damaged input is still reported
+}
+
+// The outputs each shard wrote, from its manifest (file name -> shard).
+std::map<std::string, int> Owners(const std::string& out, int count) {
+  std::map<std::string, int> owners;
+  for (int i = 0; i < count; ++i) {
+    std::string text = ReadFile(out + "/" + ManifestName(i, count));
+    size_t pos = text.find("\n\"outputs\":");
+    while ((pos = text.find("{\"path\":\"", pos)) != std::string::npos) {
+      pos += 9;
+      owners[text.substr(pos, text.find('"', pos) - pos)] = i;
+    }
+  }
+  return owners;
+}
+
+class ShardUnion : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+// The union of the shards' outputs is byte-identical to a single run, the
+// merged manifest equals the single run's, and a second sharded run assigns
+// every output to the same shard.
+TEST_P(ShardUnion, ByteIdenticalToSingleRunAndDeterministic) {
+  const auto [count, group_by] = GetParam();
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  std::vector<std::string> flags = {"--group-by", group_by};
+  if (group_by == "rank") flags.push_back("--compress");
+  std::string ref = Reference(job, flags, group_by);
+  std::string tag = group_by + "-" + std::to_string(count);
+  std::string a = Fresh("union-a-" + tag), b = Fresh("union-b-" + tag);
+  RunShards(job, flags, count, a);
+  RunShards(job, flags, count, b);
+  EXPECT_EQ(Shell(kCheck + " valid " + ref + " " + a), 0);
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + a), 0);
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + b), 0);
+  auto owners_a = Owners(a, count), owners_b = Owners(b, count);
+  EXPECT_EQ(owners_a, owners_b);
+  EXPECT_GE(owners_a.size(), group_by == "rank" ? 9u : 5u);
+  if (count > 1) {
+    std::set<int> used;
+    for (const auto& [name, shard] : owners_a) used.insert(shard);
+    EXPECT_GE(used.size(), std::min<size_t>(static_cast<size_t>(count), 4u));  // the work is spread
+  }
+  EXPECT_FALSE(AnyTemporary(a));
+  for (const auto& n : Listing(a)) EXPECT_EQ(n.find("journal"), std::string::npos) << n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Counts, ShardUnion,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 7),
+                                            ::testing::Values(std::string("local-gpu"), std::string("rank"))),
+                         [](const auto& info) {
+                           std::string g = std::get<1>(info.param) == "rank" ? "Rank" : "LocalGpu";
+                           return g + "_" + std::to_string(std::get<0>(info.param)) + "Shards";
+                         });
+
+// 4 deviceProperties in one file's head make 4 GPUs per node in every mode.
+TEST(ShardRun, GpusPerNodeFromPreScanInEveryMode) {
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  std::string ref = Reference(job, {"--group-by", "local-gpu"}, "local-gpu");
+  std::string text = ReadFile(ref + "/manifest.json");
+  EXPECT_NE(text.find("\"gpus_per_node\":4"), std::string::npos);
+  EXPECT_TRUE(fs::exists(ref + "/gpu3.trace.json"));
+  EXPECT_FALSE(fs::exists(ref + "/gpu4.trace.json"));
+}
+
+TEST(ShardRun, MergeFailsNamingMissingShard) {
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  std::string out = Fresh("missing");
+  for (int i : {0, 2}) {
+    Result r = Tracemill({"convert", job, "-o", out, "--shard", std::to_string(i) + "/3", "-q"});
+    EXPECT_TRUE(r.code == 0 || r.code == 3) << r.err;
+  }
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.err.find("shard 1 (1/3): missing manifest.shard-1-of-3.json"), std::string::npos) << m.err;
+  EXPECT_EQ(m.err.find("shard 0 "), std::string::npos) << m.err;
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  // Once it has run, the merge succeeds.
+  Result r = Tracemill({"convert", job, "-o", out, "--shard", "1/3", "-q"});
+  EXPECT_TRUE(r.code == 0 || r.code == 3) << r.err;
+  EXPECT_EQ(Tracemill({"manifest", "merge", out}).code, 3);
+  EXPECT_TRUE(fs::exists(out + "/manifest.json"));
+}
+
+TEST(ShardRun, MergeWithoutShardManifestsIsUsageError) {
+  std::string out = Fresh("nomanifests");
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 2);
+  EXPECT_NE(m.err.find("no shard manifests"), std::string::npos) << m.err;
+}
+
+TEST(ShardRun, RelativeTimeWithShardsIsUsageError) {
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  Result r = Tracemill({"convert", job, "-o", Fresh("reltime"), "--shard", "1/2", "--relative-time"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--relative-time"), std::string::npos);
+}
+
+// Detection from the environment, end to end: the line on stderr and the
+// shard manifest's name.
+TEST(ShardRun, EnvironmentDetection) {
+  std::string job = SAMPLE_JOB_DIR;
+  struct Case {
+    std::vector<std::string> env;
+    std::string expect_line, manifest;
+  };
+  std::vector<Case> cases = {
+      {{"SLURM_ARRAY_TASK_ID=6", "SLURM_ARRAY_TASK_MIN=5", "SLURM_ARRAY_TASK_MAX=7", "SLURM_ARRAY_TASK_COUNT=3",
+        "SLURM_PROCID=0", "SLURM_NTASKS=1"},
+       "shard 1/3 (detected from SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=5", "manifest.shard-1-of-3.json"},
+      {{"SLURM_PROCID=1", "SLURM_NTASKS=2"}, "shard 1/2 (detected from SLURM_PROCID=1 SLURM_NTASKS=2)",
+       "manifest.shard-1-of-2.json"},
+      {{"JOB_COMPLETION_INDEX=2", "TRACEMILL_SHARD_COUNT=4"},
+       "shard 2/4 (detected from JOB_COMPLETION_INDEX=2 TRACEMILL_SHARD_COUNT=4)", "manifest.shard-2-of-4.json"},
+  };
+  int k = 0;
+  for (const auto& c : cases) {
+    std::string out = Fresh("env-" + std::to_string(k++));
+    Result r = Tracemill({"convert", job, "-o", out}, c.env);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find(c.expect_line), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::exists(out + "/" + c.manifest)) << c.manifest;
+    EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  }
+  // --shard overrides the environment; --quiet prints nothing.
+  std::string out = Fresh("env-override");
+  Result r = Tracemill({"convert", job, "-o", out, "--shard", "0/1", "-q"}, {"JOB_COMPLETION_INDEX=1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(fs::exists(out + "/manifest.json"));
+  // An Indexed Job without a count is a usage error.
+  r = Tracemill({"convert", job, "-o", Fresh("env-nocount")}, {"JOB_COMPLETION_INDEX=1"});
+  EXPECT_EQ(r.code, 2);
+}
+
+// A head that the full decode contradicts (a second distributedInfo after
+// 256 KiB of events) never regroups an input silently into an output another
+// shard wrote without it: the shard that sees it fails loudly.
+TEST(ShardRun, HeadContradictedByDecodeFailsTheShard) {
+  std::string job = Fresh("twoheads-job");
+  WriteFile(job + "/a.json", "{\"distributedInfo\":{\"rank\":1},\"traceEvents\":[\n" + Events(1, 3000) +
+                                 "\n],\"distributedInfo\":{\"rank\":2}}");
+  WriteFile(job + "/b.json", Kineto(2, 100, 0));
+  // Planned: a.json -> gpu1, b.json -> gpu2; a single run puts both in gpu2.
+  std::string single = Fresh("twoheads-single");
+  EXPECT_EQ(Tracemill({"convert", job, "-o", single, "--shard", "0/1", "-q"}).code, 0);
+  EXPECT_FALSE(fs::exists(single + "/gpu1.trace.json"));
+  std::string out = Fresh("twoheads-shards");
+  std::vector<int> codes;
+  std::string errors;
+  for (int i = 0; i < 2; ++i) {
+    Result r = Tracemill({"convert", job, "-o", out, "--shard", std::to_string(i) + "/2", "-q"});
+    codes.push_back(r.code);
+    errors += r.err;
+  }
+  std::sort(codes.begin(), codes.end());
+  EXPECT_EQ(codes, (std::vector<int>{0, 1})) << errors;
+  EXPECT_NE(errors.find("a.json"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("rerun the job without --shard"), std::string::npos) << errors;
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.err.find("failed (exit status 1)"), std::string::npos) << m.err;
+}
+
+// ---------------- interrupted runs ----------------
+
+// A job large enough to interrupt: 4 ranks of 40k events, one output each.
+std::string MakeBigJob() {
+  return BuildOnce(std::string(TEST_TMP_ROOT) + "/bigjob", [](const std::string& dir) {
+    for (int r = 0; r < 4; ++r) WriteFile(dir + "/rank" + std::to_string(r) + ".json", Kineto(r, 40000, 1));
+  });
+}
+
+size_t JournalEntries(const std::string& path) {
+  std::string t = ReadFile(path);
+  return t.empty() ? 0 : static_cast<size_t>(std::count(t.begin(), t.end(), '\n')) - 1;
+}
+
+// Starts `args`, waits until the journal lists one completed output and the
+// next output's temporary exists (the run is mid-write), then sends `sig`.
+int InterruptMidWrite(const std::vector<std::string>& args, const std::string& out, const std::string& journal,
+                      int sig) {
+  std::vector<std::string> full = {kBin};
+  full.insert(full.end(), args.begin(), args.end());
+  pid_t pid = Spawn(full, {}, out + ".stderr");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool mid_write = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(out) && JournalEntries(journal) >= 1 && AnyTemporary(out)) {
+      mid_write = true;
+      break;
+    }
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid) return -1;  // finished before we caught it
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(mid_write);
+  kill(pid, sig);
+  return Wait(pid);
+}
+
+// Outputs on disk are exactly those the journal lists, with their sizes.
+void ExpectOnlyJournaledOutputs(const std::string& out, const std::string& journal) {
+  std::string t = ReadFile(journal);
+  for (const auto& n : Listing(out)) {
+    if (n.find(".trace.json") == std::string::npos || n[0] == '.') continue;
+    std::string size = "\"bytes\":" + std::to_string(fs::file_size(out + "/" + n));
+    EXPECT_NE(t.find("{\"output\":{\"path\":\"" + n + "\""), std::string::npos) << n << " is not journaled";
+    EXPECT_NE(t.find(size), std::string::npos) << n << " has another size than journaled";
+  }
+}
+
+TEST(ShardResume, SigtermMidWriteLeavesNoPartialFileAndResumeCompletes) {
+  std::string job = MakeBigJob();
+  std::string ref = Fresh("big-ref");
+  ASSERT_EQ(Tracemill({"convert", job, "-o", ref, "--group-by", "rank", "-q"}).code, 0);
+  std::string out = Fresh("big-term");
+  std::string journal = out + "/journal.jsonl";
+  int code = InterruptMidWrite({"convert", job, "-o", out, "--group-by", "rank", "--threads", "1",
+                                "--debug-write-delay-ms", "25"},
+                               out, journal, SIGTERM);
+  ASSERT_EQ(code, 143);
+  EXPECT_FALSE(AnyTemporary(out)) << "a partial output was left behind";
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  EXPECT_GE(JournalEntries(journal), 1u);
+  EXPECT_LT(JournalEntries(journal), 4u);
+  ExpectOnlyJournaledOutputs(out, journal);
+  EXPECT_EQ(Shell(kCheck + " valid " + out), 0);  // the journal's lines parse too
+  size_t done_before = JournalEntries(journal);
+  std::string t = ReadFile(journal);
+  size_t p = t.find("{\"output\":{\"path\":\"") + 19;
+  std::string first_name = t.substr(p, t.find('"', p) - p);
+  auto first_done = fs::last_write_time(out + "/" + first_name);
+
+  Result r = Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--resume", "--threads", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("resume: " + std::to_string(done_before) + " outputs already complete"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(fs::last_write_time(out + "/" + first_name), first_done);  // kept, not rewritten
+  EXPECT_FALSE(fs::exists(journal));
+  std::string m = ReadFile(out + "/manifest.json");
+  EXPECT_NE(m.find("\"resume\":{\"outputs_reused\":" + std::to_string(done_before)), std::string::npos) << m;
+  EXPECT_EQ(Shell(kCheck + " valid " + out), 0);
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
+}
+
+// SIGKILL cannot clean up: the temporary stays until the resumed run
+// removes it; the outputs are still right.
+TEST(ShardResume, SigkillThenResume) {
+  std::string job = MakeBigJob();
+  std::string ref = Fresh("big-ref-kill");
+  ASSERT_EQ(Tracemill({"convert", job, "-o", ref, "--group-by", "rank", "-q"}).code, 0);
+  std::string out = Fresh("big-kill");
+  int code = InterruptMidWrite({"convert", job, "-o", out, "--group-by", "rank", "--threads", "1",
+                                "--debug-write-delay-ms", "25"},
+                               out, out + "/journal.jsonl", SIGKILL);
+  ASSERT_EQ(code, 128 + SIGKILL);
+  EXPECT_TRUE(AnyTemporary(out));
+  Result r = Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--resume"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(AnyTemporary(out));
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
+}
+
+// A shard killed by SIGTERM mid-write: merge names it as unfinished, --resume
+// completes it, and the union equals a single run.
+TEST(ShardResume, ShardKilledMidWriteThenResumedAndMerged) {
+  std::string job = MakeBigJob();
+  std::string ref = Fresh("big-ref-shard");
+  ASSERT_EQ(Tracemill({"convert", job, "-o", ref, "--group-by", "rank", "-q"}).code, 0);
+  std::string out = Fresh("big-shards");
+  int code = InterruptMidWrite({"convert", job, "-o", out, "--group-by", "rank", "--shard", "0/2", "--threads",
+                                "1", "--debug-write-delay-ms", "25"},
+                               out, out + "/journal.shard-0-of-2.jsonl", SIGTERM);
+  ASSERT_EQ(code, 143);
+  EXPECT_FALSE(AnyTemporary(out));
+  ExpectOnlyJournaledOutputs(out, out + "/journal.shard-0-of-2.jsonl");
+  ASSERT_EQ(Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--shard", "1/2", "-q"}).code, 0);
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 1);
+  EXPECT_NE(m.err.find("shard 0 (0/2): missing manifest.shard-0-of-2.json: started but did not finish"),
+            std::string::npos)
+      << m.err;
+  Result r = Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--shard", "0/2", "--resume"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("resume: 1 outputs already complete"), std::string::npos) << r.err;
+  ASSERT_EQ(Tracemill({"manifest", "merge", out}).code, 0);
+  EXPECT_EQ(Shell(kCheck + " valid " + out), 0);
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
+}
+
+// --resume with nothing to resume converts everything; after a complete
+// run it reads nothing.
+TEST(ShardResume, ResumeAfterCompleteRunReadsNothing) {
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  std::string out = Fresh("resume-complete");
+  Result first = Tracemill({"convert", job, "-o", out, "--resume"});
+  EXPECT_EQ(first.code, 3) << first.err;
+  EXPECT_NE(first.err.find("resume: 0 outputs already complete"), std::string::npos) << first.err;
+  Result again = Tracemill({"convert", job, "-o", out, "--resume"});
+  EXPECT_EQ(again.code, 3) << again.err;
+  EXPECT_NE(again.err.find("resume: 5 outputs already complete"), std::string::npos) << again.err;
+  std::string ref = Reference(job, {"--group-by", "local-gpu"}, "local-gpu");
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
+  // A changed output is redone.
+  WriteFile(out + "/gpu2.trace.json", "{}");
+  Result third = Tracemill({"convert", job, "-o", out, "--resume"});
+  EXPECT_NE(third.err.find("resume: 4 outputs already complete"), std::string::npos) << third.err;
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
+}
+
+// Removes this process's directories when the tests end.
+class CleanUp : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!::testing::UnitTest::GetInstance()->Failed())
+      fs::remove_all(std::string(TEST_TMP_ROOT) + "/p" + std::to_string(getpid()));
+  }
+};
+const auto* const kCleanUp = ::testing::AddGlobalTestEnvironment(new CleanUp);
+
+}  // namespace

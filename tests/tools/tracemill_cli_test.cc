@@ -1,0 +1,101 @@
+// Command-line contract of tools/tracemill_main.cc: usage errors exit 2 and
+// write nothing; --help documents the exit statuses.
+#include <unistd.h>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TracemillCliTest : public ConvertTest {};
+
+TEST_F(TracemillCliTest, UsageErrorsExit2) {
+  const std::string in = DataPath("rules/single_plain_trace.json");
+  const std::string out = tmp_.Join("out");
+  const std::vector<std::vector<std::string>> cases = {
+      {},                                                      // no subcommand
+      {"convert"},                                             // no inputs, no -o
+      {"convert", in},                                         // no -o
+      {"convert", in, "-o", out, "--group-by", "host"},        // unknown grouping
+      {"convert", in, "-o", out, "--threads", "0"},            // not positive
+      {"convert", in, "-o", out, "--gpus-per-node", "-1"},     // not positive
+      {"convert", in, "-o", out, "--no-such-flag"},            // unknown flag
+      {"convert", in, "-o", out, "--rank-pattern", "rank\\d+"},  // no capture group
+      {"frobnicate", in, "-o", out},                           // unknown subcommand
+  };
+  for (const auto& args : cases) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    SCOPED_TRACE(joined);
+    CommandResult r = Tracemill(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+}
+
+TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
+  CommandResult r = Tracemill({"convert", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = r.out + r.err;
+  EXPECT_THAT(text, HasSubstr("--group-by"));
+  EXPECT_THAT(text, HasSubstr("Exit status"));
+  for (const char* code : {"0 ", "1 ", "2 ", "3 "}) EXPECT_THAT(text, HasSubstr(code));
+}
+
+TEST_F(TracemillCliTest, ConvertWritesOutputsAndManifestOnly) {
+  Run run = Convert({DataPath("rules/single_plain_trace.json"), "--threads", "1"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_NE(run.manifest, nullptr);
+  EXPECT_EQ(run.manifest->Int("/exit_code"), 0);
+  EXPECT_EQ(run.manifest->Int("/threads"), 1);
+  EXPECT_THAT(run.manifest->Str("/command_line"), HasSubstr("--threads 1"));
+  // No temporaries left behind.
+  for (const auto& n : ListDir(run.out_dir)) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+}
+
+TEST_F(TracemillCliTest, QuietWritesNothingToStderr) {
+  Run ok = Convert({DataPath("rules/single_plain_trace.json"), "--quiet"});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.err, "");
+  // --quiet also drops the per-input error lines; the manifest still has them.
+  Run bad = Convert({DataPath("rules/truncated_json/array_format.json"), "-q"});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_EQ(bad.err, "");
+  ASSERT_NE(bad.manifest, nullptr);
+  EXPECT_EQ(bad.manifest->Str("/inputs/0/error/code"), "DATA_LOSS");
+}
+
+TEST_F(TracemillCliTest, NoProgressLineWhenStderrIsNotATty) {
+  // stderr is a file here: no carriage returns or terminal escapes.
+  Run run = Convert({DataPath("hta/trace_filter")});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.err.find('\r'), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find('\033'), std::string::npos) << run.err;
+}
+
+TEST_F(TracemillCliTest, VerboseNamesTheSimdjsonKernel) {
+  Run run = Convert({DataPath("rules/single_plain_trace.json"), "--verbose"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.err, HasSubstr("simdjson"));
+}
+
+TEST_F(TracemillCliTest, DefaultThreadsFollowTheAffinityMask) {
+  const std::string taskset = "/usr/bin/taskset";
+  if (::access(taskset.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << taskset;
+  const std::string out = tmp_.Join("pinned");
+  CommandResult r = RunCommand({taskset, "-c", "0", TracemillBinary(), "convert",
+                                DataPath("rules/single_plain_trace.json"), "-o", out, "-q"},
+                               tmp_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(OutputsParse(out, tmp_.path()));
+  auto m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Int("/threads"), 1);
+}
+
+}  // namespace
+}  // namespace tracemill::testing
