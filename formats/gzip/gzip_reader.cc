@@ -46,6 +46,35 @@ std::string SalvageMember(std::string_view in, std::string* out, size_t* consume
   return reason;
 }
 
+enum class HeaderScan { kOk, kCut, kBad };
+
+// Finds the end of the RFC 1952 member header at the start of `m` (magic,
+// method 8, flags, mtime, xfl, os, then the optional extra field, name,
+// comment and header CRC) into `*size`. The header CRC is skipped, not
+// checked, as libdeflate (and so `Gunzip`) does: the readers must agree on
+// which files are gzip.
+HeaderScan ScanGzipHeader(std::string_view m, size_t* size) {
+  constexpr unsigned kFhcrc = 2, kFextra = 4, kFname = 8, kFcomment = 16, kReserved = 0xE0;
+  if (m.size() < 10) return IsGzip(m) || m.size() < 2 ? HeaderScan::kCut : HeaderScan::kBad;
+  const unsigned flags = static_cast<unsigned char>(m[3]);
+  if (!IsGzip(m) || static_cast<unsigned char>(m[2]) != 8 || (flags & kReserved)) return HeaderScan::kBad;
+  size_t i = 10;
+  if (flags & kFextra) {
+    if (m.size() < i + 2) return HeaderScan::kCut;
+    i += 2 + (static_cast<unsigned char>(m[i]) | static_cast<size_t>(static_cast<unsigned char>(m[i + 1])) << 8);
+  }
+  for (unsigned zero_terminated : {kFname, kFcomment}) {
+    if (!(flags & zero_terminated)) continue;
+    size_t nul = i < m.size() ? m.find('\0', i) : std::string_view::npos;
+    if (nul == std::string_view::npos) return HeaderScan::kCut;
+    i = nul + 1;
+  }
+  if (flags & kFhcrc) i += 2;
+  if (i > m.size()) return HeaderScan::kCut;
+  *size = i;
+  return HeaderScan::kOk;
+}
+
 }  // namespace
 
 bool IsGzip(std::string_view b) {
@@ -133,7 +162,6 @@ HeadResult GunzipHead(std::string_view in, bool in_is_whole, size_t max_out, std
   out->clear();
   out->resize(max_out);
   size_t produced = 0, pos = 0;
-  z_stream zs{};
   bool ended_cleanly = true;  // between members
   while (pos < in.size() && produced < max_out) {
     std::string_view rest = in.substr(pos);
@@ -142,13 +170,22 @@ HeadResult GunzipHead(std::string_view in, bool in_is_whole, size_t max_out, std
       pos = in.size();
       break;
     }
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+    ended_cleanly = false;
+    size_t header = 0;
+    const HeaderScan h = ScanGzipHeader(rest, &header);
+    if (h != HeaderScan::kOk) {
+      if (h == HeaderScan::kBad || in_is_whole) r.damaged = true;
+      break;
+    }
+    // Raw deflate after the header we skipped (zlib's gzip mode would check
+    // the header CRC that libdeflate ignores).
+    z_stream zs{};
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
       r.damaged = true;
       break;
     }
-    ended_cleanly = false;
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(rest.data()));
-    zs.avail_in = static_cast<uInt>(std::min<size_t>(rest.size(), UINT32_MAX));
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(rest.data() + header));
+    zs.avail_in = static_cast<uInt>(std::min<size_t>(rest.size() - header, UINT32_MAX));
     int rc = Z_OK;
     while (produced < max_out) {
       zs.next_out = reinterpret_cast<Bytef*>(out->data() + produced);
@@ -158,10 +195,17 @@ HeadResult GunzipHead(std::string_view in, bool in_is_whole, size_t max_out, std
       if (rc != Z_OK) break;
       if (zs.avail_in == 0) break;  // prefix exhausted
     }
-    pos += zs.total_in;
+    pos += header + zs.total_in;
     inflateEnd(&zs);
-    zs = z_stream{};
     if (rc == Z_STREAM_END) {
+      // The 8-byte trailer (CRC-32, ISIZE): `Gunzip` checks it; the head
+      // needs the bytes only.
+      if (in.size() - pos < 8) {
+        if (in_is_whole) r.damaged = true;
+        pos = in.size();
+        break;
+      }
+      pos += 8;
       ended_cleanly = true;
       continue;
     }

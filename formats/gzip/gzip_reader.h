@@ -53,7 +53,11 @@ struct HeadResult {
 // `compressed_is_whole`) into `out` (replacing its content), with zlib's
 // streaming inflater, member after member. For the pre-scan, which needs the
 // first few hundred KiB of a file's JSON, not the file: libdeflate only
-// inflates whole members.
+// inflates whole members. It reads what `Gunzip` reads: member headers are
+// parsed here and their optional header CRC skipped, as libdeflate does (a
+// writer's wrong header CRC made the pre-scan see no data in a file the
+// decode read; found by gzip_reader_fuzzer); the member CRC-32s are left to
+// `Gunzip`.
 HeadResult GunzipHead(std::string_view compressed, bool compressed_is_whole,
                       size_t max_output_bytes, std::string* out);
 
