@@ -25,6 +25,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/common/byte_buffer.h"
 #include "formats/common/json_text.h"
+#include "formats/common/ts_text.h"
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/paddle_profile.h"
 #include "pipeline/cpus.h"
@@ -416,8 +417,11 @@ RunSummary RunCsp(const CspOptions& opts) {
         res = plan.parse;
         markers = &plan.markers;
         if (plan.first_ns <= plan.last_ns) {
-          first = std::min(first, static_cast<int64_t>(plan.first_ns));
-          last = std::max(last, static_cast<int64_t>(plan.last_ns));
+          // uint64 ns on the wire; the job's span stays within +-2^62 ns
+          // like convert's (ts_text.h), so the report's differences fit.
+          constexpr uint64_t kMax = formats::kMaxAbsTimeNs;
+          first = std::min(first, static_cast<int64_t>(std::min(plan.first_ns, kMax)));
+          last = std::max(last, static_cast<int64_t>(std::min(plan.last_ns, kMax)));
         }
         ri.lanes = plan.lanes.lanes().size();
         ri.gpu_lanes_other_device = plan.gpu_lanes_other_device;

@@ -27,8 +27,10 @@ inline char* Lit(char* p, const char (&s)[N]) {
   return p + N - 1;
 }
 
+// Bytes copies `s` as it is. An empty view may have no data pointer (a
+// Paddle field that is absent), which memcpy must not be given.
 inline char* Bytes(char* p, std::string_view s) {
-  std::memcpy(p, s.data(), s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
   return p + s.size();
 }
 
@@ -74,8 +76,7 @@ inline char* String(char* p, std::string_view s) {
     if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) return StringSlow(p, s);
   }
   *p++ = '"';
-  std::memcpy(p, d, n);
-  p += n;
+  p = Bytes(p, s);
   *p++ = '"';
   return p;
 }

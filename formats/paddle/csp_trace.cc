@@ -130,8 +130,10 @@ class OpWriter {
       return;
     }
     const uint32_t lane = static_cast<uint32_t>(lanes_.Find(kind, m.device_id));
-    mem_->push_back({m.start_ns, seq_++, lane, static_cast<int64_t>(m.bytes)});
-    mem_->push_back({m.end_ns, seq_++, lane, -static_cast<int64_t>(m.bytes)});
+    // Sizes past int64 are corrupt; held at INT64_MAX so the delta negates.
+    const int64_t bytes = static_cast<int64_t>(std::min<uint64_t>(m.bytes, INT64_MAX));
+    mem_->push_back({m.start_ns, seq_++, lane, bytes});
+    mem_->push_back({m.end_ns, seq_++, lane, -bytes});
     ++st_->mem_events_written;
   }
 
@@ -163,7 +165,9 @@ void WriteMemory(std::vector<CspScratch::MemEntry>& mem, size_t lane_count, int6
     const uint64_t ts = mem[i].ts_ns;
     touched.clear();
     for (; i < mem.size() && mem[i].ts_ns == ts; ++i) {
-      sc->totals[mem[i].lane] += mem[i].delta;
+      int64_t& total = sc->totals[mem[i].lane];
+      if (__builtin_add_overflow(total, mem[i].delta, &total))  // corrupt sizes: saturate
+        total = mem[i].delta > 0 ? INT64_MAX : INT64_MIN;
       touched.push_back(mem[i].lane);
     }
     std::sort(touched.begin(), touched.end());

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
+#include "formats/common/ts_text.h"
 #include "formats/paddle/paddle_profile.h"
 
 namespace tracemill::formats {
@@ -24,7 +25,13 @@ class TraceSink {
 
   void OnEvent(const PaddleEvent& e) {
     ++events_;
-    if (e.end_ns < e.start_ns) {
+    // Times are uint64 on the wire; kept ones are within 2^62 ns like every
+    // input's (ts_text.h), so the duration fits too.
+    if (!InRange(e.start_ns)) {
+      ++bad_ts_;
+      return;
+    }
+    if (e.end_ns < e.start_ns || !InRange(e.end_ns)) {
       ++bad_dur_;
       return;
     }
@@ -67,18 +74,24 @@ class TraceSink {
 
   void OnMemEvent(const PaddleMemEvent& m) {
     ++mem_events_;
+    if (!InRange(m.start_ns) || !InRange(m.end_ns)) {
+      ++bad_ts_;
+      return;
+    }
     const char* place = m.place == PaddleMemPlace::kCpuPlace          ? "memory usage on cpu:"
                         : m.place == PaddleMemPlace::kCudaPinnedPlace ? "memory usage on cudapinnedplace:"
                                                                       : "memory usage on gpu:";
     const uint32_t pid = Lane(place, m.device_id, false);
-    mem_.push_back({m.start_ns, seq_++, pid, static_cast<int64_t>(m.bytes)});
-    mem_.push_back({m.end_ns, seq_++, pid, -static_cast<int64_t>(m.bytes)});
+    mem_.push_back({m.start_ns, seq_++, pid, static_cast<__int128>(m.bytes)});
+    mem_.push_back({m.end_ns, seq_++, pid, -static_cast<__int128>(m.bytes)});
   }
 
   // Emits the memory counters: per lane, the running total at each distinct time.
   void Finish() {
     std::sort(mem_.begin(), mem_.end());
-    std::map<uint32_t, int64_t> total;
+    // Exact running totals (uint64 sizes cannot overflow 128 bits), written
+    // within int64 (a total past it comes from corrupt sizes).
+    std::map<uint32_t, __int128> total;
     for (size_t i = 0; i < mem_.size();) {
       const uint64_t ts = std::get<0>(mem_[i]);
       std::map<uint32_t, bool> touched;
@@ -88,7 +101,8 @@ class TraceSink {
       }
       for (const auto& [pid, unused] : touched) {
         std::string& rest = *b_->arena().AppendBuffer();
-        absl::StrAppend(&rest, "\"args\":{\"bytes\":", total[pid], "}");
+        const __int128 t = std::clamp<__int128>(total[pid], INT64_MIN, INT64_MAX);
+        absl::StrAppend(&rest, "\"args\":{\"bytes\":", static_cast<int64_t>(t), "}");
         std::string_view r = b_->arena().Commit();
         Event ev{};
         ev.ts_ns = static_cast<int64_t>(ts);
@@ -106,9 +120,12 @@ class TraceSink {
 
   uint64_t events() const { return events_; }
   uint64_t mem_events() const { return mem_events_; }
+  uint64_t bad_ts() const { return bad_ts_; }
   uint64_t bad_dur() const { return bad_dur_; }
 
  private:
+  static bool InRange(uint64_t ns) { return ns <= static_cast<uint64_t>(kMaxAbsTimeNs); }
+
   // The process of lane `prefix` + device ("gpu:3"), by a string pid token.
   uint32_t Lane(const char* prefix, int64_t device, bool no_device) {
     auto key = std::make_pair(std::string_view(prefix), device);
@@ -134,10 +151,10 @@ class TraceSink {
   std::vector<uint32_t> ids_;                              // index -> string id
   std::map<std::pair<std::string_view, int64_t>, uint32_t> lanes_;
   std::map<int64_t, uint32_t> tids_;
-  std::vector<std::tuple<uint64_t, uint32_t, uint32_t, int64_t>> mem_;  // (ts, seq, pid, delta)
+  std::vector<std::tuple<uint64_t, uint32_t, uint32_t, __int128>> mem_;  // (ts, seq, pid, delta)
   uint32_t seq_ = 0;
   std::string scratch_;
-  uint64_t events_ = 0, mem_events_ = 0, bad_dur_ = 0;
+  uint64_t events_ = 0, mem_events_ = 0, bad_ts_ = 0, bad_dur_ = 0;
 };
 
 }  // namespace
@@ -149,6 +166,7 @@ DecodeReport DecodePaddleToTrace(std::string_view bytes, TraceBuilder* builder) 
   sink.Finish();
   // Read = written + dropped per input: the events of this input are the X
   // events plus the counter samples the MemEvents became.
+  rep.dropped.Add(DropReason::kBadTs, sink.bad_ts());
   rep.dropped.Add(DropReason::kBadDur, sink.bad_dur());
   if (r.damaged_event || r.damaged_mem_event) rep.dropped.Add(DropReason::kCorruptMessage);
   rep.events_read = builder->event_count() + rep.dropped.Total();

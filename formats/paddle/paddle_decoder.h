@@ -10,10 +10,13 @@
 //   prefixes the rank ("rank 5 · gpu:5");
 // - every Event is an `X` event: ts = start_ns, dur = end_ns - start_ns, tid =
 //   sub_device_id, cat `Op`, args {name, mem_bytes if > 0, detail_info if
-//   set}; an event ending before it starts is dropped (`bad_dur`);
+//   set}; an event ending before it starts is dropped (`bad_dur`), one
+//   starting past 2^62 ns (year 2116, every input's time range: ts_text.h)
+//   as `bad_ts`;
 // - MemEvents become one `Memory` counter per (place, device): the running
 //   total of bytes allocated (+bytes at start_ns, -bytes at end_ns), one
-//   sample per distinct time.
+//   sample per distinct time (a MemEvent past 2^62 ns is dropped as
+//   `bad_ts`; totals are exact, written within int64).
 // The rank comes from the file name (`profile.5`), as for any input without
 // `distributedInfo`.
 #include <string_view>

@@ -240,7 +240,9 @@ void SetError(const uint8_t* base, uint64_t size, const ParseProblem& pr, uint64
     where = "Profile";
   }
   std::string detail =
-      pr.field ? absl::StrCat("field ", pr.field, " (", FieldName(message, pr.field), ")") : "";
+      pr.field ? absl::StrCat("field ", pr.field, " (",
+                              FieldName(pr.field_of ? pr.field_of : message, pr.field), ")")
+               : "";
   if (pr.expected_wire_type >= 0) {
     absl::StrAppend(&detail, " has wire type ", pr.wire_type, " (", WireTypeName(pr.wire_type),
                     "), expected ", pr.expected_wire_type, " (",
@@ -299,9 +301,11 @@ bool LooksLikePaddleProfile(std::string_view head, bool complete) {
       q = ReadVarint(p, end, &len);
       if (!q) return cut(p) && fields > 0;
       p = q;
-      const uint8_t* body_end = p + len;
+      const uint8_t* body_end = end;  // p + len only once it is known to fit
       bool clipped = false;
-      if (len > static_cast<uint64_t>(end - p)) {
+      if (len <= static_cast<uint64_t>(end - p)) {
+        body_end = p + len;
+      } else {
         // Past the end of the head: validate the part we have. Past the end
         // of a whole file on its very first field is JSON starting with a
         // newline ("\n[" reads as field 1, length 91), not a truncated profile.

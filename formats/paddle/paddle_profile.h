@@ -93,6 +93,7 @@ struct ParseProblem {
   const char* what = "";        // static text
   const char* message = "";     // "Event", "MemEvent", "MemCopy", "Profile"
   uint32_t field = 0;
+  const char* field_of = nullptr;  // the message `field` belongs to, if not `message`
   uint32_t wire_type = 0;
   int expected_wire_type = -1;  // >= 0 for a wrong wire type
   uint64_t length = 0;          // for "length runs past the end"
@@ -179,6 +180,7 @@ PaddleParseResult ParsePaddleProfile(std::string_view bytes, Sink& sink) {
       if (wt != kLengthDelimited) {
         problem.at = tag_at;
         problem.field = field;
+        problem.field_of = "Profile";  // field 1 (events) or 4 (mem_events) of the Profile
         problem.wire_type = wt;
         problem.expected_wire_type = kLengthDelimited;
         problem.what = "wrong wire type";
