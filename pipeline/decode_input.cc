@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "formats/common/status_macros.h"
+#include "formats/common/ts_text.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
 #include "formats/paddle/paddle_decoder.h"
@@ -133,7 +134,11 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
   r.world_size = trace->meta.world_size;
   for (const auto& e : trace->events) {
     if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
-    int64_t end = e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0);
+    // ts and dur are each within +-2^62 ns (ts_text.h), so their sum fits;
+    // the span's end is held to the same range, so that differences of span
+    // times (the report's scales) cannot overflow either.
+    int64_t end = std::min(e.ts_ns + ((e.flags & formats::kHasDur) ? e.dur_ns : 0),
+                           formats::kMaxAbsTimeNs);
     if (!r.has_span) {
       r.first_ts_ns = e.ts_ns;
       r.last_ts_ns = end;

@@ -350,7 +350,7 @@ class Page {
       if (span / (step * 5) <= 8) { step *= 5; break; }
       step *= 10;
     }
-    for (int64_t k = 0; k * step <= span && k <= 20; ++k) {
+    for (int64_t k = 0; k <= span / step && k <= 20; ++k) {  // k * step <= span, without overflow
       double x = X(t0_ + k * step);
       absl::StrAppend(&o_, "<line class=\"grid\" x1=\"", Px(x), "\" y1=\"", kAxisHeight - 6, "\" x2=\"", Px(x),
                       "\" y2=\"", height - 4, "\"/><text class=\"ax\" x=\"", Px(x), "\" y=\"", kAxisHeight - 10,

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
@@ -40,12 +41,14 @@ std::optional<int64_t> OptInt(od::value v) {
   return int64_t(v.get_int64());
 }
 
-// A time in exact decimal microseconds -> ns.
+// A time in exact decimal microseconds -> ns, held within +-2^62 ns (where
+// tracemill keeps every time it writes; ts_text.h), so that differences of
+// two times, which the report draws, fit in int64 whatever the manifest says.
 int64_t MicrosToNs(od::value v) {
   std::string_view raw = Trim(v.raw_json_token());
   auto ns = formats::ParseMicrosToNanos(raw);
   if (!ns) throw BadManifest{absl::StrCat("bad time value ", AbslView(raw))};
-  return *ns;
+  return std::clamp(*ns, -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs);
 }
 
 std::optional<std::pair<int64_t, int64_t>> Span(od::value v) {

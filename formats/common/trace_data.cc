@@ -60,9 +60,10 @@ void TraceBuilder::NoteStep(const Event& e) {
   if (e.phase != 'X' || !(e.flags & kHasTs)) return;
   std::string_view cat = data_->strings[e.cat];
   if (cat.substr(0, 4) == "gpu_") return;
+  // A step ends within +-2^62 ns, as an input's span does (decode_input.cc).
   int64_t end = e.ts_ns;
-  if ((e.flags & kHasDur) && __builtin_add_overflow(e.ts_ns, e.dur_ns, &end)) return;
-  data_->timeline.steps.push_back(StepSpan{step_of_name_[e.name], e.ts_ns, end});
+  if ((e.flags & kHasDur) && __builtin_add_overflow(e.ts_ns, e.dur_ns, &end)) end = kMaxAbsTimeNs;
+  data_->timeline.steps.push_back(StepSpan{step_of_name_[e.name], e.ts_ns, std::min(end, kMaxAbsTimeNs)});
 }
 
 namespace {
@@ -128,9 +129,10 @@ uint64_t TraceBuilder::ApplyTimeBase() {
   auto shift = [base](std::vector<StepSpan>* steps) {
     size_t k = 0;
     for (StepSpan st : *steps) {
-      if (__builtin_add_overflow(st.start_ns, base, &st.start_ns) || !InTimeRange(st.start_ns) ||
-          __builtin_add_overflow(st.end_ns, base, &st.end_ns) || !InTimeRange(st.end_ns))
-        continue;  // its events were dropped as bad_ts, or it ends out of range
+      if (__builtin_add_overflow(st.start_ns, base, &st.start_ns) || !InTimeRange(st.start_ns))
+        continue;  // its events were dropped as bad_ts
+      // Both within +-2^62: the sum fits; the end is held to the range.
+      st.end_ns = std::clamp(st.end_ns + base, -kMaxAbsTimeNs, kMaxAbsTimeNs);
       (*steps)[k++] = st;
     }
     steps->resize(k);
