@@ -3,13 +3,18 @@
 // few lines (Perfetto's manner). A broken oracle aborts, which libFuzzer
 // reports as a crash with the input saved.
 //
+// - `CheckTrace`: what every decoder must leave in a TraceBuilder, whatever
+//   the format: every event read is kept or dropped with a reason; every
+//   kept event's `rest` and every top-level value is strict JSON; every kept
+//   time is within +-2^62 ns (ts_text.h), durations are not negative; steps
+//   are well-formed.
 // - `DecodeAndCheck`: TefDecoder on both paths (fast with padding, tolerant
-//   when the capacity leaves no padding); every event read is kept or
-//   dropped with a reason; every kept event's `rest` is valid JSON.
-// - `ConvertAndCheck`: the whole DecodeAndSort path (`pipeline::DecodeInput`)
-//   then namespacing, k-way merge and ChromeWriter into memory; the output
-//   must be strict JSON (simdjson DOM) with every timed event in
-//   non-decreasing `ts` and as many events as the run holds.
+//   when the capacity leaves no padding), each checked by `CheckTrace`.
+// - `WriteAndCheck`: a sorted run through namespacing, the k-way merge and
+//   ChromeWriter into memory; the output must be strict JSON with every
+//   timed event in non-decreasing `ts` and as many events as the run holds.
+// - `ConvertAndCheck`: the whole DecodeAndSort path (`pipeline::DecodeInput`,
+//   every input kind) then `WriteAndCheck`.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -25,6 +30,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/chrome/tef_decoder.h"
 #include "formats/common/byte_buffer.h"
+#include "formats/common/ts_text.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "pipeline/decode_input.h"
@@ -144,25 +150,45 @@ inline bool StrictJson(std::string_view t) {
   }
 }
 
-// Decodes `json` once with `capacity`, checks the per-event invariants and
-// returns the report.
-inline formats::DecodeReport DecodeOnce(formats::TefDecoder& decoder, std::string_view json,
-                                        size_t capacity, size_t* kept) {
-  formats::TraceBuilder builder;
-  formats::DecodeReport rep = decoder.Decode(json, capacity, &builder);
-  auto data = builder.Finish();
-  *kept = data->events.size();
+// CheckTrace checks the invariants of one decoded input (`data`, from
+// `TraceBuilder::Finish`) and the decoder's report `rep`.
+inline void CheckTrace(const formats::TraceData& data, const formats::DecodeReport& rep) {
   if (!absl::IsInvalidArgument(rep.status))
-    TM_FUZZ_CHECK(rep.events_read == data->events.size() + rep.dropped.Total());
-  for (const auto& e : data->events) {
-    TM_FUZZ_CHECK(e.ph != 0 && e.ph < data->strings.size() && e.name < data->strings.size());
+    TM_FUZZ_CHECK(rep.events_read == data.events.size() + rep.dropped.Total());
+  for (const auto& e : data.events) {
+    TM_FUZZ_CHECK(e.ph != 0 && e.ph < data.strings.size() && e.name < data.strings.size());
+    if (e.flags & formats::kHasTs) TM_FUZZ_CHECK(formats::InTimeRange(e.ts_ns));
+    if (e.flags & formats::kHasDur) TM_FUZZ_CHECK(e.dur_ns >= 0 && formats::InTimeRange(e.dur_ns));
     if (e.rest_len) {
       std::string object = "{";
       object.append(e.rest, e.rest_len).push_back('}');
       TM_FUZZ_CHECK(StrictJson(object));
     }
   }
-  for (const auto& [key, value] : data->meta.top_level) TM_FUZZ_CHECK(StrictJson(value));
+  for (const auto& [key, value] : data.meta.top_level) TM_FUZZ_CHECK(StrictJson(value));
+  auto check_steps = [](const std::vector<formats::StepSpan>& steps) {
+    TM_FUZZ_CHECK(steps.size() <= formats::kMaxStepsPerTrack);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      TM_FUZZ_CHECK(formats::InTimeRange(steps[i].start_ns) && formats::InTimeRange(steps[i].end_ns));
+      if (i) TM_FUZZ_CHECK(steps[i - 1].step < steps[i].step);
+    }
+  };
+  check_steps(data.timeline.steps);
+  for (const auto& t : data.timeline.tracks) {
+    check_steps(t.steps);
+    if (t.failed_at_ns) TM_FUZZ_CHECK(formats::InTimeRange(*t.failed_at_ns));
+  }
+}
+
+// Decodes `json` once with `capacity`, checks it (`CheckTrace`) and returns
+// the report; `*kept` is the number of events kept.
+inline formats::DecodeReport DecodeOnce(formats::TefDecoder& decoder, std::string_view json,
+                                        size_t capacity, size_t* kept) {
+  formats::TraceBuilder builder;
+  formats::DecodeReport rep = decoder.Decode(json, capacity, &builder);
+  auto data = builder.Finish();
+  *kept = data->events.size();
+  CheckTrace(*data, rep);
   return rep;
 }
 
@@ -183,37 +209,29 @@ inline void DecodeAndCheck(std::string_view prefix, std::string_view data) {
   }
 }
 
-// Runs bytes -> gzip -> detect -> decode -> sort -> merge -> write (memory)
-// and checks the output. `max_inflated_bytes` keeps gzip bombs inside the
-// fuzzer's RSS limit.
-inline void ConvertAndCheck(std::string_view data, uint64_t max_inflated_bytes = 64 << 20) {
-  static pipeline::DecodeWorker worker;
-  static auto ranks = pipeline::RankMatcher::Create("");
-  formats::ByteBuffer buf;
-  Padded("", data, &buf);
-  pipeline::InputRecord r;
-  r.path = "fuzz/rank-3.json";
-  auto run = pipeline::DecodeInput(buf.view(), buf.capacity(), worker, *ranks, r, max_inflated_bytes);
-  if (!run) return;
-  TM_FUZZ_CHECK(!r.rejected);
-  TM_FUZZ_CHECK(r.events_read == run->size() + r.dropped.Total());
+// WriteAndCheck writes `run` as one input (label "rank 3") through
+// namespacing, the k-way merge and ChromeWriter into memory, with absolute
+// times, or relative to `ts_offset_ns` (--relative-time), and checks the
+// output: strict JSON, every event of the run written, timed events in
+// non-decreasing ts.
+inline void WriteAndCheck(merge::SortedRun& run, int64_t ts_offset_ns) {
   merge::Namespacer ns;
-  merge::InputNamespace ids = ns.Add(run->data());
+  merge::InputNamespace ids = ns.Add(run.data());
   formats::WriterInput in;
-  in.data = &run->data();
+  in.data = &run.data();
   in.out_pid = std::move(ids.out_pid);
   in.pid_order = std::move(ids.pid_order);
   in.id_base = ids.id_base;
   in.label = "rank 3";
   auto out = formats::OutputFile::CreateInMemory(/*gzip=*/false);
-  formats::ChromeWriter w(out.get(), 0);
+  formats::ChromeWriter w(out.get(), ts_offset_ns);
   TM_FUZZ_CHECK(w.Begin("ms", "{}").ok());
   TM_FUZZ_CHECK(w.WriteProcessMetadata(in).ok());
-  merge::KWayMerger merger({run.get()});
+  merge::KWayMerger merger({&run});
   for (auto [k, e] = merger.Next(); e; std::tie(k, e) = merger.Next())
     TM_FUZZ_CHECK(w.WriteEvent(in, *e).ok());
   TM_FUZZ_CHECK(w.Finish().ok() && out->Commit().ok());
-  TM_FUZZ_CHECK(in.events_written == run->size());
+  TM_FUZZ_CHECK(in.events_written == run.size());
   // The output: strict JSON, timed events in non-decreasing ts (read with
   // On-Demand, which parses only the numbers it is asked for).
   const std::string& text = out->memory();
@@ -235,7 +253,27 @@ inline void ConvertAndCheck(std::string_view data, uint64_t max_inflated_bytes =
     TM_FUZZ_CHECK(ts >= last_ts);
     last_ts = ts;
   }
-  TM_FUZZ_CHECK(count == run->size() + w.metadata_added());
+  TM_FUZZ_CHECK(count == run.size() + w.metadata_added());
+}
+
+// Runs bytes -> gzip -> detect -> decode -> sort (`pipeline::DecodeInput`:
+// Trace Event JSON, Paddle protobuf, run event logs) -> merge -> write
+// (memory) and checks the output (`WriteAndCheck`; relative times when the
+// input's size is odd). `max_decoded_bytes` keeps gzip bombs inside the
+// fuzzer's RSS limit.
+inline void ConvertAndCheck(std::string_view data, uint64_t max_decoded_bytes = 64 << 20) {
+  static pipeline::DecodeWorker worker;
+  static auto ranks = pipeline::RankMatcher::Create("");
+  formats::ByteBuffer buf;
+  Padded("", data, &buf);
+  pipeline::InputRecord r;
+  r.path = "fuzz/rank-3.json";
+  auto run = pipeline::DecodeInput(buf.view(), buf.capacity(), worker, *ranks, r, max_decoded_bytes);
+  if (!run) return;
+  TM_FUZZ_CHECK(!r.rejected);
+  TM_FUZZ_CHECK(r.events_read == run->size() + r.dropped.Total());
+  if (r.has_span) TM_FUZZ_CHECK(r.first_ts_ns <= r.last_ts_ns && formats::InTimeRange(r.last_ts_ns));
+  WriteAndCheck(*run, r.has_span && data.size() % 2 ? r.first_ts_ns : 0);
 }
 
 }  // namespace tracemill::fuzz

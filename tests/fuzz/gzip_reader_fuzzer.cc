@@ -1,7 +1,10 @@
 // Fuzzes the gzip container reader (`formats::Gunzip`: libdeflate member loop,
-// zlib salvage of a damaged member). Oracles: no crash, padding kept, the
-// inflated size bounded; and the input itself, gzipped as two members with a
-// split chosen by its first byte, inflates back to exactly the input.
+// zlib salvage of a damaged member) and the pre-scan's head inflater
+// (`formats::GunzipHead`, zlib streaming). Oracles: no crash, padding kept,
+// the inflated size bounded; when Gunzip finds the input clean, GunzipHead
+// inflates exactly its first bytes and calls the input whole when it read
+// all of it; and the input itself, gzipped as two members with a split
+// chosen by its first byte, inflates back to exactly the input.
 #include <libdeflate.h>
 
 #include "formats/gzip/gzip_reader.h"
@@ -14,6 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   formats::GunzipResult g = formats::Gunzip(in, &out, 64, 16 << 20);
   TM_FUZZ_CHECK(out.size() <= (16 << 20) && out.capacity() >= out.size() + 64);
   TM_FUZZ_CHECK(g.status.ok() || absl::IsDataLoss(g.status) || absl::IsResourceExhausted(g.status));
+  if (g.status.ok() && out.size() > 0) {
+    const size_t max_head = size ? 1 + data[size - 1] * 64 : 1;
+    std::string head;
+    formats::HeadResult h = formats::GunzipHead(in, /*compressed_is_whole=*/true, max_head, &head);
+    TM_FUZZ_CHECK(!h.damaged && head == out.view().substr(0, max_head));
+    if (out.size() < max_head) TM_FUZZ_CHECK(h.whole);
+  }
   // Round trip: two members (the first may be empty).
   size_t split = size ? data[0] % (size + 1) : 0;
   std::string z;

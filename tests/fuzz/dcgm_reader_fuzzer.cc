@@ -1,0 +1,41 @@
+// Fuzzes the `dcgmi dmon` text reader (`formats/dcgm/`) and the DCGM lanes
+// `tracemill csp` writes from it. Oracles: every `GPU` row is a sample or
+// counted as dropped (N/A or malformed); a rejected file (no header, a
+// column missing) has no samples; every sample's exact ns time and the
+// reference's float time agree to within float64 rounding; the DCGM lanes written from the samples of GPU 0 are strict
+// JSON (no NaN or Infinity, whatever the values).
+#include <cmath>
+
+#include "formats/dcgm/dcgm_reader.h"
+#include "formats/paddle/csp_trace.h"
+#include "tests/fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tracemill;
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  formats::DcgmFile f = formats::ParseDcgmDmon(text);
+  TM_FUZZ_CHECK(f.status.ok() || absl::IsInvalidArgument(f.status));
+  if (!f.status.ok()) TM_FUZZ_CHECK(f.samples.empty());
+  TM_FUZZ_CHECK(f.rows == f.samples.size() + f.dropped_na + f.dropped_malformed);
+
+  formats::CspTraceInput in;
+  in.gpu = 0;
+  in.unit = size % 2 ? formats::CspTimeUnit::kMicros : formats::CspTimeUnit::kReferenceNs;
+  in.dcgm_lanes = true;
+  formats::CspDcgmTrainer t;
+  t.slot = 1;
+  for (const formats::DcgmSample& s : f.samples) {
+    for (double v : s.values) TM_FUZZ_CHECK(std::isfinite(v));
+    const double diff = std::fabs(static_cast<double>(s.ts_ns) - static_cast<double>(s.ts_float_ns));
+    TM_FUZZ_CHECK(diff <= std::fabs(static_cast<double>(s.ts_ns)) * 1e-15 + 2);
+    if (s.gpu == in.gpu) t.samples.push_back(&s);
+  }
+  in.dcgm.push_back(std::move(t));
+  static formats::CspScratch scratch;
+  formats::CspTraceStats stats;
+  auto out = formats::OutputFile::CreateInMemory(/*gzip=*/false);
+  TM_FUZZ_CHECK(formats::WriteCspTrace(in, out.get(), &scratch, &stats).ok() && out->Commit().ok());
+  TM_FUZZ_CHECK(stats.dcgm_rows == in.dcgm[0].samples.size());
+  TM_FUZZ_CHECK(fuzz::StrictJson(out->memory()));
+  return 0;
+}
