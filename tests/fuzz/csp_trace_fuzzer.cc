@@ -6,6 +6,7 @@
 // (markers == 2 x spans + dropped); every Event and MemEvent is written or
 // counted as another device's (csp's read = written + dropped); the output
 // is strict JSON.
+#include "formats/chrome/output_file.h"
 #include "formats/paddle/csp_trace.h"
 #include "formats/paddle/paddle_profile.h"
 #include "tests/fuzz/fuzz_util.h"

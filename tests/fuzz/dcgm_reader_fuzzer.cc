@@ -6,6 +6,7 @@
 // JSON (no NaN or Infinity, whatever the values).
 #include <cmath>
 
+#include "formats/chrome/output_file.h"
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/csp_trace.h"
 #include "tests/fuzz/fuzz_util.h"

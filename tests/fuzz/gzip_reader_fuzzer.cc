@@ -7,6 +7,7 @@
 // chosen by its first byte, inflates back to exactly the input.
 #include <libdeflate.h>
 
+#include "formats/common/byte_buffer.h"
 #include "formats/gzip/gzip_reader.h"
 #include "tests/fuzz/fuzz_util.h"
 

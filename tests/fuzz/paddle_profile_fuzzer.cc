@@ -8,9 +8,11 @@
 // - `DecodePaddleToTrace` into a TraceBuilder passes `CheckTrace` (read =
 //   kept + dropped, strict JSON args, times within +-2^62 ns), and the sorted
 //   run writes as strict JSON (`WriteAndCheck`).
+#include "formats/common/trace_data.h"
 #include "formats/paddle/csp_trace.h"
 #include "formats/paddle/paddle_decoder.h"
 #include "formats/paddle/paddle_profile.h"
+#include "merge/sorted_run.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,9 @@
 // event kept or dropped with a reason; strict JSON args; times within
 // +-2^62 ns; steps and tracks well-formed); the sorted run writes as strict
 // JSON, with relative times when the input's size is odd (`WriteAndCheck`).
+#include "formats/common/trace_data.h"
 #include "formats/orchestrator/run_event_log_decoder.h"
+#include "merge/sorted_run.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

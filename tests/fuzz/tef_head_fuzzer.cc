@@ -6,7 +6,10 @@
 // whole input, both scanned as heads, agree on the rank when both reached
 // `traceEvents` and neither saw the whole object (then both hold exactly the
 // members before `traceEvents`, the same bytes).
+#include "formats/chrome/tef_decoder.h"
 #include "formats/chrome/tef_head.h"
+#include "formats/common/byte_buffer.h"
+#include "formats/common/trace_data.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
