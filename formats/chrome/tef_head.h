@@ -36,7 +36,9 @@ struct TefHead {
   bool complete = false;
   // Set when `traceEvents` was reached (or the document ended) before the
   // head ran out: `rank` and `device_count` then hold every member before
-  // `traceEvents`.
+  // `traceEvents`, and those after it up to where the head ends when the
+  // events array fits in the head (so a longer head may say more; the full
+  // decode checks what the plan used).
   bool reached_events = false;
   // The head could not be followed (malformed top level): treat as unknown.
   bool malformed = false;
