@@ -713,6 +713,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   auto report_now = [&](size_t i) { return !opts.quiet && planned_owner(i) == me; };
   for (size_t i = 0; i < n; ++i) {
     if (!read[i]) continue;
+    if (records[i].skipped) continue;  // smdebug *.tmp, --no-system-metrics
     if (records[i].rejected) {  // could not even stat it
       if (report_now(i)) console.Line(ErrorLine(records[i]));
       continue;
@@ -925,7 +926,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     if (!runs[i]) continue;
     InputRecord& r = records[i];
     if (!r.node.empty()) {
-      r.label = r.node;  // smdebug: "<node> · DataIterator"
+      // smdebug: "<node> · DataIterator", "rank 1 (0001) · DataIterator"
+      r.label = r.rank ? absl::StrCat("rank ", *r.rank, " (", r.node, ")") : r.node;
     } else if (!r.rank) {
       r.label = BaseName(r.path);
     } else if (by_rank[*r.rank].size() > 1) {

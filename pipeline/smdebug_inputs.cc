@@ -181,9 +181,7 @@ std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const Rea
     total.events_read += rep.events_read;
     for (int k = 0; k < formats::kNumDropReasons; ++k) total.dropped.n[k] += rep.dropped.n[k];
     for (auto& w : rep.warnings) total.warnings.push_back(absl::StrCat(AbslView(BaseName(file)), ": ", w));
-    if (!rep.status.ok())
-      note_error(file, absl::Status(rep.status.code(), absl::StrCat(AbslView(BaseName(file)), ": ", rep.status.message())),
-                 rep.error_offset);
+    if (!rep.status.ok()) note_error(file, rep.status, rep.error_offset);
   }
   if (sys) metrics->Finish(&total);
   r.events_read = total.events_read;
