@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/convert_harness.h"
+#include "tests/smdebug/smdebug_test_util.h"
 
 namespace tracemill::testing {
 namespace {
@@ -15,22 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-class SmdebugAcceptance : public ConvertTest {
- protected:
-  // Converts `args` (plus --group-by all) and loads all.trace.json.
-  std::unique_ptr<OutputTrace> ConvertAll(std::vector<std::string> args, int want_exit = 0) {
-    args.push_back("--group-by");
-    args.push_back("all");
-    last_ = Convert(args);
-    EXPECT_EQ(last_.exit_code, want_exit) << last_.err;
-    if (last_.manifest) EXPECT_TRUE(ManifestBalances(*last_.manifest));
-    auto t = LoadTrace(last_.Output("all.trace.json"));
-    if (t) EXPECT_TRUE(TsNonDecreasing(*t));
-    if (t) EXPECT_TRUE(RanksNamespaced(*t));
-    return t;
-  }
-  Run last_;
-};
+class SmdebugAcceptance : public SmdebugConvertTest {};
 
 std::vector<const OutEvent*> Timed(const OutputTrace& t, std::string_view ph) {
   std::vector<const OutEvent*> v;
@@ -61,7 +46,7 @@ TEST_F(SmdebugAcceptance, TestTracesFrameworkWindow) {
   ASSERT_TRUE(t);
   auto x = Timed(*t, "X");
   ASSERT_EQ(x.size(), 4u);
-  EXPECT_EQ(t->events.size() - t->CountPh("M"), 4u);
+  EXPECT_EQ(NonMeta(*t), 4u);
   // start = the file's start_time_since_epoch_in_micros + ts, exactly.
   EXPECT_EQ(x[0]->ts, "1589930988663519");
   EXPECT_EQ(x[3]->ts, "1589930991672308");
@@ -75,7 +60,7 @@ TEST_F(SmdebugAcceptance, ModelTimelineWindow) {
   ASSERT_TRUE(t);
   auto x = Timed(*t, "X");
   EXPECT_EQ(x.size(), 54u);
-  EXPECT_EQ(t->events.size() - t->CountPh("M"), 54u);
+  EXPECT_EQ(NonMeta(*t), 54u);
   ASSERT_FALSE(x.empty());
   EXPECT_THAT(t->ProcessNames()[*x[0]->pid], StartsWith("rank 1 (0001) \xC2\xB7 "));
   // Three files, pid 1 meaning DataIterator in one and NcclManager in another:
@@ -160,7 +145,7 @@ TEST_F(SmdebugAcceptance, MergeTracesByTime) {
                        "1594662623418701"});
   ASSERT_TRUE(t);
   EXPECT_EQ(Timed(*t, "X").size(), 231u);
-  EXPECT_EQ(t->events.size() - t->CountPh("M"), 231u);
+  EXPECT_EQ(NonMeta(*t), 231u);
 }
 
 // test_timeline_merge_by_step: steps 2..4. smdebug resolves end step 4 to

@@ -5,26 +5,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/convert_harness.h"
+#include "tests/smdebug/smdebug_test_util.h"
 
 namespace tracemill::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
-class WindowTest : public ConvertTest {
- protected:
-  std::unique_ptr<OutputTrace> ConvertAll(std::vector<std::string> args, int want_exit = 0) {
-    args.push_back("--group-by");
-    args.push_back("all");
-    last_ = Convert(args);
-    EXPECT_EQ(last_.exit_code, want_exit) << last_.err;
-    if (last_.manifest) EXPECT_TRUE(ManifestBalances(*last_.manifest));
-    return LoadTrace(last_.Output("all.trace.json"));
-  }
-  size_t NonMeta(const OutputTrace& t) { return t.events.size() - t.CountPh("M"); }
-  Run last_;
-};
+class WindowTest : public SmdebugConvertTest {};
 
 // A Kineto-style trace with ProfilerStep#1..#3 (10 µs each from 1000 µs) and
 // one kernel per step.
