@@ -2,7 +2,7 @@
 # Wall time and peak RSS of `tracemill convert` on synthetic smdebug jobs of
 # 16, 64 and 256 nodes x 1 hour (tools/gen_smdebug, seed 1; 120 files per
 # node), as bench/RESULTS.md records them (/usr/bin/time -v on the CLI).
-#   smdebug_rss.sh GEN_SMDEBUG TRACEMILL [NODES...]
+#   [TRACEMILL_ARGS="--memory-limit 256M"] smdebug_rss.sh GEN_SMDEBUG TRACEMILL [NODES...]
 # Jobs are generated once into $TMPDIR/tracemill-bench-smdebug-<n> (never into
 # the repository) and read once before timing (page cache).
 set -euo pipefail
@@ -19,7 +19,7 @@ for n in "${@:-16 64 256}"; do
     out=$(mktemp -d "$tmp/tracemill-bench-smdebug-out.XXXXXX")
     echo "$nodes nodes: $(find "$job" -type f -name '*.json' | wc -l) files, $(du -sb "$job" | cut -f1) bytes"
     /usr/bin/time -f "$nodes nodes: %e s wall, %U s user, %S s sys, peak RSS %M KiB, exit %x" \
-      "$tm" convert -q --no-report --group-by node --gpus-per-node 1 "$job" -o "$out"
+      "$tm" convert -q --no-report ${TRACEMILL_ARGS:-} --group-by node --gpus-per-node 1 "$job" -o "$out"
     rm -rf "$out"
   done
 done
