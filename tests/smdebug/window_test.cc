@@ -77,7 +77,24 @@ TEST_F(WindowTest, EmptyWindowIsAValidTraceAndExitZero) {
   auto t = ConvertAll({DataPath("smdebug/merge_traces"), "--start", "1000", "--end", "2000"});
   ASSERT_TRUE(t);
   EXPECT_EQ(NonMeta(*t), 0u);
-  EXPECT_EQ(last_.manifest->Int("/totals/events_written"), last_.manifest->Int("/totals/events_written"));
+  // Only the process/thread names are written; every other event is counted.
+  EXPECT_EQ(last_.manifest->Int("/totals/events_read"), 716);
+  EXPECT_EQ(last_.manifest->Int("/totals/events_written"), 6);
+  EXPECT_EQ(last_.manifest->Int("/totals/dropped_by_reason/window"), 702);
+}
+
+// Paddle profiles have no step events: step N is the N-th forward/backward
+// pair of pipeline markers (marker/compute/MarkerCUDA, 0-based).
+TEST_F(WindowTest, StepWindowOverPaddlePipelineMarkers) {
+  const std::string profile = DataPath("paddle-csp/small/data/profile/profile.0");
+  auto r = Tracemill({"convert", profile, "-o", tmp_.Join("none"), "--start-step", "10"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--start-step 10: no input has step 10 (steps found: 0..9)"));
+  auto t = ConvertAll({profile, "--start-step", "1", "--end-step", "1"});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(last_.manifest->Int("/totals/events_read"), 2400);
+  EXPECT_EQ(last_.manifest->Int("/totals/dropped_by_reason/window"), 2143);
+  EXPECT_EQ(NonMeta(*t), 2400u - 2143u);
 }
 
 TEST_F(WindowTest, TimeOffsetPlacesMonotonicHorovodOnTheEpoch) {
