@@ -262,10 +262,12 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
     formats::GunzipResult g =
         formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING, max_decoded_bytes);
     if (absl::IsResourceExhausted(g.status)) {
+      // Say what would fit: the real inflated size, counted by streaming.
+      const uint64_t inflated = formats::InflatedSize(data);
       r.status = absl::ResourceExhaustedError(absl::StrCat(
-          "gzip: inflates to more than ", max_decoded_bytes >> 20,
-          " MiB, more than the decode budget allows (--memory-limit ",
-          DecodeCost(max_decoded_bytes) * 10 / 6 >> 20, " MiB or more would fit it)"));
+          "gzip: inflates to ", inflated >> 20, " MiB, more than the decode budget allows (",
+          max_decoded_bytes >> 20, " MiB); rerun with --memory-limit ",
+          (DecodeCost(inflated) * 10 / 6 >> 20) + 1, "M or more"));
       r.error_offset = g.error_offset;
       r.rejected = true;
       return nullptr;
@@ -607,6 +609,22 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                               std::strerror(errno)));
     summary.exit_code = kExitInternal;
     return summary;
+  }
+  // -o and --tmp-dir must be writable directories: checked before any input
+  // is read, so a typo is a usage error, not N rejected inputs.
+  for (const auto& [flag, dir] : {std::pair<const char*, std::string>{"-o", opts.out_dir},
+                                  std::pair<const char*, std::string>{"--tmp-dir", opts.tmp_dir}}) {
+    if (dir.empty()) continue;
+    struct stat sb;
+    const char* why = ::stat(dir.c_str(), &sb) != 0 ? "does not exist"
+                      : !S_ISDIR(sb.st_mode)          ? "is not a directory"
+                      : ::access(dir.c_str(), W_OK | X_OK) != 0 ? "is not writable"
+                                                                : nullptr;
+    if (why) {
+      console.Line(absl::StrCat("tracemill: ", flag, " ", dir, " ", why));
+      summary.exit_code = kExitUsage;
+      return summary;
+    }
   }
   std::vector<InputRecord> records;
   ExpandInputs(opts.inputs, &records);
