@@ -317,6 +317,12 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
     case formats::FormatId::kJsonLines: {
       formats::TraceBuilder builder;
       const bool metrics = formats::LooksLikeSystemMetrics(data);
+      if (metrics && opts.no_system_metrics) {  // a loose sample file, outside system/
+        r.format = absl::StrCat(format_prefix, "smdebug_system_metrics");
+        r.skipped = true;
+        r.warnings.push_back("skipped: system metrics (--no-system-metrics)");
+        break;
+      }
       formats::DecodeReport rep =
           metrics ? DecodeSystemMetricsFile(r.path, data, capacity, opts.low_gpu_threshold, &builder)
                   : w.run_log.Decode(data, &builder);

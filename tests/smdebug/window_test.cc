@@ -142,6 +142,11 @@ TEST_F(WindowTest, LowGpuThresholdAndNoSystemMetrics) {
   EXPECT_EQ(t->CountPh("C"), 0u);
   EXPECT_EQ(NonMeta(*t), 4u);
   EXPECT_THAT(last_.manifest->Json("/inputs"), HasSubstr("skipped: system metrics (--no-system-metrics)"));
+  // A loose sample file (outside system/, detected by content) is skipped too.
+  t = ConvertAll({DataPath("smdebug/1591160699.algo-1.json"), DataPath("smdebug/test_traces"), "--no-system-metrics"});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->CountPh("C"), 0u);
+  EXPECT_EQ(NonMeta(*t), 4u);
 }
 
 // Files still being written are skipped with a note; `.metadata` markers are
