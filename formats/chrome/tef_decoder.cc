@@ -66,6 +66,7 @@ struct TefDecoder::Impl {
   TraceBuilder* b = nullptr;
   DecodeReport* report = nullptr;
   const char* base = nullptr;  // start of the input, for offsets
+  bool warned_repair = false;  // one warning per input for repaired values
 
   void Warn(std::string msg) {
     if (report->warnings.size() < 20) report->warnings.push_back(std::move(msg));
@@ -187,7 +188,14 @@ struct TefDecoder::Impl {
       rest.append("\":");
       bool is_args = key == "args";
       if (is_args) args_begin = rest.size();
-      if (AppendSanitizedJson(raw, &rest) == SanitizeResult::kMalformed) {
+      SanitizeResult sr = AppendSanitizedJson(raw, &rest);
+      if (sr == SanitizeResult::kRepaired && !warned_repair) {
+        warned_repair = true;
+        Warn(absl::StrCat("repaired a value strict JSON parsers reject (bare word such as NaN, invalid "
+                          "escape or UTF-8, control character or trailing comma) in the event at byte ",
+                          offset, "; later repairs are not listed"));
+      }
+      if (sr == SanitizeResult::kMalformed) {
         report->dropped.Add(DropReason::kMalformed);
         Error(absl::DataLossError(absl::StrCat("malformed value of \"",
                                                AbslView(std::string_view(key_begin, key_len)), "\"")),
@@ -512,6 +520,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   m.report = &report;
   m.base = json.data();
   m.repaired.clear();
+  m.warned_repair = false;
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
   size_t skip = json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
@@ -522,6 +531,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     // Start over on the tolerant path: nothing from the fast pass is kept.
     builder->Reset();
     report = DecodeReport{};
+    m.warned_repair = false;
     report.tolerant = true;
     is_trace = false;
     m.Tolerant(json, &is_trace);

@@ -467,6 +467,9 @@ TEST_F(InputRulesTest, BareNonFiniteArgsBecomeValidJson) {
   simdjson::dom::element margs;
   ASSERT_EQ(parser.parse(mem[0]->args).get(margs), simdjson::SUCCESS) << mem[0]->args;
   EXPECT_TRUE(margs["bytes"].is_string() || margs["bytes"].is_null());
+  // The repair is said once, with where it was first needed.
+  EXPECT_THAT(run.manifest->Json("/inputs/0/warnings"),
+              HasSubstr("repaired a value strict JSON parsers reject (bare word such as NaN"));
 }
 
 // ---- timestamps ----
