@@ -30,7 +30,7 @@ constexpr const char kExitCodes[] =
     "  1  internal error, or an output could not be written\n"
     "  2  usage error (bad command line)\n"
     "  3  some inputs were rejected or damaged; every other input was converted\n"
-    "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (rerun with --resume)\n";
+    "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (convert: rerun with --resume)\n";
 
 std::string JoinArgs(int argc, char** argv) {
   std::string s;
@@ -69,13 +69,13 @@ int main(int argc, char** argv) {
       ->default_str("local-gpu");
   convert->add_option("--gpus-per-node", opts.gpus_per_node,
                       "GPUs per node (default: number of deviceProperties entries, else 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   convert->add_flag("--compress", opts.compress, "Write .json.gz (multi-member gzip)");
   convert->add_flag("--relative-time", opts.relative_time,
                     "Write ts as microseconds since the job's first event (base in otherData)");
   convert->add_option("--threads", opts.threads,
                       "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   std::string memory_limit;
   convert->add_option("--memory-limit", memory_limit,
                       "Peak memory bound, e.g. 512M, 4G (default: half the cgroup memory limit, "
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   int shard_count = 0;
   convert->add_option("--shard-count", shard_count,
                       "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX is the index)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   convert->add_flag("--resume", opts.resume,
                     "Keep outputs an earlier (killed) run of the same job completed, checked by size "
                     "and CRC-32 against its journal or manifest, without reading their inputs; redo "
@@ -155,10 +155,10 @@ int main(int argc, char** argv) {
       ->default_str("8");
   csp->add_option("--trainer-num,--trainerNum", csp_opts.trainer_num,
                   "Number of trainers (default: from the highest rank file)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   csp->add_option("--group-size,--groupSize", csp_opts.group_size,
                   "Trainers per group; must divide --trainer-num (default: all trainers)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   csp->add_option("--display-size,--displaySize", csp_opts.display_size,
                   "Trainers shown per group (trainer % group-size < display-size)")
       ->check(CLI::PositiveNumber)
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
       ->default_str("ns");
   csp->add_option("--threads", csp_opts.threads,
                   "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   csp->add_flag("--compress", csp_opts.compress, "Write traceFile_<g>_<n>.json.gz");
   csp->add_flag("-q,--quiet", csp_opts.quiet, "No progress line and no per-input error lines");
   csp->add_flag("-v,--verbose", csp_opts.verbose, "Log the outputs");
