@@ -107,6 +107,18 @@ def paddle_mem_event(start, end, nbytes, place=0, device=0, alloc="op_a", free="
     return field_bytes(4, b)
 
 
+def read_varint(data, pos):
+    """(value, position after it) of the varint at `pos`."""
+    value, shift = 0, 0
+    while True:
+        c = data[pos]
+        pos += 1
+        value |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return value, pos
+
+
 def paddle_head(path, events, mem_events):
     """The first `events` Events and `mem_events` MemEvents of a profile
     fixture (top-level messages copied as they are), plus its start/end."""
@@ -115,29 +127,11 @@ def paddle_head(path, events, mem_events):
     out, pos, ne, nm = bytearray(), 0, 0, 0
     while pos < len(data):
         start = pos
-        tag, shift = 0, 0
-        while True:
-            c = data[pos]
-            pos += 1
-            tag |= (c & 0x7F) << shift
-            shift += 7
-            if c < 0x80:
-                break
+        tag, pos = read_varint(data, pos)
         field, wt = tag >> 3, tag & 7
-        if wt == 0:
-            while data[pos] & 0x80:
-                pos += 1
-            pos += 1
-        else:
-            n, shift = 0, 0
-            while True:
-                c = data[pos]
-                pos += 1
-                n |= (c & 0x7F) << shift
-                shift += 7
-                if c < 0x80:
-                    break
-            pos += n
+        value, pos = read_varint(data, pos)  # a varint field's value, or a length
+        if wt != 0:
+            pos += value
         if field == 1 and ne < events:
             ne += 1
             out += data[start:pos]

@@ -2,28 +2,20 @@
 """Checks a tracemill output directory with an independent parser (Python's
 json, strict): `check_outputs.py OUTDIR [--allow-temporaries]`.
 
-- every `*.json` / `*.json.gz` in OUTDIR parses as strict JSON (UTF-8, no
-  NaN/Infinity), gzip outputs through Python's gzip (multi-member);
+- every `*.json` / `*.json.gz` in OUTDIR is strict JSON (`trace_tool.strict_load`:
+  UTF-8, no NaN/Infinity, no lone surrogate escapes), gzip outputs through
+  Python's gzip (multi-member);
 - no `.*.tmp.*` temporary is left (unless --allow-temporaries);
 - manifest.json: per input and in total, events_read == events_written +
   events_dropped; per output, its traceEvents hold events + metadata_added
   entries; timed events in non-decreasing ts after the metadata block.
 Exit 0 if all hold, else 1 with one line per problem on stderr.
 """
-import gzip
-import json
 import os
 import sys
 
-
-def strict_load(path):
-    def reject(token):
-        raise ValueError(f"non-standard JSON constant {token}")
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    text = data.decode("utf-8")  # strict: invalid UTF-8 raises
-    return json.loads(text, parse_constant=reject)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_tool import strict_load  # noqa: E402
 
 
 def main():

@@ -66,16 +66,23 @@ def find_lone_surrogate(text):
     return None
 
 
+def strict_load(path):
+    """The document in `path` (gzip inflated), or an exception if it is not
+    strict JSON: invalid UTF-8, bare NaN/Infinity, a lone surrogate escape."""
+    text = read_bytes(path).decode('utf-8', errors='strict')
+    doc = json.loads(text, parse_constant=reject_constant)
+    at = find_lone_surrogate(text)
+    if at is not None:
+        raise ValueError('lone UTF-16 surrogate escape at character %d: %r' %
+                         (at, text[max(0, at - 20):at + 12]))
+    return doc
+
+
 def validate(paths):
     bad = 0
     for p in paths:
         try:
-            text = read_bytes(p).decode('utf-8', errors='strict')
-            json.loads(text, parse_constant=reject_constant)
-            at = find_lone_surrogate(text)
-            if at is not None:
-                raise ValueError('lone UTF-16 surrogate escape at character %d: %r' %
-                                 (at, text[max(0, at - 20):at + 12]))
+            strict_load(p)
         except Exception as e:  # report every file, not just the first
             print('%s: %s: %s' % (p, type(e).__name__, str(e)[:300]))
             bad += 1
