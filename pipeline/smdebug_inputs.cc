@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/ts_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/smdebug/framework_decoder.h"
 #include "formats/smdebug/smdebug_layout.h"
@@ -85,7 +86,8 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
       case SmdebugFileKind::kTfProfilerTrace: {
         r.files = {r.path};
         r.smdebug_kind = static_cast<int>(p.kind);
-        if (auto m = FindMarker(r.path)) {
+        if (auto m = FindMarker(r.path); m && m->time_us >= -formats::kMaxAbsTimeNs / 1000 &&
+                                          m->time_us <= formats::kMaxAbsTimeNs / 1000) {
           r.node = m->node;
           r.base_ns = m->time_us * 1000;
         } else {

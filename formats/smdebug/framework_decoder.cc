@@ -91,9 +91,9 @@ DecodeReport FrameworkNodeDecoder::AddFile(std::string_view json, size_t capacit
     if (!file_base) file_base = ParseMicrosToNanos(tok);
   }
   int64_t base = 0;
-  if (base_ns) {
+  if (base_ns && InTimeRange(*base_ns)) {
     base = *base_ns;
-  } else if (file_base) {
+  } else if (file_base && InTimeRange(*file_base)) {
     base = *file_base;
   } else if (!fd->events.empty()) {
     rep.warnings.push_back(
@@ -129,7 +129,14 @@ DecodeReport FrameworkNodeDecoder::AddFile(std::string_view json, size_t capacit
       }
     }
     Event e = fe;
-    if (e.flags & kHasTs) e.ts_ns += base;
+    // Both within +-2^62 ns, so the sum fits int64; kept only if it is too.
+    if (e.flags & kHasTs) {
+      e.ts_ns += base;
+      if (!InTimeRange(e.ts_ns)) {
+        rep.dropped.Add(DropReason::kBadTs);
+        continue;
+      }
+    }
     e.name = Intern(name);
     e.cat = Intern(s[fe.cat]);
     e.ph = Intern(s[fe.ph]);

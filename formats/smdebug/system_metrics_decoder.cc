@@ -99,12 +99,19 @@ DecodeReport SystemMetricsDecoder::AddFile(std::string_view file_name, std::stri
     }
     while (!value_raw.empty() && value_raw.back() == ' ') value_raw.remove_suffix(1);
     double value = 0;
-    bool numeric = !value_raw.empty() &&
-                   std::from_chars(value_raw.data(), value_raw.data() + value_raw.size(), value).ec ==
-                       std::errc();
-    if (!ts || name.empty() || !numeric) {
+    // The whole token must be the number (On-Demand's raw token runs to the
+    // next structural character: `14"x"` is one token).
+    const char* value_end = value_raw.data() + value_raw.size();
+    auto parsed = std::from_chars(value_raw.data(), value_end, value);
+    bool numeric = !value_raw.empty() && parsed.ec == std::errc() && parsed.ptr == value_end;
+    // Kept times are within +-2^62 ns, as every input's (ts_text.h).
+    const bool ts_ok = ts && InTimeRange(*ts);
+    if (!ts_ok || name.empty() || !numeric) {
       fail(DropReason::kBadSample, line_no, offset,
-           !ts ? "no decimal Timestamp" : name.empty() ? "no string Name" : "Value is not a number",
+           !ts      ? "no decimal Timestamp"
+           : !ts_ok ? "Timestamp out of range (more than 2^62 ns from the epoch)"
+           : name.empty() ? "no string Name"
+                          : "Value is not a number",
            false);
       continue;
     }
