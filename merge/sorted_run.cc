@@ -77,7 +77,7 @@ absl::Status SortedRun::Spill(SpillFile* file) {
     prev = e.ts_ns;
     rec.push_back(static_cast<char>(e.flags));
     rec.push_back(e.phase);
-    if (e.flags & formats::kHasDur) PutVarint(static_cast<uint64_t>(e.dur_ns), &rec);
+    if (e.flags & (formats::kHasDur | formats::kHasSpan)) PutVarint(static_cast<uint64_t>(e.dur_ns), &rec);
     for (uint32_t v : {e.name, e.cat, e.ph, e.pid, e.tid, e.id, e.bind_id, e.id2}) PutVarint(v, &rec);
     PutVarint(e.rest_len, &rec);
     if (absl::Status s = file->Append(rec); !s.ok()) return s;
@@ -164,7 +164,7 @@ bool SortedRun::DecodeNextSpilled() {
   prev_ts_ = e.ts_ns;
   e.flags = static_cast<uint8_t>(*p++);
   e.phase = *p++;
-  if (e.flags & formats::kHasDur) e.dur_ns = static_cast<int64_t>(GetVarint(p));
+  if (e.flags & (formats::kHasDur | formats::kHasSpan)) e.dur_ns = static_cast<int64_t>(GetVarint(p));
   e.name = static_cast<uint32_t>(GetVarint(p));
   e.cat = static_cast<uint32_t>(GetVarint(p));
   e.ph = static_cast<uint32_t>(GetVarint(p));

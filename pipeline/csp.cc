@@ -506,7 +506,10 @@ RunSummary RunCsp(const CspOptions& opts) {
       ::unlink((*file)->final_path().c_str());
       st = (*file)->Commit();
     }
-    if (file.ok()) out.bytes = (*file)->bytes_written();
+    if (file.ok()) {
+      out.bytes = (*file)->bytes_written();
+      out.crc32 = (*file)->crc32();
+    }
     out.events = stats.events;
     task.fb_ratio_null = stats.fb_ratio_null;
     task.spans = stats.spans;

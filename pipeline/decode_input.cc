@@ -10,8 +10,11 @@
 #include "formats/common/ts_text.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/common/time_window.h"
 #include "formats/paddle/paddle_decoder.h"
+#include "formats/smdebug/system_metrics_decoder.h"
 #include "pipeline/budget.h"
+#include "pipeline/smdebug_inputs.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -40,17 +43,20 @@ void TakeReport(formats::DecodeReport& rep, InputRecord& r) {
 
 std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capacity,
                                               DecodeWorker& w, const RankMatcher& ranks,
-                                              InputRecord& r, uint64_t max_decoded_bytes) {
+                                              InputRecord& r, uint64_t max_decoded_bytes,
+                                              const DecodeOptions& o) {
   formats::FormatId f = formats::Sniff(data);
   std::string format_prefix;
   if (f == formats::FormatId::kGzip) {
     formats::GunzipResult g =
         formats::Gunzip(data, &w.inflated, simdjson::SIMDJSON_PADDING, max_decoded_bytes);
     if (absl::IsResourceExhausted(g.status)) {  // a decompression bomb, or too big for the budget
+      // Say what would fit: the real inflated size, counted by streaming.
+      const uint64_t inflated = formats::InflatedSize(data);
       r.status = absl::ResourceExhaustedError(absl::StrCat(
-          "gzip: inflates to more than ", max_decoded_bytes >> 20,
-          " MiB, more than the decode budget allows (--memory-limit ",
-          DecodeCost(max_decoded_bytes) * 10 / 6 >> 20, " MiB or more would fit it)"));
+          "gzip: inflates to ", inflated >> 20, " MiB, more than the decode budget allows (",
+          max_decoded_bytes >> 20, " MiB); rerun with --memory-limit ",
+          (DecodeCost(inflated) * 10 / 6 >> 20) + 1, "M or more"));
       r.error_offset = g.error_offset;
       r.rejected = true;
       r.format = "gzip";
@@ -89,8 +95,16 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
     }
     case formats::FormatId::kJsonLines: {
       formats::TraceBuilder builder;
-      formats::DecodeReport rep = w.run_log.Decode(data, &builder);
-      r.format = absl::StrCat(format_prefix, "run_event_log");
+      const bool metrics = formats::LooksLikeSystemMetrics(data);
+      r.format = absl::StrCat(format_prefix, metrics ? "smdebug_system_metrics" : "run_event_log");
+      if (metrics && o.no_system_metrics) {  // a loose sample file, outside system/
+        r.skipped = true;
+        r.warnings.push_back("skipped: system metrics (--no-system-metrics)");
+        break;
+      }
+      formats::DecodeReport rep =
+          metrics ? DecodeSystemMetricsFile(r.path, data, capacity, o.low_gpu_threshold, &builder)
+                  : w.run_log.Decode(data, &builder);
       TakeReport(rep, r);
       if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
       trace = builder.Finish();
@@ -113,13 +127,29 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
       r.rejected = true;
       break;
   }
+  return SortDecoded(r, std::move(trace), ranks, o);
+}
+
+std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<formats::TraceData> trace,
+                                              const RankMatcher& ranks, const DecodeOptions& o) {
   if (!trace || r.rejected) return nullptr;
+  if (o.time_offset_ns) {
+    for (formats::Event& e : trace->events)
+      if (e.flags & formats::kHasTs) e.ts_ns += o.time_offset_ns;
+    for (formats::StepSpan& st : trace->timeline.steps) {
+      st.start_ns += o.time_offset_ns;
+      st.end_ns += o.time_offset_ns;
+    }
+  }
+  formats::PairBeginEnd(trace.get(), &r.dropped, &r.warnings);
   r.timeline = std::move(trace->timeline);
   if (r.timeline.steps_dropped)
     r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",
                                       formats::kMaxStepsPerTrack, " per track are not kept for the report"));
   if (!r.timeline.tracks.empty()) {
     // A multi-actor input (run event log) is the whole job, not one rank.
+  } else if (!r.files.empty()) {
+    // An smdebug node: its rank (if any) came from the node id when grouped.
   } else if (trace->meta.rank) {
     r.rank = trace->meta.rank;
     r.rank_source = "distributedInfo";

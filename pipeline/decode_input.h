@@ -14,6 +14,7 @@
 #include "formats/orchestrator/run_event_log_decoder.h"
 #include "merge/sorted_run.h"
 #include "pipeline/input_record.h"
+#include "pipeline/options.h"
 #include "pipeline/rank_name.h"
 
 namespace tracemill::pipeline {
@@ -27,11 +28,23 @@ struct DecodeWorker {
   formats::ByteBuffer inflated;
 };
 
+// DecodeOptions: the convert options that change how an input decodes.
+struct DecodeOptions {
+  int64_t time_offset_ns = 0;      // --time-offset, added to every ts and step (ns)
+  double low_gpu_threshold = 85;   // smdebug system metrics: percent
+  bool no_system_metrics = false;  // skip smdebug system metrics (loose files too)
+};
+
+// DecodeOptionsOf picks them out of a convert job's options.
+inline DecodeOptions DecodeOptionsOf(const ConvertOptions& o) {
+  return DecodeOptions{o.time_offset_ns, o.low_gpu_threshold, o.no_system_metrics};
+}
+
 // DecodeInput decodes `data` (the whole input; its allocation extends to
 // `capacity` bytes, at least `data.size() + SIMDJSON_PADDING` for the fast
 // path) and returns its sorted run, or nullptr if the input is rejected or
 // skipped. Formats: Trace Event JSON (both forms), Paddle protobuf, JSON
-// Lines (run event logs), each plain or gzip. Fills `r`: format,
+// Lines (run event logs, smdebug system metrics), each plain or gzip. Fills `r`: format,
 // decoded_bytes, events_read, dropped, warnings, status (kDataLoss: damaged,
 // what was readable is kept; kInvalidArgument: rejected), error_offset, rank
 // and rank_source, timeline, world_size and the time span. `r.path` names
@@ -41,6 +54,14 @@ struct DecodeWorker {
 std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capacity,
                                               DecodeWorker& w, const RankMatcher& ranks,
                                               InputRecord& r,
-                                              uint64_t max_decoded_bytes = UINT64_MAX);
+                                              uint64_t max_decoded_bytes = UINT64_MAX,
+                                              const DecodeOptions& o = DecodeOptions{});
+
+// SortDecoded finishes a decoded input (DecodeInput's last part, also used
+// for an smdebug node decoded file by file): --time-offset, B/E pairing
+// (`PairBeginEnd`), rank, world size and time span into `r`, then the sort.
+// Returns nullptr if `trace` is null or `r` rejected.
+std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<formats::TraceData> trace,
+                                              const RankMatcher& ranks, const DecodeOptions& o);
 
 }  // namespace tracemill::pipeline

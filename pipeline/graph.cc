@@ -33,6 +33,8 @@
 #include "formats/common/cleanup.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
+#include "formats/common/time_window.h"
+#include "formats/smdebug/system_metrics_decoder.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
 #include "formats/orchestrator/run_event_log_decoder.h"
@@ -47,6 +49,7 @@
 #include "pipeline/journal.h"
 #include "pipeline/plan.h"
 #include "pipeline/rank_name.h"
+#include "pipeline/smdebug_inputs.h"
 #include "report/html_report.h"
 #include "tracemill/version.h"
 
@@ -214,18 +217,32 @@ uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip
   return est;
 }
 
-// One input through read, then `DecodeInput` (inflate, detect, decode, sort).
+// One input through read, then `DecodeInput` (inflate, detect, decode, sort);
+// an smdebug node's files one after another, then `SortDecoded`.
 // `max_decoded_bytes`: see `DecodeInput`.
-std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, DecodeWorker& w,
+std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
                                                 const RankMatcher& ranks,
-                                                uint64_t max_decoded_bytes) {
+                                                uint64_t max_decoded_bytes, const ConvertOptions& opts) {
+  const DecodeOptions dopts = DecodeOptionsOf(opts);
+  if (!r.files.empty()) {  // an smdebug node: its files, one after another
+    auto read = [&](const std::string& path) -> absl::StatusOr<std::pair<std::string_view, size_t>> {
+      TM_RETURN_IF_ERROR(ReadFile(path, &w.file));
+      if (formats::Sniff(w.file.view()) != formats::FormatId::kGzip)
+        return std::make_pair(w.file.view(), w.file.capacity());
+      formats::GunzipResult g =
+          formats::Gunzip(w.file.view(), &w.inflated, simdjson::SIMDJSON_PADDING, max_decoded_bytes);
+      if (!g.status.ok() && w.inflated.size() == 0) return g.status;
+      return std::make_pair(w.inflated.view(), w.inflated.capacity());
+    };
+    return SortDecoded(r, DecodeSmdebugGroup(r, read, &w.decoder, opts.low_gpu_threshold), ranks, dopts);
+  }
   if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
     r.rejected = true;
     return nullptr;
   }
   r.bytes = w.file.size();
-  return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r, max_decoded_bytes);
+  return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r, max_decoded_bytes, dopts);
 }
 
 struct OutputGroup {
@@ -373,6 +390,43 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
   return st;
 }
 
+// ResolveStepWindow: the time window from the start of step `first` to the
+// end of step `last` (inclusive), over the steps of every decoded input
+// (Kineto `ProfilerStep#N`, Paddle `ProfileStep#N`, smdebug
+// `Step:ModeKeys.TRAIN` step_num, ...). kInvalidArgument names a step no
+// input has, with the range that exists.
+absl::StatusOr<formats::TimeWindow> ResolveStepWindow(
+    const std::vector<InputRecord>& records, const std::vector<std::unique_ptr<merge::SortedRun>>& runs,
+    std::optional<int64_t> first, std::optional<int64_t> last) {
+  formats::TimeWindow w;
+  bool found_first = !first, found_last = !last;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!runs[i]) continue;
+    for (const formats::StepSpan& st : records[i].timeline.steps) {
+      lo = std::min(lo, st.step);
+      hi = std::max(hi, st.step);
+      if (first && st.step == *first) {
+        w.start_ns = found_first ? std::min(w.start_ns, st.start_ns) : st.start_ns;
+        found_first = true;
+      }
+      if (last && st.step == *last) {
+        w.end_ns = found_last ? std::max(w.end_ns, st.end_ns) : st.end_ns;
+        found_last = true;
+      }
+    }
+  }
+  if (!found_first || !found_last) {
+    int64_t missing = !found_first ? *first : *last;
+    return absl::InvalidArgumentError(absl::StrCat(
+        !found_first ? "--start-step " : "--end-step ", missing, ": no input has step ", missing,
+        lo <= hi ? absl::StrCat(" (steps found: ", lo, "..", hi, ")") : std::string(" (no step markers found)")));
+  }
+  if (first && last && *last < *first)
+    return absl::InvalidArgumentError(absl::StrCat("--end-step ", *last, " is before --start-step ", *first));
+  return w;
+}
+
 }  // namespace
 
 RunSummary RunConvert(const ConvertOptions& opts) {
@@ -403,8 +457,25 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     summary.exit_code = kExitInternal;
     return summary;
   }
+  // -o and --tmp-dir must be writable directories: checked before any input
+  // is read, so a typo is a usage error, not N rejected inputs.
+  for (const auto& [flag, dir] : {std::pair<const char*, std::string>{"-o", opts.out_dir},
+                                  std::pair<const char*, std::string>{"--tmp-dir", opts.tmp_dir}}) {
+    if (dir.empty()) continue;
+    struct stat sb;
+    const char* why = ::stat(dir.c_str(), &sb) != 0 ? "does not exist"
+                      : !S_ISDIR(sb.st_mode)          ? "is not a directory"
+                      : ::access(dir.c_str(), W_OK | X_OK) != 0 ? "is not writable"
+                                                                : nullptr;
+    if (why) {
+      console.Line(absl::StrCat("tracemill: ", flag, " ", dir, " ", why));
+      summary.exit_code = kExitUsage;
+      return summary;
+    }
+  }
   std::vector<InputRecord> records;
   ExpandInputs(opts.inputs, &records);
+  GroupSmdebugInputs(&records, opts.no_system_metrics);
   const size_t n = records.size();
   for (size_t i = 0; i < n; ++i) records[i].index = static_cast<int64_t>(i);
   const int threads = opts.threads > 0 ? opts.threads : AvailableCpus();
@@ -507,6 +578,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   auto report_now = [&](size_t i) { return !opts.quiet && planned_owner(i) == me; };
   for (size_t i = 0; i < n; ++i) {
     if (!read[i]) continue;
+    if (records[i].skipped) continue;  // smdebug *.tmp, --no-system-metrics
     if (records[i].rejected) {  // could not even stat it
       if (report_now(i)) console.Line(ErrorLine(records[i]));
       continue;
@@ -572,7 +644,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       while (!pool.try_pop(w)) std::this_thread::yield();  // never waits: slots == pool size
       try {
         runs[i] = DecodeAndSort(records[i], *w, *matcher,
-                                static_cast<uint64_t>(plan.decode / kDecodeFactor));
+                                static_cast<uint64_t>(plan.decode / kDecodeFactor), opts);
         if (runs[i]) {
           // Keep the run in memory if it fits the run budget, else spill it.
           uint64_t rb = runs[i]->ResidentBytes();
@@ -630,6 +702,25 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                               spilled_runs.load(), " runs (", spilled_events.load(),
                               " events) spilled"));
 
+  // ---- The window: --start/--end, narrowed by --start-step/--end-step,
+  // whose times come from the step markers just decoded.
+  formats::TimeWindow window;
+  if (opts.window_start_ns) window.start_ns = *opts.window_start_ns;
+  if (opts.window_end_ns) window.end_ns = *opts.window_end_ns;
+  if (opts.start_step || opts.end_step) {
+    auto resolved = ResolveStepWindow(records, runs, opts.start_step, opts.end_step);
+    if (!resolved.ok()) {
+      console.Line(absl::StrCat("tracemill: ", resolved.status().message()));
+      if (journal) journal->Remove();
+      summary.exit_code = kExitUsage;
+      return summary;
+    }
+    window.start_ns = std::max(window.start_ns, resolved->start_ns);
+    window.end_ns = std::min(window.end_ns, resolved->end_ns);
+    if (opts.verbose)
+      console.Line(absl::StrCat("tracemill: steps resolve to [", window.start_ns, ", ", window.end_ns, "] ns"));
+  }
+
   // ---- Grouping: every input's rank is known now.
   // A rejected input still names its rank by its file name: the report then
   // draws that rank as dead rather than as an anonymous file.
@@ -679,7 +770,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       continue;
     }
     if (!r.status.ok() && planned_owner(i) < 0 && !opts.quiet) console.Line(ErrorLine(r));
-    if (r.rank) by_rank[*r.rank].push_back(i);
+    if (r.rank && r.node.empty()) by_rank[*r.rank].push_back(i);
     OutputGroup& og = groups[key];
     og.name = name;
     og.kind = key.kind;
@@ -699,7 +790,10 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   for (size_t i = 0; i < n; ++i) {
     if (!runs[i]) continue;
     InputRecord& r = records[i];
-    if (!r.rank) {
+    if (!r.node.empty()) {
+      // smdebug: "<node> · DataIterator", "rank 1 (0001) · DataIterator"
+      r.label = r.rank ? absl::StrCat("rank ", *r.rank, " (", r.node, ")") : r.node;
+    } else if (!r.rank) {
       r.label = BaseName(r.path);
     } else if (by_rank[*r.rank].size() > 1) {
       r.label = absl::StrCat("rank ", *r.rank, " (", BaseName(r.path), ")");
@@ -796,6 +890,10 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           while (st.ok()) {
             auto [run, e] = merger.Next();
             if (!e) break;
+            if (!window.Keeps(*e)) {
+              records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
+              continue;
+            }
             st = w.WriteEvent(winputs[run], *e);
             if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
               since_pause = 0;

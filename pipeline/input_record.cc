@@ -5,7 +5,7 @@
 namespace tracemill::pipeline {
 
 std::string ErrorLine(const InputRecord& r) {
-  return absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ",
+  return absl::StrCat("tracemill: ", r.error_file.empty() ? r.path : r.error_file, ": at byte ", r.error_offset, ": ",
                       r.status.message(),
                       r.rejected ? " (input rejected)"
                                  : absl::StrCat(" (kept ", r.events_read - r.dropped.Total(),

@@ -39,6 +39,13 @@ struct InputRecord {
   int owner_shard = -1;           // -1: this run reports it; else the shard that does
   bool reused = false;            // carried over from an earlier run by --resume (not read)
   formats::Timeline timeline;     // steps, tracks, bytes pushed/pulled: for the report
+  // smdebug profiler folders (pipeline/smdebug_inputs.h): one record per node
+  // and kind holds that node's files; `path` then names the group.
+  std::vector<std::string> files;  // member files in time order; empty: `path` is the file
+  std::string node;                // smdebug node id: labels the output's processes
+  int smdebug_kind = 0;            // formats::SmdebugFileKind of the members
+  std::optional<int64_t> base_ns;  // TF profiler trace: start from its `.metadata` marker
+  std::string error_file;          // the member file `status` is about (else `path`)
 
   // Conservation: every event read was written or dropped with a reason.
   bool Balanced() const { return events_read == events_written + dropped.Total(); }

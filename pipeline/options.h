@@ -38,6 +38,15 @@ struct ConvertOptions {
   std::string command_line;
   ShardSpec shard;        // --shard or the environment (pipeline/shard.h)
   bool resume = false;    // --resume: keep outputs the journal/manifest shows complete
+  // Windows (formats/common/time_window.h): keep events overlapping
+  // [window_start_ns, window_end_ns] (absolute ns; --start/--end), or the
+  // span from the start of step `start_step` to the end of step `end_step`
+  // (inclusive), resolved from the decoded step markers.
+  std::optional<int64_t> window_start_ns, window_end_ns;
+  std::optional<int64_t> start_step, end_step;
+  int64_t time_offset_ns = 0;      // --time-offset: added to every input's timestamps
+  double low_gpu_threshold = 85;   // percent: GPUUtilization below it is a bottleneck
+  bool no_system_metrics = false;  // skip smdebug system metrics
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

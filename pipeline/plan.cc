@@ -54,6 +54,19 @@ bool ReadHead(int fd, size_t limit, std::string* out) {
 InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s) {
   InputPlan p;
   if (r.rejected) return p;  // could not even stat it
+  if (!r.files.empty()) {
+    // An smdebug node: its output follows from the node id (set when grouped).
+    p.kind = PlanKind::kOutput;
+    p.rank = r.rank;
+    for (const std::string& f : r.files) {
+      struct stat fst;
+      if (::stat(f.c_str(), &fst) != 0) continue;
+      p.bytes += static_cast<uint64_t>(fst.st_size);
+      p.mtime_ns = std::max<int64_t>(
+          p.mtime_ns, static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000 + fst.st_mtim.tv_nsec);
+    }
+    return p;
+  }
   int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return p;
   struct stat st;
@@ -218,7 +231,10 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
 
   std::string f = absl::StrCat(kVersion, "|", static_cast<int>(opts.group_by), "|", gpn, "|",
                                opts.compress, "|", opts.relative_time, "|", opts.rank_pattern, "|",
-                               jp.shard_count, "|", records.size());
+                               jp.shard_count, "|", records.size(), "|",
+                               opts.window_start_ns.value_or(INT64_MIN), "|", opts.window_end_ns.value_or(INT64_MAX),
+                               "|", opts.start_step.value_or(-1), "|", opts.end_step.value_or(-1), "|",
+                               opts.time_offset_ns, "|", opts.low_gpu_threshold, "|", opts.no_system_metrics);
   for (size_t i = 0; i < records.size(); ++i)
     absl::StrAppend(&f, "|", records[i].path, ":", plans[i].bytes, ":", plans[i].mtime_ns);
   jp.fingerprint = absl::StrFormat("%08x", libdeflate_crc32(0, f.data(), f.size()));

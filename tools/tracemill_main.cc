@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/time_window.h"
+#include "formats/common/ts_text.h"
 #include "pipeline/budget.h"
 #include "pipeline/csp.h"
 #include "pipeline/graph.h"
@@ -27,7 +30,7 @@ constexpr const char kExitCodes[] =
     "  1  internal error, or an output could not be written\n"
     "  2  usage error (bad command line)\n"
     "  3  some inputs were rejected or damaged; every other input was converted\n"
-    "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (rerun with --resume)\n";
+    "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (convert: rerun with --resume)\n";
 
 std::string JoinArgs(int argc, char** argv) {
   std::string s;
@@ -66,13 +69,13 @@ int main(int argc, char** argv) {
       ->default_str("local-gpu");
   convert->add_option("--gpus-per-node", opts.gpus_per_node,
                       "GPUs per node (default: number of deviceProperties entries, else 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   convert->add_flag("--compress", opts.compress, "Write .json.gz (multi-member gzip)");
   convert->add_flag("--relative-time", opts.relative_time,
                     "Write ts as microseconds since the job's first event (base in otherData)");
   convert->add_option("--threads", opts.threads,
                       "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   std::string memory_limit;
   convert->add_option("--memory-limit", memory_limit,
                       "Peak memory bound, e.g. 512M, 4G (default: half the cgroup memory limit, "
@@ -94,11 +97,34 @@ int main(int argc, char** argv) {
   int shard_count = 0;
   convert->add_option("--shard-count", shard_count,
                       "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX is the index)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   convert->add_flag("--resume", opts.resume,
                     "Keep outputs an earlier (killed) run of the same job completed, checked by size "
                     "and CRC-32 against its journal or manifest, without reading their inputs; redo "
                     "the rest");
+  std::string start_arg, end_arg, time_offset_arg;
+  convert->add_option("--start", start_arg,
+                      "Keep events that overlap the window from this time (not clipped): microseconds "
+                      "since the epoch, or ISO-8601 with a zone (2020-05-26T02:45:27.873Z); dropped "
+                      "events are counted as `window` in the manifest");
+  convert->add_option("--end", end_arg, "End of the window (inclusive), as --start");
+  int64_t start_step = -1, end_step = -1;
+  convert->add_option("--start-step", start_step,
+                      "Window from the start of this step (Kineto ProfilerStep#N, Paddle ProfileStep#N or "
+                      "forward/backward markers, smdebug Step:ModeKeys.TRAIN step_num); an unknown step "
+                      "is an error")
+      ->check(CLI::NonNegativeNumber);
+  convert->add_option("--end-step", end_step, "Window to the end of this step (inclusive), as --start-step")
+      ->check(CLI::NonNegativeNumber);
+  convert->add_option("--time-offset", time_offset_arg,
+                      "Add this many microseconds (may be negative) to every input's timestamps, e.g. "
+                      "to place a raw Horovod timeline (monotonic clock) on the epoch");
+  convert->add_option("--low-gpu-threshold", opts.low_gpu_threshold,
+                      "smdebug system metrics: GPUUtilization below this percentage is drawn as a "
+                      "slice on the node's `GPU bottlenecks` track (default 85)")
+      ->check(CLI::Range(0.0, 100.0));
+  convert->add_flag("--no-system-metrics", opts.no_system_metrics,
+                    "Skip smdebug system metrics (system/ folders and loose sample files)");
   convert->add_option("--debug-write-delay-ms", opts.debug_write_delay_ms,
                       "Sleep this long per 1,000 events written (tests of interrupted runs)")
       ->group("");
@@ -129,10 +155,10 @@ int main(int argc, char** argv) {
       ->default_str("8");
   csp->add_option("--trainer-num,--trainerNum", csp_opts.trainer_num,
                   "Number of trainers (default: from the highest rank file)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   csp->add_option("--group-size,--groupSize", csp_opts.group_size,
                   "Trainers per group; must divide --trainer-num (default: all trainers)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   csp->add_option("--display-size,--displaySize", csp_opts.display_size,
                   "Trainers shown per group (trainer % group-size < display-size)")
       ->check(CLI::PositiveNumber)
@@ -144,7 +170,7 @@ int main(int argc, char** argv) {
       ->default_str("ns");
   csp->add_option("--threads", csp_opts.threads,
                   "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   csp->add_flag("--compress", csp_opts.compress, "Write traceFile_<g>_<n>.json.gz");
   csp->add_flag("-q,--quiet", csp_opts.quiet, "No progress line and no per-input error lines");
   csp->add_flag("-v,--verbose", csp_opts.verbose, "Log the outputs");
@@ -225,6 +251,38 @@ int main(int argc, char** argv) {
                    "does not read: drop --relative-time or run unsharded (--shard 0/1)\n",
                    opts.shard.index, opts.shard.count);
       return tracemill::pipeline::kExitUsage;
+    }
+    for (auto [arg, flag, out] : {std::tuple{&start_arg, "--start", &opts.window_start_ns},
+                                  std::tuple{&end_arg, "--end", &opts.window_end_ns}}) {
+      if (arg->empty()) continue;
+      auto ns = tracemill::formats::ParseTimeArg(*arg);
+      if (!ns.ok()) {
+        std::fprintf(stderr, "tracemill: %s: %s\n", flag, std::string(ns.status().message()).c_str());
+        return tracemill::pipeline::kExitUsage;
+      }
+      *out = *ns;
+    }
+    if (opts.window_start_ns && opts.window_end_ns && *opts.window_end_ns < *opts.window_start_ns) {
+      std::fprintf(stderr, "tracemill: --end is before --start\n");
+      return tracemill::pipeline::kExitUsage;
+    }
+    if (start_step >= 0) opts.start_step = start_step;
+    if (end_step >= 0) opts.end_step = end_step;
+    if ((opts.start_step || opts.end_step) && opts.shard.sharded()) {
+      std::fprintf(stderr,
+                   "tracemill: --start-step/--end-step need every input's step markers, which shard %d/%d "
+                   "does not read: pass --start/--end, or run unsharded (--shard 0/1)\n",
+                   opts.shard.index, opts.shard.count);
+      return tracemill::pipeline::kExitUsage;
+    }
+    if (!time_offset_arg.empty()) {
+      auto ns = tracemill::formats::ParseMicrosToNanos(time_offset_arg);
+      if (!ns) {
+        std::fprintf(stderr, "tracemill: --time-offset %s: expected decimal microseconds\n",
+                     time_offset_arg.c_str());
+        return tracemill::pipeline::kExitUsage;
+      }
+      opts.time_offset_ns = *ns;
     }
     if (!memory_limit.empty()) {
       auto bytes = tracemill::pipeline::ParseBytes(memory_limit);

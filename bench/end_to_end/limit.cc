@@ -6,20 +6,34 @@
 //   -march=x86-64-v3 -mpclmul); its stage 1 is dispatched at run time. See
 //   the context lines simdjson_ondemand_builtin and simdjson_active_stage1.
 // - BM_Limit/.../inflate: libdeflate inflates the gzip copy.
-// Both report the uncompressed JSON bytes, like BM_Convert.
+// - BM_Limit/.../write: write(2)s as many bytes as the convert job's outputs
+//   hold (learnt from one untimed convert), into as many files, 1 MiB per
+//   call, each to a temporary name then renamed, as the writer does.
+// All report the uncompressed JSON bytes, like BM_Convert. The machine's
+// ceiling W for one core doing a job's whole I/O and parsing is the serial
+// sum of these: W = 1 / (1/ondemand + 1/write) for JSON input (plus 1/inflate
+// for gzip); summarize.py prints it.
 #include <benchmark/benchmark.h>
 #include <libdeflate.h>
 #include <simdjson.h>
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "bench/end_to_end/input.h"
 #include "bench/end_to_end/measure.h"
+#include "pipeline/graph.h"
+#include "pipeline/options.h"
 
 namespace tracemill::bench {
 namespace {
@@ -209,6 +223,72 @@ void BM_LimitInflate(benchmark::State& state) {
   libdeflate_free_decompressor(d);
 }
 
+// The convert job's output sizes (bytes per output file), from one run.
+const std::vector<uint64_t>& OutputSizes() {
+  static const std::vector<uint64_t> sizes = [] {
+    const GeneratedInput& in = Input();
+    pipeline::ConvertOptions opts;
+    opts.inputs = {in.json_dir};
+    opts.out_dir = absl::StrCat(in.root, "/out-limit-sizes");
+    opts.group_by = pipeline::GroupBy::kLocalGpu;
+    opts.quiet = true;
+    std::vector<uint64_t> v;
+    pipeline::RunSummary s = pipeline::RunConvert(opts);
+    if (s.exit_code == pipeline::kExitOk)
+      for (const auto& o : s.outputs) v.push_back(o.bytes);
+    return v;
+  }();
+  return sizes;
+}
+
+void BM_LimitWrite(benchmark::State& state) {
+  const GeneratedInput& in = Input();
+  const std::vector<uint64_t>& sizes = OutputSizes();
+  if (sizes.empty()) {
+    state.SkipWithError("the sizing convert failed");
+    return;
+  }
+  const std::string dir = absl::StrCat(in.root, "/out-limit-write");
+  ::mkdir(dir.c_str(), 0755);
+  std::string block(size_t{1} << 20, 'x');
+  auto write_all = [&] {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::string tmp = absl::StrCat(dir, "/.out", i, ".tmp"), final = absl::StrCat(dir, "/out", i);
+      int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) return false;
+      for (uint64_t left = sizes[i]; left > 0;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
+        ssize_t w = ::write(fd, block.data(), n);
+        if (w <= 0) {
+          ::close(fd);
+          return false;
+        }
+        left -= static_cast<uint64_t>(w);
+      }
+      if (::close(fd) != 0 || ::rename(tmp.c_str(), final.c_str()) != 0) return false;
+    }
+    return true;
+  };
+  if (!write_all()) {
+    state.SkipWithError("cannot write the limit's files");
+    return;
+  }
+  uint64_t total = 0;
+  for (uint64_t s : sizes) total += s;
+  state.counters["output_bytes"] = static_cast<double>(total);
+  IterationTimer timer;
+  for (auto _ : state) {
+    timer.Start();
+    bool ok = write_all();
+    timer.Stop(state);
+    if (!ok) {
+      state.SkipWithError("write failed while timing");
+      break;
+    }
+  }
+  timer.Report(state, in.json_bytes, in.events);
+}
+
 }  // namespace
 
 void RegisterLimit(const GeneratedInput& in) {
@@ -218,6 +298,9 @@ void RegisterLimit(const GeneratedInput& in) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/inflate").c_str(),
                                BM_LimitInflate)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/write").c_str(), BM_LimitWrite)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
 }

@@ -7,8 +7,11 @@ Files joined by commas (e.g. several rounds of one build) are pooled.
 
 Per benchmark, over its repetitions: median MB/s (bytes_per_second, MB =
 10^6 bytes), best MB/s (best iteration), median Mevents/s, median MB per CPU
-second of the whole process, and MB/s as a fraction of the On-Demand limit
-(median BM_Limit/.../ondemand of the same file, i.e. the same run).
+second of the whole process, and MB/s as a fraction of the machine's limit
+W of the same file (the same run): W = 1 / (1/ondemand + 1/write) for JSON
+input and 1 / (1/ondemand + 1/write + 1/inflate) for gzip input, from the
+medians of BM_Limit/.../{ondemand,write,inflate}: one core parsing,
+inflating and writing the job's bytes with nothing else to do.
 """
 import json
 import statistics
@@ -54,7 +57,12 @@ def main(args):
         label, _, path = arg.rpartition("=")
         ctx, runs = load(path)
         rows = {name: row(r) for name, r in runs.items()}
-        limit = next((v["mbps"] for k, v in rows.items() if k.endswith("/ondemand")), None)
+        lim = {k.rsplit("/", 1)[1]: v["mbps"] for k, v in rows.items() if k.startswith("BM_Limit/")}
+        w_json = w_gzip = None
+        if "ondemand" in lim and "write" in lim:
+            w_json = 1 / (1 / lim["ondemand"] + 1 / lim["write"])
+            if "inflate" in lim:
+                w_gzip = 1 / (1 / lim["ondemand"] + 1 / lim["write"] + 1 / lim["inflate"])
         print(f"### {label or path}")
         print()
         print(f"simdjson On-Demand builtin (stage 2): {ctx.get('simdjson_ondemand_builtin', '?')}, "
@@ -62,10 +70,14 @@ def main(args):
               f"1-min load average at start {ctx.get('load_avg', '?')}; "
               f"input {ctx.get('input', '').split(', in ')[0]}")
         print()
-        print("| benchmark | reps | MB/s (median) | best MB/s | Mevents/s | MB per CPU-s | / limit |")
+        if w_json:
+            print(f"W (JSON input) = {w_json:.0f} MB/s" + (f", W (gzip input) = {w_gzip:.0f} MB/s" if w_gzip else ""))
+            print()
+        print("| benchmark | reps | MB/s (median) | best MB/s | Mevents/s | MB per CPU-s | / W |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for name, v in rows.items():
-            frac = f"{v['mbps'] / limit:.3f}" if limit else "-"
+            limit = w_gzip if "/gzip/" in name else w_json
+            frac = f"{v['mbps'] / limit:.3f}" if limit and name.startswith("BM_Convert") else "-"
             print(f"| `{name}` | {v['n']} | {v['mbps']:.1f} | {v['best']:.1f} | {v['mev']:.3f} | "
                   f"{v['cpu']:.1f} | {frac} |")
         print()

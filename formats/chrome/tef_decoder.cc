@@ -103,6 +103,7 @@ struct TefDecoder::Impl {
   DecodeReport* report = nullptr;
   const char* base = nullptr;  // start of the input, for offsets
   bool fast = false;           // on the fast path (On-Demand over the whole input)
+  bool warned_repair = false;  // one warning per input for repaired values
 
   void Warn(std::string msg) {
     if (report->warnings.size() < 20) report->warnings.push_back(std::move(msg));
@@ -290,7 +291,14 @@ struct TefDecoder::Impl {
       rest.append("\":");
       bool is_args = key == "args";
       if (is_args) args_begin = rest.size();
-      if (AppendSanitizedJson(raw, &rest) == SanitizeResult::kMalformed) {
+      SanitizeResult sr = AppendSanitizedJson(raw, &rest);
+      if (sr == SanitizeResult::kRepaired && !warned_repair) {
+        warned_repair = true;
+        Warn(absl::StrCat("repaired a value strict JSON parsers reject (bare word such as NaN, invalid "
+                          "escape or UTF-8, control character or trailing comma) in the event at byte ",
+                          offset, "; later repairs are not listed"));
+      }
+      if (sr == SanitizeResult::kMalformed) {
         // On the fast path a malformed value means On-Demand skipped over
         // broken structure and may be lost in it: start over on the tolerant
         // path. (The tolerant path repaired the whole object already.)
@@ -648,7 +656,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   m.report = &report;
   m.base = json.data();
   m.repaired.clear();
-  m.warned_duplicate = m.warned_id2 = false;
+  m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
   size_t skip = json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
@@ -662,7 +670,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     builder->Reset();
     report = DecodeReport{};
     report.tolerant = true;
-    m.warned_duplicate = m.warned_id2 = false;
+    m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
     is_trace = false;
     m.Tolerant(json, &is_trace);
     if (report.status.ok() && err != simdjson::TRAILING_CONTENT && report.warnings.empty() &&

@@ -20,13 +20,17 @@ enum EventFlag : uint8_t {
   kHasId2Global = 1 << 4,  // `id2: {"global": x}` interned in `id2`
   kHasTid = 1 << 5,     // `tid` present (interned token in `tid`)
   kHasPid = 1 << 6,     // `pid` present (local process index in `pid`)
+  kHasSpan = 1 << 7,    // `B`/`E` paired (PairBeginEnd): `dur_ns` is the pair's
+                        // length, for windows only, never written as `dur`
 };
 
 // Event: one Trace Event Format record as decoded from one input.
 //
 // - `ts_ns`: absolute time in ns since the Unix epoch once the input is
 //   finished (decoders add `baseTimeNanoseconds` and friends); int64 ns.
-// - `dur_ns`: duration in ns (complete events `X`), else 0.
+// - `dur_ns`: duration in ns (complete events `X`); for a `B`/`E` with
+//   `kHasSpan`, the length of its pair (B: ts..ts+dur_ns, E: ts-dur_ns..ts);
+//   else 0.
 // - `name`, `cat`, `ph`, `tid`: ids into the input's string table (0 = absent);
 //   the strings are sanitized JSON string bodies (tid: a raw JSON token).
 // - `pid`: index into the input's process table.

@@ -27,7 +27,12 @@ namespace tracemill::formats {
   X(kOtherDevice, "other_device",                                                 \
     "memory event or DCGM row of a GPU other than its output's (as CrossStackProfiler)") \
   X(kNaSample, "na_sample", "DCGM row with N/A or a non-numeric value (row dropped)") \
-  X(kBadRow, "bad_row", "DCGM row with the wrong number of columns, or before any header")
+  X(kBadRow, "bad_row", "DCGM row with the wrong number of columns, or before any header") \
+  X(kUnmatchedEnd, "unmatched_end", "`E` event with no open `B` on its pid/tid (surplus end)") \
+  X(kTimeBase, "time_base", "smdebug pid-0 record carrying only the file's time base (applied to every ts)") \
+  X(kDuplicateMetadata, "duplicate_metadata", "metadata record repeating one already kept for the same process or thread") \
+  X(kWindow, "window", "outside the --start/--end or --start-step/--end-step window") \
+  X(kBadSample, "bad_sample", "system metrics line without a decimal `Timestamp`/`Value` or a `Name`")
 
 enum class DropReason : uint8_t {
 #define TM_ENUM_(e, key, desc) e,

@@ -132,6 +132,13 @@ class TraceBuilder {
   uint32_t InternIdCopy(std::string_view token);
 
   ProcessInfo& process(uint32_t pid) { return data_->processes[pid]; }
+  // ReserveIds reserves `n` fresh ids and returns the first minus one (ids
+  // base+1..base+n), for a decoder that merges several files' id spaces.
+  uint32_t ReserveIds(uint32_t n) {
+    uint32_t base = data_->id_count;
+    data_->id_count += n;
+    return base;
+  }
   // The sanitized body of string id `id`.
   std::string_view InternedString(uint32_t id) const { return data_->strings[id]; }
   InputMetadata& meta() { return data_->meta; }

@@ -219,4 +219,29 @@ HeadResult GunzipHead(std::string_view in, bool in_is_whole, size_t max_out, std
   return r;
 }
 
+uint64_t InflatedSize(std::string_view in) {
+  std::string buf(256 << 10, '\0');
+  uint64_t total = 0;
+  size_t pos = 0;
+  while (pos < in.size() && IsGzip(in.substr(pos))) {
+    z_stream zs{};
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) break;
+    std::string_view rest = in.substr(pos);
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(rest.data()));
+    zs.avail_in = static_cast<uInt>(std::min<size_t>(rest.size(), UINT32_MAX));
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      zs.next_out = reinterpret_cast<Bytef*>(buf.data());
+      zs.avail_out = static_cast<uInt>(buf.size());
+      rc = inflate(&zs, Z_NO_FLUSH);
+      total += buf.size() - zs.avail_out;
+      if (rc == Z_OK && zs.avail_in == 0) break;
+    }
+    pos += zs.total_in;
+    inflateEnd(&zs);
+    if (rc != Z_STREAM_END) break;
+  }
+  return total;
+}
+
 }  // namespace tracemill::formats

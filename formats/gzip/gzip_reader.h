@@ -61,4 +61,9 @@ struct HeadResult {
 HeadResult GunzipHead(std::string_view compressed, bool compressed_is_whole,
                       size_t max_output_bytes, std::string* out);
 
+// InflatedSize returns how many bytes all the gzip members of `compressed`
+// inflate to (up to the first damage), streaming through a 256 KiB buffer
+// with zlib: for messages about inputs too large to inflate in memory.
+uint64_t InflatedSize(std::string_view compressed);
+
 }  // namespace tracemill::formats

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "formats/common/ts_text.h"
+#include "formats/paddle/csp_trace.h"
 #include "formats/paddle/paddle_profile.h"
 
 namespace tracemill::formats {
@@ -30,6 +31,10 @@ class TraceSink {
     if (!InRange(e.start_ns)) {
       ++bad_ts_;
       return;
+    }
+    if (PipelineMarker m; AsPipelineMarker(e, &m)) {
+      m.seq = static_cast<uint32_t>(markers_.size());
+      markers_.push_back(m);
     }
     if (e.end_ns < e.start_ns || !InRange(e.end_ns)) {
       ++bad_dur_;
@@ -121,6 +126,7 @@ class TraceSink {
   uint64_t events() const { return events_; }
   uint64_t mem_events() const { return mem_events_; }
   uint64_t bad_ts() const { return bad_ts_; }
+  std::vector<PipelineMarker>& markers() { return markers_; }
   uint64_t bad_dur() const { return bad_dur_; }
 
  private:
@@ -154,8 +160,32 @@ class TraceSink {
   std::vector<std::tuple<uint64_t, uint32_t, uint32_t, __int128>> mem_;  // (ts, seq, pid, delta)
   uint32_t seq_ = 0;
   std::string scratch_;
+  std::vector<PipelineMarker> markers_;  // forward/backward markers, file order
   uint64_t events_ = 0, mem_events_ = 0, bad_ts_ = 0, bad_dur_ = 0;
 };
+
+// PaddleSteps appends the steps of one rank's pipeline markers to `steps`:
+// step N (0-based) is the N-th paired forward span in time order, from its
+// B marker to the end of the last backward span that ends before the next
+// forward span begins (the forward span's own end if none). This is what
+// --start-step/--end-step and the run report use for Paddle input, which
+// has no `ProfileStep#N` events of its own in the profiles of the versions
+// CrossStackProfiler reads.
+void PaddleSteps(std::vector<PipelineMarker>* markers, std::vector<StepSpan>* steps) {
+  std::vector<PipelineSpan> spans;
+  PairPipelineMarkers(0, markers, &spans);
+  std::sort(spans.begin(), spans.end(),
+            [](const PipelineSpan& a, const PipelineSpan& b) { return a.ts_ns < b.ts_ns; });
+  int64_t n = -1;
+  for (const PipelineSpan& sp : spans) {
+    const int64_t start = static_cast<int64_t>(sp.ts_ns), end = start + sp.dur_ns;
+    if (sp.stage == PipelineStage::kForward) {
+      steps->push_back(StepSpan{++n, start, end});
+    } else if (n >= 0) {
+      steps->back().end_ns = std::max(steps->back().end_ns, end);
+    }
+  }
+}
 
 }  // namespace
 
@@ -164,6 +194,8 @@ DecodeReport DecodePaddleToTrace(std::string_view bytes, TraceBuilder* builder) 
   TraceSink sink(builder);
   PaddleParseResult r = ParsePaddleProfile(bytes, sink);
   sink.Finish();
+  if (!sink.markers().empty() && builder->timeline().steps.empty())
+    PaddleSteps(&sink.markers(), &builder->timeline().steps);
   // Read = written + dropped per input: the events of this input are the X
   // events plus the counter samples the MemEvents became.
   rep.dropped.Add(DropReason::kBadTs, sink.bad_ts());

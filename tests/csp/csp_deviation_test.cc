@@ -10,6 +10,7 @@
 #include <set>
 
 #include "formats/paddle/profiler.pb.h"
+#include "pipeline/journal.h"
 #include "tests/csp/test_util.h"
 
 namespace tracemill::testing {
@@ -143,6 +144,18 @@ TEST(CspDeviation, MemoryCountersPerLaneInEveryGroup) {
   EXPECT_EQ(Int(rank2["dropped_by_reason"].value(), "other_device"), 1);
   EXPECT_EQ(Int(rank2, "events_read"), 6);
   EXPECT_EQ(Int(rank2, "events_written"), 5);
+  // Each output's size and CRC-32 in the manifest are those of the file (the
+  // CRC-32 was 0 in csp manifests).
+  int outputs = 0;
+  for (auto o : m.root()["outputs"].get_array().value()) {
+    auto disk = pipeline::FileSizeAndCrc32(out / Str(o, "path"));
+    ASSERT_TRUE(disk.ok()) << Str(o, "path");
+    EXPECT_EQ(Int(o, "bytes"), static_cast<int64_t>(disk->first));
+    EXPECT_EQ(Int(o, "crc32"), static_cast<int64_t>(disk->second));
+    EXPECT_NE(disk->second, 0u);
+    ++outputs;
+  }
+  EXPECT_GT(outputs, 0);
 }
 
 // Deviation: a GPU kernel on a device other than the output's GPU gets its

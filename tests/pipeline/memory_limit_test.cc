@@ -88,6 +88,39 @@ TEST_F(MemoryLimitTest, InputLargerThanTheBudgetNamesTheLimitItNeeds) {
   EXPECT_TRUE(ManifestBalances(*run.manifest));
 }
 
+// A gzip input that inflates past the decode budget: the limit the message
+// names is enough (it used to name one just above the failing limit).
+TEST_F(MemoryLimitTest, GzipTooLargeForTheBudgetNamesALimitThatWorks) {
+  const std::string in = DataPath("hta/negative_queue_length_values_check");
+  CommandResult r = Tracemill({"convert", in, "-o", tmp_.Join("small"), "--memory-limit", "64M"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string key = "rerun with --memory-limit ";
+  size_t p = r.err.find(key);
+  ASSERT_NE(p, std::string::npos) << r.err;
+  p += key.size();
+  const std::string limit = r.err.substr(p, r.err.find('M', p) + 1 - p);
+  CommandResult ok = Tracemill({"convert", in, "-o", tmp_.Join("fits"), "--memory-limit", limit, "-q"});
+  EXPECT_EQ(ok.exit_code, 0) << limit << ": " << ok.err;
+}
+
+// -o and --tmp-dir that cannot be used are usage errors before any input is read.
+TEST_F(MemoryLimitTest, UnusableOutputOrTmpDirIsAUsageError) {
+  WriteFileBytes(tmp_.Join("afile"), "x");
+  CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("out"),
+                               "--tmp-dir", tmp_.Join("missing")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--tmp-dir " + tmp_.Join("missing") + " does not exist"), std::string::npos) << r.err;
+  r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("out"), "--tmp-dir", tmp_.Join("afile")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is not a directory"), std::string::npos) << r.err;
+  r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("afile")});
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("cannot create output directory"), std::string::npos) << r.err;
+  const bool none_read = r.err.find("events read") == std::string::npos ||
+                         r.err.find(" 0 events read") != std::string::npos;
+  EXPECT_TRUE(none_read) << "inputs were read: " << r.err;
+}
+
 TEST_F(MemoryLimitTest, UnparsableLimitIsAUsageError) {
   CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("x"),
                                "--memory-limit", "lots"});

@@ -185,6 +185,31 @@ TEST(AppendSanitizedStringBody, RepairsAndReportsIt) {
   EXPECT_EQ(out, "a\\u0001b\xEF\xBF\xBD\\\\");
 }
 
+// The string scan takes 16 bytes at a time: a special byte at every
+// position around the block edges (0..40) must be seen and repaired exactly.
+TEST(AppendSanitizedJson, SpecialBytesAtEveryBlockPosition) {
+  struct Case {
+    std::string in;    // inserted into the string
+    std::string want;  // what the output holds in its place
+  };
+  const Case cases[] = {{"\x01", "\\u0001"},       {"\\n", "\\n"},           {"\\q", "\\\\q"},
+                        {"\xff", "\xEF\xBF\xBD"},  {"\xC2\xB5", "\xC2\xB5"}, {"\\ud800", "\\ufffd"},
+                        {"\\\"", "\\\""}};
+  for (const Case& c : cases) {
+    for (size_t p = 0; p <= 40; ++p) {
+      std::string body = std::string(p, 'a') + c.in + std::string(23, 'b');
+      auto s = Sanitize("[\"" + body + "\",1]");
+      std::string want = "[\"" + std::string(p, 'a') + c.want + std::string(23, 'b') + "\",1]";
+      EXPECT_EQ(s.out, want) << "at " << p << ": " << c.in;
+      bool clean = c.in == c.want;
+      EXPECT_EQ(s.result, clean ? SanitizeResult::kOk : SanitizeResult::kRepaired) << "at " << p;
+    }
+  }
+  // An unterminated long string is malformed, whatever its length.
+  for (size_t p = 0; p <= 40; ++p)
+    EXPECT_EQ(Sanitize("[\"" + std::string(p, 'a')).result, SanitizeResult::kMalformed) << p;
+}
+
 TEST(AppendJsonString, QuotesAndEscapesRawBytes) {
   std::string out;
   AppendJsonString("path/with \"quote\" \\ and\ttab \xff", &out);

@@ -1,0 +1,60 @@
+#pragma once
+// Time windows (`--start/--end`, `--start-step/--end-step`) and B/E pairing.
+//
+// A window keeps the events that overlap it, unclipped, inclusive at both
+// ends (smdebug's `get_events` rule): an `X` [ts, ts+dur], a paired `B`/`E`
+// the span of its pair (`PairBeginEnd`), any other event its `ts`. Metadata
+// (`M`) and events without `ts` are always kept. Times are absolute int64 ns.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "formats/common/event.h"
+#include "formats/common/stats.h"
+#include "formats/common/trace_data.h"
+
+namespace tracemill::formats {
+
+// TimeWindow: [start_ns, end_ns], absolute ns since the Unix epoch.
+struct TimeWindow {
+  int64_t start_ns = std::numeric_limits<int64_t>::min();
+  int64_t end_ns = std::numeric_limits<int64_t>::max();
+  bool bounded() const {
+    return start_ns != std::numeric_limits<int64_t>::min() ||
+           end_ns != std::numeric_limits<int64_t>::max();
+  }
+  // Keeps: true if `e` overlaps the window (see the header comment).
+  bool Keeps(const Event& e) const {
+    if (e.phase == 'M' || !(e.flags & kHasTs)) return true;
+    int64_t lo = e.ts_ns, hi = e.ts_ns;
+    if (e.flags & kHasDur) {
+      hi = e.ts_ns + e.dur_ns;
+    } else if (e.flags & kHasSpan) {
+      if (e.phase == 'E') lo = e.ts_ns - e.dur_ns;
+      else hi = e.ts_ns + e.dur_ns;
+    }
+    return lo <= end_ns && hi >= start_ns;
+  }
+};
+
+// ParseTimeArg parses a window bound: decimal microseconds since the epoch
+// (`1590461127873222`, `1590461127873222.5`; exact, never through a double)
+// or ISO-8601 / RFC 3339 with a zone (`2020-05-26T02:45:27.873222Z`,
+// `2020-05-26T04:45:27+02:00`). Returns ns since the epoch, or
+// kInvalidArgument naming the accepted forms (a time without zone too).
+absl::StatusOr<int64_t> ParseTimeArg(std::string_view text);
+
+// PairBeginEnd matches `B` and `E` events per (pid, tid) in time order (ties
+// in input order), as viewers do: an `E` closes the most recent open `B` of
+// its thread whatever its name. Both get `kHasSpan` and the pair's length in
+// `dur_ns`. A nameless `E` (Horovod writes none) gets its `B`'s name. A `B`
+// left open spans to the latest time in the input (viewers draw it to the
+// end). A surplus `E` (no open `B`) is removed and counted in `dropped` as
+// `unmatched_end`. One warning line each for nameless, open and surplus
+// events goes to `warnings`. Events keep their input order.
+void PairBeginEnd(TraceData* data, DropCounts* dropped, std::vector<std::string>* warnings);
+
+}  // namespace tracemill::formats
