@@ -12,8 +12,6 @@ using paddle::platform::proto::Event;
 using paddle::platform::proto::MemEvent;
 using paddle::platform::proto::Profile;
 
-constexpr uint64_t kT0 = 1700000000000000000ull;
-
 TEST(ConvertPaddle, DetectedByContentWithCorrectMicroseconds) {
   TempDir job;
   Profile p;

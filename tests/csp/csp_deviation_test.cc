@@ -20,8 +20,6 @@ using paddle::platform::proto::Event;
 using paddle::platform::proto::MemEvent;
 using paddle::platform::proto::Profile;
 
-constexpr uint64_t kT0 = 1700000000000000000ull;
-
 void AddOp(Profile* p, const std::string& name, uint64_t start, uint64_t end, int64_t device,
            int64_t sub = 0, Event::EventType type = Event::CPU, const std::string& detail = "",
            uint64_t memcopy = 0) {

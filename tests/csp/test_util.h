@@ -14,6 +14,9 @@
 
 namespace tracemill::testing {
 
+// The Paddle tests' clock: a profile's start time in ns (2023-11-14).
+inline constexpr uint64_t kT0 = 1700000000000000000ull;
+
 // TempDir: a fresh folder under $TMPDIR (or /tmp), removed with its content.
 class TempDir {
  public:
