@@ -67,15 +67,9 @@ error_code RawValue(od::value& v, std::string_view* raw) {
   return SUCCESS;
 }
 
-// The body of a raw string token `"..."`, or nullopt if it is not a string.
-std::optional<std::string_view> StringBody(std::string_view raw) {
-  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') return raw.substr(1, raw.size() - 2);
-  return std::nullopt;
-}
-
 // Text of a numeric token or of a string holding a number (`"ts": "12.5"`).
 std::string_view NumberText(std::string_view raw) {
-  if (auto body = StringBody(raw)) return *body;
+  if (auto body = JsonStringBody(raw)) return *body;
   return raw;
 }
 
@@ -137,7 +131,7 @@ struct TefDecoder::Impl {
       std::string_view raw;
       if (RawValue(v, &raw)) return;
       if (name == "process_name" && key == "name") {
-        if (auto body = StringBody(raw)) {
+        if (auto body = JsonStringBody(raw)) {
           p.name = b->arena().Copy(*body);
           p.has_name = true;
         }
@@ -147,7 +141,7 @@ struct TefDecoder::Impl {
           p.has_sort_index = true;
         }
       } else if (name == "process_labels" && key == "labels") {
-        if (auto body = StringBody(raw)) p.labels = b->arena().Copy(*body);
+        if (auto body = JsonStringBody(raw)) p.labels = b->arena().Copy(*body);
       }
     }
   }
@@ -221,7 +215,7 @@ struct TefDecoder::Impl {
       // Core keys first; everything else goes to `rest`.
       bool handled = true;
       if (key == "ph") {
-        if (auto body = StringBody(raw); body && !body->empty()) {
+        if (auto body = JsonStringBody(raw); body && !body->empty()) {
           e.ph = b->InternString(*body);
           e.phase = (*body)[0];
           have_ph = true;
@@ -230,10 +224,10 @@ struct TefDecoder::Impl {
         ts_text = raw;
       } else if (key == "dur") {
         dur_text = raw;
-      } else if (key == "name" && StringBody(raw)) {
-        e.name = b->InternString(*StringBody(raw));
-      } else if (key == "cat" && StringBody(raw)) {
-        e.cat = b->InternString(*StringBody(raw));
+      } else if (key == "name" && JsonStringBody(raw)) {
+        e.name = b->InternString(*JsonStringBody(raw));
+      } else if (key == "cat" && JsonStringBody(raw)) {
+        e.cat = b->InternString(*JsonStringBody(raw));
       } else if (key == "pid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.pid = b->InternPid(raw);
         e.flags |= kHasPid;
@@ -391,7 +385,7 @@ struct TefDecoder::Impl {
           } else if (k == "world_size") {
             if (auto r = ParseInt64(NumberText(raw)); r && *r > 0) m.world_size = *r;
           } else if (k == "backend") {
-            if (auto body = StringBody(raw)) m.backend = UnescapeJsonStringBody(*body);
+            if (auto body = JsonStringBody(raw)) m.backend = UnescapeJsonStringBody(*body);
           }
         }
       }
@@ -408,7 +402,7 @@ struct TefDecoder::Impl {
         Warn("baseTimeNanoseconds is not an integer within +-2^62 ns; ignored");
       }
     } else if (key == "displayTimeUnit") {
-      if (auto body = StringBody(value)) m.display_time_unit = UnescapeJsonStringBody(*body);
+      if (auto body = JsonStringBody(value)) m.display_time_unit = UnescapeJsonStringBody(*body);
     }
     m.top_level.emplace_back(std::move(key), std::move(value));
     return true;

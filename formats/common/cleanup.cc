@@ -36,8 +36,6 @@ void OnInterrupt(int sig) {
   _exit(128 + sig);
 }
 
-}  // namespace
-
 // RegisterTemporary records `path` for removal on interrupt; returns a slot,
 // or -1 if the table is full.
 int RegisterTemporary(const std::string& path) {
@@ -52,6 +50,8 @@ int RegisterTemporary(const std::string& path) {
   }
   return -1;
 }
+
+}  // namespace
 
 DeferInterrupts::DeferInterrupts() {
   g_creating.fetch_add(1);

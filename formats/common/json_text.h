@@ -10,6 +10,7 @@
 // (RFC 8259) whatever the input held.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,14 @@ bool IsJsonLiteralOrNumber(std::string_view token);
 // text between the quotes, as it appears in the input) to `out`, repaired as
 // above, without quotes. Returns true if anything had to be repaired.
 bool AppendSanitizedStringBody(std::string_view body, std::string* out);
+
+// JsonStringBody returns the text between the quotes of a raw JSON string
+// token (`"..."`, as On-Demand's raw tokens give it, escapes kept), or
+// nullopt if `raw` is not a string token.
+inline std::optional<std::string_view> JsonStringBody(std::string_view raw) {
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') return raw.substr(1, raw.size() - 2);
+  return std::nullopt;
+}
 
 // AppendJsonString appends `text` (raw bytes, e.g. a file path) as a quoted
 // JSON string: `"` `\` and control characters escaped, invalid UTF-8 ->

@@ -32,13 +32,8 @@ void ForEachMember(std::string_view obj, Fn fn) {
   }
 }
 
-std::optional<std::string_view> StringBody(std::string_view raw) {
-  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') return raw.substr(1, raw.size() - 2);
-  return std::nullopt;
-}
-
 std::string_view NumberText(std::string_view raw) {
-  if (auto body = StringBody(raw)) return *body;
+  if (auto body = JsonStringBody(raw)) return *body;
   return raw;
 }
 
@@ -49,7 +44,7 @@ bool IsFailure(std::string_view raw) {
 }
 
 std::string PlainText(std::string_view raw) {
-  if (auto body = StringBody(raw)) return UnescapeJsonStringBody(*body);
+  if (auto body = JsonStringBody(raw)) return UnescapeJsonStringBody(*body);
   return std::string(raw);
 }
 
@@ -191,7 +186,7 @@ DecodeReport RunEventLogDecoder::Decode(std::string_view text, TraceBuilder* b) 
       });
     }
 
-    auto kind_body = StringBody(kind_raw);
+    auto kind_body = JsonStringBody(kind_raw);
     if (!kind_body || kind_body->empty()) {
       report.dropped.Add(DropReason::kMissingKind);
       continue;

@@ -21,11 +21,8 @@ std::string_view MemberToken(std::string_view compact, std::string_view key) {
   return compact.substr(begin, end - begin);
 }
 
-std::string_view Unquote(std::string_view token) {
-  if (token.size() >= 2 && token.front() == '"' && token.back() == '"')
-    return token.substr(1, token.size() - 2);
-  return token;
-}
+// A string token's body, any other token as it is.
+std::string_view Unquote(std::string_view token) { return JsonStringBody(token).value_or(token); }
 
 }  // namespace
 
@@ -36,23 +33,23 @@ std::optional<int64_t> SmdebugStepNumber(std::string_view name, std::string_view
   return ParseInt64(Unquote(tok));
 }
 
-uint32_t FrameworkNodeDecoder::Intern(std::string_view body) {
-  if (body.empty()) return 0;
-  auto it = strings_.find(AbslView(body));
-  if (it != strings_.end()) return it->second;
+uint32_t FrameworkNodeDecoder::Cached(absl::flat_hash_map<std::string, uint32_t>& cache, std::string_view key,
+                                      uint32_t (TraceBuilder::*intern)(std::string_view)) {
+  auto it = cache.find(AbslView(key));
+  if (it != cache.end()) return it->second;
   // The builder keys its map on the view it is given: give it one into its
   // own arena, which lives as long as the node's data.
-  uint32_t id = out_->InternString(out_->arena().Copy(body));
-  strings_.emplace(std::string(body), id);
+  uint32_t id = (out_->*intern)(out_->arena().Copy(key));
+  cache.emplace(std::string(key), id);
   return id;
 }
 
+uint32_t FrameworkNodeDecoder::Intern(std::string_view body) {
+  return body.empty() ? 0 : Cached(strings_, body, &TraceBuilder::InternString);
+}
+
 uint32_t FrameworkNodeDecoder::InternToken(std::string_view token) {
-  auto it = tokens_.find(AbslView(token));
-  if (it != tokens_.end()) return it->second;
-  uint32_t id = out_->InternToken(out_->arena().Copy(token));
-  tokens_.emplace(std::string(token), id);
-  return id;
+  return Cached(tokens_, token, &TraceBuilder::InternToken);
 }
 
 uint32_t FrameworkNodeDecoder::PhasePid(std::string_view phase) {

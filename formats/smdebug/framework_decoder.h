@@ -55,6 +55,9 @@ class FrameworkNodeDecoder {
                        TefDecoder* tef);
 
  private:
+  // Cached: `cache[key]`, else `(out_->*intern)` of an arena copy of `key`.
+  uint32_t Cached(absl::flat_hash_map<std::string, uint32_t>& cache, std::string_view key,
+                  uint32_t (TraceBuilder::*intern)(std::string_view));
   uint32_t Intern(std::string_view sanitized_body);
   uint32_t InternToken(std::string_view sanitized_token);
   uint32_t PhasePid(std::string_view phase_body);

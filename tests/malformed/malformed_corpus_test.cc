@@ -6,6 +6,7 @@
 // (tests/tools/check_outputs.py). Adding a case is adding two files.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -166,6 +167,33 @@ TEST_P(MalformedCorpus, ConvertsAsExpected) {
     fs::remove_all(out);
     fs::remove(err);
   }
+}
+
+// Issue 8: no input may make tracemill use more than its memory limit. The
+// large generated cases (100 MB string, 100,000-deep nesting, 300,000 keys,
+// 10,000 digits) under --memory-limit 512M: converted or rejected, never
+// past the limit plus the process's fixed part (binary, libraries: about
+// 15 MiB; 64 MiB allowed). Peak RSS of the children: getrusage, after each
+// run (the maximum over every child waited for).
+TEST(MalformedCorpusMemory, LargeCasesStayUnderTheMemoryLimit) {
+#ifdef TRACEMILL_SANITIZED
+  GTEST_SKIP() << "peak RSS is measured in the release preset (ASan adds shadow memory)";
+#endif
+  int runs = 0;
+  for (const Expectation& x : AllCases()) {
+    if (!x.generated) continue;
+    fs::path out = fs::path(TRACEMILL_TEST_TMP) / ("malformed_mem_" + x.name);
+    fs::remove_all(out);
+    int rc = RunCommand(std::string("'") + TRACEMILL_BIN + "' convert '" + x.input.string() + "' -o '" +
+                        out.string() + "' --memory-limit 512M -q");
+    EXPECT_TRUE(rc == 0 || rc == 3) << x.name << ": exit " << rc;
+    rusage u{};
+    ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &u), 0);
+    EXPECT_LT(u.ru_maxrss, (512 + 64) * 1024) << x.name << ": peak RSS " << u.ru_maxrss << " KiB";
+    fs::remove_all(out);
+    ++runs;
+  }
+  EXPECT_GE(runs, 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MalformedCorpus, testing::ValuesIn(AllCases()),
