@@ -29,10 +29,25 @@ std::optional<uint64_t> ReadLimit(const char* path) {
 
 std::string MemoryPlan::Describe() const {
   auto mib = [](uint64_t b) { return static_cast<double>(b) / (1 << 20); };
+  if (overlap)
+    return absl::StrFormat(
+        "memory limit %.0f MiB: decode %.0f MiB (50%%), in-memory runs %.0f MiB (40%%, the rest "
+        "spills), merge buffers %.0f MiB (10%%, while decoding)",
+        mib(limit), mib(decode), mib(runs), mib(merge));
   return absl::StrFormat(
       "memory limit %.0f MiB: decode %.0f MiB (60%%), in-memory runs %.0f MiB (40%%, the rest "
       "spills), merge buffers %.0f MiB (60%%, after decode)",
       mib(limit), mib(decode), mib(runs), mib(merge));
+}
+
+MemoryPlan MemoryPlan::ForOverlap() const {
+  MemoryPlan p;
+  p.limit = limit;
+  p.decode = limit / 10 * 5;
+  p.runs = limit / 10 * 4;
+  p.merge = limit / 10;
+  p.overlap = true;
+  return p;
 }
 
 MemoryPlan PlanMemory(uint64_t limit) {

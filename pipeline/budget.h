@@ -16,6 +16,11 @@
 //   share pays its writer buffers (kWriterBytes) and one read buffer per
 //   spilled run (between kMinReadBuffer and kMaxReadBuffer).
 // So at any time: resident runs (<= 40%) + the stage's buffers (<= 60%).
+// - When outputs are written while later inputs decode (overlap, graph.cc),
+//   both stages run at once: `decode` = 50%, `runs` = 40% (runs wait for
+//   their output, and leave it when written), `merge` = 10% (the buffers of
+//   the outputs being written). The overlap is only used when the largest
+//   input fits the 50% decode budget.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,7 +38,10 @@ struct MemoryPlan {
   uint64_t decode = 0;
   uint64_t runs = 0;
   uint64_t merge = 0;
+  bool overlap = false;          // the split of ForOverlap()
   std::string Describe() const;  // one line for --verbose
+  // ForOverlap: the same limit split 50/40/10 for overlapped stages.
+  MemoryPlan ForOverlap() const;
 };
 
 // PlanMemory splits `limit_bytes` by the rule above.

@@ -31,6 +31,7 @@
 #include "formats/chrome/tef_decoder.h"
 #include "formats/common/byte_buffer.h"
 #include "formats/common/cleanup.h"
+#include "formats/common/large_alloc.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/common/time_window.h"
@@ -566,6 +567,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
 
   // ---- Stage 1: read, inflate, decode and sort every input in parallel.
   const MemoryPlan plan = PlanMemory(opts.memory_limit ? opts.memory_limit : DefaultMemoryLimit());
+  // Freed 2 MiB arena chunks (spilled runs, written outputs) are reused by
+  // the next decodes instead of being faulted in again (large_alloc.h). The
+  // pool only holds memory the runs held a moment before, so it stays in
+  // the runs budget; it is emptied when the job ends.
+  formats::SetChunkPoolLimit(plan.runs / 2);
+  struct PoolRelease {
+    ~PoolRelease() { formats::SetChunkPoolLimit(0); }
+  } pool_release;
   const std::string tmp_dir = !opts.tmp_dir.empty()            ? opts.tmp_dir
                               : std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR")
                                                                  : "/tmp";
@@ -604,17 +613,47 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     largest_cost = std::max(largest_cost, cost);
     order.push_back(i);
   }
+  // ---- Overlap: when the pre-scan knows every input's output (none
+  // undetermined) and nothing needs every input decoded before the first
+  // write (no --start-step/--end-step, no --relative-time), inputs are
+  // decoded output by output and each output is merged and written as soon
+  // as its last input is decoded, while later inputs decode. Its runs are
+  // freed at once, their memory reused by the next decodes (the chunk pool)
+  // instead of faulted in again, and fewer runs spill. Otherwise every
+  // input is decoded first (stage 1), then every output written (stage 2).
+  // Both write the same bytes; the budget of each is in budget.h.
+  const MemoryPlan overlap_plan = plan.ForOverlap();
+  bool overlap = !opts.no_overlap && !opts.relative_time && !opts.start_step && !opts.end_step && largest_cost <= overlap_plan.decode;
+  for (size_t i : order) overlap = overlap && jp.inputs[i].kind != PlanKind::kUndetermined;
+  const MemoryPlan& mplan = overlap ? overlap_plan : plan;
   // Inputs in flight: as many of the largest as fit the decode budget, at
   // least one, at most one per thread.
   const size_t slots = static_cast<size_t>(std::clamp<uint64_t>(
-      largest_cost ? plan.decode / largest_cost : threads, 1, static_cast<uint64_t>(threads)));
+      largest_cost ? mplan.decode / largest_cost : threads, 1, static_cast<uint64_t>(threads)));
   if (opts.verbose) {
-    console.Line(absl::StrCat("tracemill: ", plan.Describe()));
+    console.Line(absl::StrCat("tracemill: ", mplan.Describe()));
     console.Line(absl::StrCat("tracemill: ", slots, " inputs decoded at once (largest needs about ",
-                              largest_cost >> 20, " MiB); spill files in ", tmp_dir));
+                              largest_cost >> 20, " MiB); spill files in ", tmp_dir,
+                              overlap ? "; outputs written as their inputs are decoded"
+                                      : "; outputs written once every input is decoded"));
   }
   // Largest first: the long decodes start early, small ones fill the gaps.
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  if (overlap) {
+    // Output by output, largest output first. Inputs planned to no output
+    // (READMEs, Paddle profiles, smdebug metrics: kNoOutput) come first:
+    // until they are decoded, any output may still gain one of them.
+    std::map<OutputKey, uint64_t> out_bytes;
+    for (size_t i : order)
+      if (jp.planned_key[i]) out_bytes[*jp.planned_key[i]] += sizes[i];
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const auto &ka = jp.planned_key[a], &kb = jp.planned_key[b];
+      if (!ka || !kb) return !ka && kb;
+      if (*ka == *kb) return false;
+      uint64_t sa = out_bytes.at(*ka), sb = out_bytes.at(*kb);
+      return sa != sb ? sa > sb : *ka < *kb;
+    });
+  }
   // A pool of `slots` workers: at most `slots` sets of buffers ever exist.
   std::vector<std::unique_ptr<Worker>> worker_store;
   tbb::concurrent_queue<Worker*> pool;
@@ -625,10 +664,257 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   std::atomic<size_t> done{0};
   std::atomic<uint64_t> bytes_done{0};
   std::atomic<uint64_t> resident{0};
+  std::vector<uint64_t> accounted(n, 0);  // bytes of runs[i] counted in `resident`
   std::atomic<uint64_t> spilled_runs{0}, spilled_events{0};
+
+  // The time window: --start/--end now; --start-step/--end-step narrow it
+  // after stage 1 (no overlap then).
+  formats::TimeWindow window;
+  if (opts.window_start_ns) window.start_ns = *opts.window_start_ns;
+  if (opts.window_end_ns) window.end_ns = *opts.window_end_ns;
+  int64_t offset_ns = 0;  // --relative-time: set before stage 2 (no overlap then)
+  const int gpn = jp.gpus_per_node;
+
+  // Outputs: grouped as inputs are placed (under group_mu).
+  struct GroupState {
+    OutputGroup og;
+    size_t pending = 0;    // planned inputs not decoded yet (overlap)
+    bool started = false;  // handed to the writer: no input may join any more
+  };
+  std::map<OutputKey, GroupState> groups;
+  std::mutex group_mu;
+  std::vector<GroupState*> candidates;  // groups that may have become ready
+  size_t gate = 0;                      // unplanned inputs not decoded yet (overlap)
+  std::vector<char> placed(n, 0);       // 1: input i's run is in a group; 2: refused, reported
+  bool plan_broken = false;
+  if (overlap) {
+    for (size_t i : order) {
+      if (jp.planned_key[i]) ++groups[*jp.planned_key[i]].pending;
+      else ++gate;
+    }
+  }
+  // Place puts decoded input i in the output of its decoded rank, unless
+  // another shard writes that output, an earlier run completed it
+  // (--resume) or it has been handed to the writer already; then the input
+  // fails loudly, never regrouped silently. Caller holds group_mu.
+  auto place = [&](size_t i) {
+    InputRecord& r = records[i];
+    OutputKey key = KeyFor(r.rank, opts.group_by, gpn);
+    const std::string name = OutputFileName(key, opts.compress);
+    int owner = jp.OwnerOf(key);
+    if (owner != me && planned_owner(i) < 0) {
+      r.owner_shard = owner;  // decoded for nothing: another shard writes its output
+      resident -= accounted[i];
+      runs[i].reset();
+      return;
+    }
+    auto it = groups.find(key);
+    const bool late = it != groups.end() && it->second.started;
+    if (owner != me || carried_outputs.count(name) || late) {
+      // The head said one output, the decode another, written elsewhere
+      // or already. Never silently.
+      plan_broken = true;
+      r.status = absl::FailedPreconditionError(absl::StrCat(
+          owner != me ? absl::StrCat("its decoded rank puts it in ", name, ", which shard ", owner,
+                                     " writes without it (its head planned it elsewhere)")
+          : late      ? absl::StrCat("its decoded rank puts it in ", name,
+                                     ", which was written before it was decoded (its head planned it elsewhere)")
+                      : absl::StrCat("its decoded rank puts it in ", name,
+                                     ", which an earlier run completed without it (--resume)"),
+          ": rerun the job without --shard/--resume"));
+      r.rejected = true;
+      console.Line(ErrorLine(r));
+      placed[i] = 2;  // reported
+      resident -= accounted[i];
+      runs[i].reset();
+      return;
+    }
+    if (!r.status.ok() && planned_owner(i) < 0 && !opts.quiet) console.Line(ErrorLine(r));
+    GroupState& gs = groups[key];
+    gs.og.name = name;
+    gs.og.kind = key.kind;
+    gs.og.number = key.number;
+    gs.og.inputs.push_back(i);
+    placed[i] = 1;
+    if (gs.pending == 0) candidates.push_back(&gs);
+  };
+  // Finish a group's inputs: duplicate-rank warnings, process labels, input
+  // order (rank, then path).
+  auto finish_group = [&](OutputGroup& og) {
+    std::map<int64_t, std::vector<size_t>> by_rank;  // a rank's inputs are all in its output
+    for (size_t i : og.inputs)
+      if (records[i].rank && records[i].node.empty()) by_rank[*records[i].rank].push_back(i);
+    for (auto& [rank, idx] : by_rank) {
+      if (idx.size() < 2) continue;
+      for (size_t i : idx) {
+        std::string others;
+        for (size_t j : idx)
+          if (j != i) absl::StrAppend(&others, others.empty() ? "" : ", ", records[j].path);
+        records[i].warnings.push_back(absl::StrCat("rank ", rank, " is also claimed by ", others,
+                                                   "; both kept as separate processes"));
+      }
+    }
+    for (size_t i : og.inputs) {
+      InputRecord& r = records[i];
+      if (!r.node.empty()) {
+        // smdebug: "<node> · DataIterator", "rank 1 (0001) · DataIterator"
+        r.label = r.rank ? absl::StrCat("rank ", *r.rank, " (", r.node, ")") : r.node;
+      } else if (!r.rank) {
+        r.label = BaseName(r.path);
+      } else if (by_rank[*r.rank].size() > 1) {
+        r.label = absl::StrCat("rank ", *r.rank, " (", BaseName(r.path), ")");
+      } else {
+        r.label = absl::StrCat("rank ", *r.rank);
+      }
+    }
+    std::stable_sort(og.inputs.begin(), og.inputs.end(), [&](size_t a, size_t b) {
+      int64_t ra = records[a].rank.value_or(INT64_MAX), rb = records[b].rank.value_or(INT64_MAX);
+      if (ra != rb) return ra < rb;
+      return records[a].path < records[b].path;
+    });
+  };
+  // Ready groups: every planned input decoded and no unplanned one left.
+  // Caller holds group_mu.
+  auto take_ready = [&]() {
+    std::vector<GroupState*> ready;
+    if (gate > 0) return ready;
+    for (GroupState* gs : candidates) {
+      if (gs->started || gs->pending > 0) continue;
+      gs->started = true;
+      if (!gs->og.inputs.empty()) ready.push_back(gs);
+    }
+    candidates.clear();
+    return ready;
+  };
+
+  std::mutex out_mu;
+  std::atomic<size_t> written_outputs{0};
+  auto progress = [&](bool force) {
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    size_t d = done.load(), w = written_outputs.load();
+    std::string line = absl::StrFormat("tracemill: decoded %zu/%zu inputs, %.1f MB/s", d, order.size(),
+                                       secs > 0 ? bytes_done.load() / 1e6 / secs : 0.0);
+    if (overlap || d == order.size()) absl::StrAppend(&line, ", wrote ", w, " outputs");
+    console.Progress(line, force);
+  };
+  // Merge one output's runs and write it (temporary, then rename), then free
+  // its runs. Its record joins summary.outputs.
+  auto write_group = [&](OutputGroup& og) {
+    OutputRecord out;
+    out.path = og.name;
+    try {
+      std::vector<formats::WriterInput> winputs(og.inputs.size());
+      std::vector<merge::SortedRun*> group_runs;
+      merge::Namespacer ns;
+      std::string dtu;
+      bool dtu_agree = true;
+      for (size_t j = 0; j < og.inputs.size(); ++j) {
+        size_t i = og.inputs[j];
+        const auto& data = runs[i]->data();
+        merge::InputNamespace ids = ns.Add(data);
+        winputs[j].data = &data;
+        winputs[j].out_pid = std::move(ids.out_pid);
+        winputs[j].pid_order = std::move(ids.pid_order);
+        winputs[j].id_base = ids.id_base;
+        winputs[j].label = records[i].label;
+        group_runs.push_back(runs[i].get());
+        out.inputs.push_back(records[i].path);
+        if (records[i].rank) out.ranks.push_back(*records[i].rank);
+        const std::string& u = data.meta.display_time_unit;
+        if (!u.empty()) {
+          if (dtu.empty()) dtu = u;
+          else if (dtu != u) dtu_agree = false;
+        }
+      }
+      std::sort(out.ranks.begin(), out.ranks.end());
+      out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
+      if (dtu.empty() || !dtu_agree) dtu = "ms";
+      // This output's share of the merge budget pays one read buffer per
+      // spilled run.
+      size_t n_spilled = 0;
+      for (auto* r : group_runs) n_spilled += r->spilled();
+      uint64_t share = mplan.merge / static_cast<uint64_t>(std::max(1, threads));
+      uint64_t per_run = n_spilled ? (share > kWriterBytes ? share - kWriterBytes : 0) / n_spilled : 0;
+      per_run = std::clamp<uint64_t>(per_run, kMinReadBuffer, kMaxReadBuffer);
+      absl::Status st;
+      for (auto* r : group_runs)
+        if (st.ok()) st = r->Open(per_run);
+      // The rename and its journal line go together: an interrupt waits
+      // for both (DeferInterrupts, emplaced just before Commit).
+      std::optional<formats::DeferInterrupts> defer;
+      auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
+      if (st.ok()) st = file.status();
+      if (st.ok()) {
+        formats::ChromeWriter w(file->get(), offset_ns);
+        st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
+        for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
+        merge::KWayMerger merger(group_runs);
+        uint64_t since_pause = 0;
+        while (st.ok()) {
+          auto [run, e] = merger.Next();
+          if (!e) break;
+          if (!window.Keeps(*e)) {
+            records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
+            continue;
+          }
+          st = w.WriteEvent(winputs[run], *e);
+          if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
+            since_pause = 0;
+            std::this_thread::sleep_for(std::chrono::milliseconds(opts.debug_write_delay_ms));
+          }
+        }
+        for (auto* r : group_runs)
+          if (st.ok() && !r->read_status().ok()) st = r->read_status();
+        if (st.ok()) st = w.Finish();
+        if (st.ok()) defer.emplace();
+        if (st.ok()) st = (*file)->Commit();
+        out.events = w.events_written();
+        out.metadata_added = w.metadata_added();
+        out.bytes = (*file)->bytes_written();
+        out.crc32 = (*file)->crc32();
+      }
+      // Each input belongs to one output: free its run now.
+      for (size_t i : og.inputs) {
+        resident -= accounted[i];
+        runs[i].reset();
+      }
+      if (!st.ok()) {
+        out.error = std::string(st.message());
+        out.events = 0;
+        console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
+                                  st.message()));
+      } else {
+        std::vector<const InputRecord*> done_inputs;
+        for (size_t j = 0; j < og.inputs.size(); ++j) {
+          records[og.inputs[j]].events_written = winputs[j].events_written;
+          records[og.inputs[j]].output = og.name;
+          done_inputs.push_back(&records[og.inputs[j]]);
+        }
+        // The output is in place: record it for --resume.
+        if (journal) {
+          if (absl::Status js = journal->Append(out, done_inputs); !js.ok())
+            console.Line(absl::StrCat("tracemill: journal: ", js.message()));
+        }
+      }
+    } catch (const std::exception& e) {
+      out.error = absl::StrCat("internal error: ", e.what());
+      console.Line(absl::StrCat("tracemill: ", og.name, ": ", out.error));
+    }
+    {
+      std::lock_guard<std::mutex> lock(out_mu);
+      summary.outputs.push_back(std::move(out));
+    }
+    ++written_outputs;
+    progress(false);
+  };
+
   {
     using namespace tbb::flow;
     graph g;
+    function_node<GroupState*, continue_msg> write(g, unlimited, [&](GroupState* gs) {
+      write_group(gs->og);
+      return continue_msg();
+    });
     size_t next = 0;
     input_node<size_t> source(g, [&](tbb::flow_control& fc) -> size_t {
       if (next >= order.size()) {
@@ -644,13 +930,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       while (!pool.try_pop(w)) std::this_thread::yield();  // never waits: slots == pool size
       try {
         runs[i] = DecodeAndSort(records[i], *w, *matcher,
-                                static_cast<uint64_t>(plan.decode / kDecodeFactor), opts);
+                                static_cast<uint64_t>(mplan.decode / kDecodeFactor), opts);
         if (runs[i]) {
           // Keep the run in memory if it fits the run budget, else spill it.
           uint64_t rb = runs[i]->ResidentBytes();
           uint64_t before = resident.fetch_add(rb);
-          if (before + rb > plan.runs) {
+          accounted[i] = rb;
+          if (before + rb > mplan.runs) {
             resident -= rb;
+            accounted[i] = 0;
             absl::Status st;
             if (!w->spill) {
               auto f = merge::SpillFile::Create(tmp_dir);
@@ -663,7 +951,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
               records[i].rejected = true;
               runs[i].reset();
             } else {
-              resident += runs[i]->ResidentBytes();
+              accounted[i] = runs[i]->ResidentBytes();
+              resident += accounted[i];
               ++spilled_runs;
               spilled_events += runs[i]->size();
             }
@@ -672,16 +961,33 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       } catch (const std::exception& e) {  // nothing throws across a node
         records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
         records[i].rejected = true;
+        resident -= accounted[i];
+        accounted[i] = 0;
         runs[i].reset();
       }
       pool.push(w);
       if (!records[i].status.ok() && report_now(i)) console.Line(ErrorLine(records[i]));
-      size_t d = ++done;
-      uint64_t b = bytes_done += records[i].bytes;
-      double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-      console.Progress(absl::StrFormat("tracemill: decoded %zu/%zu inputs, %.1f MB/s", d, order.size(),
-                                       secs > 0 ? b / 1e6 / secs : 0.0),
-                       d == order.size());
+      ++done;
+      bytes_done += records[i].bytes;
+      progress(done.load() == order.size() && !overlap);
+      if (overlap) {
+        std::vector<GroupState*> ready;
+        {
+          std::lock_guard<std::mutex> lock(group_mu);
+          if (runs[i]) place(i);
+          if (jp.planned_key[i]) {
+            GroupState& gs = groups[*jp.planned_key[i]];
+            if (--gs.pending == 0) candidates.push_back(&gs);
+          } else if (--gate == 0) {
+            for (auto& [key, gs] : groups) candidates.push_back(&gs);
+          }
+          ready = take_ready();
+        }
+        for (GroupState* gs : ready) {
+          finish_group(gs->og);
+          write.try_put(gs);
+        }
+      }
       return continue_msg();
     });
     make_edge(source, limiter);
@@ -689,39 +995,80 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     make_edge(decode, limiter.decrementer());
     source.activate();
     g.wait_for_all();
-  }
-  // Stage 1's buffers go; the spill files stay for the merge.
-  std::vector<std::unique_ptr<merge::SpillFile>> spill_files;
-  for (auto& w : worker_store)
-    if (w->spill) spill_files.push_back(std::move(w->spill));
-  worker_store.clear();
-  pool.clear();
-  malloc_trim(0);
-  if (opts.verbose)
-    console.Line(absl::StrCat("tracemill: decoded; ", resident.load() >> 20, " MiB of runs in memory, ",
-                              spilled_runs.load(), " runs (", spilled_events.load(),
-                              " events) spilled"));
 
-  // ---- The window: --start/--end, narrowed by --start-step/--end-step,
-  // whose times come from the step markers just decoded.
-  formats::TimeWindow window;
-  if (opts.window_start_ns) window.start_ns = *opts.window_start_ns;
-  if (opts.window_end_ns) window.end_ns = *opts.window_end_ns;
-  if (opts.start_step || opts.end_step) {
-    auto resolved = ResolveStepWindow(records, runs, opts.start_step, opts.end_step);
-    if (!resolved.ok()) {
-      console.Line(absl::StrCat("tracemill: ", resolved.status().message()));
-      if (journal) journal->Remove();
-      summary.exit_code = kExitUsage;
-      return summary;
+    if (!overlap) {
+      // Stage 1's buffers go; the spill files stay for the merge.
+      std::vector<std::unique_ptr<merge::SpillFile>> spill_files;
+      for (auto& w : worker_store)
+        if (w->spill) spill_files.push_back(std::move(w->spill));
+      worker_store.clear();
+      pool.clear();
+      malloc_trim(0);
+      if (opts.verbose)
+        console.Line(absl::StrCat("tracemill: decoded; ", resident.load() >> 20, " MiB of runs in memory, ",
+                                  spilled_runs.load(), " runs (", spilled_events.load(), " events) spilled"));
+
+      // ---- The window, narrowed by --start-step/--end-step, whose times
+      // come from the step markers just decoded.
+      if (opts.start_step || opts.end_step) {
+        auto resolved = ResolveStepWindow(records, runs, opts.start_step, opts.end_step);
+        if (!resolved.ok()) {
+          console.Line(absl::StrCat("tracemill: ", resolved.status().message()));
+          if (journal) journal->Remove();
+          summary.exit_code = kExitUsage;
+          return summary;
+        }
+        window.start_ns = std::max(window.start_ns, resolved->start_ns);
+        window.end_ns = std::min(window.end_ns, resolved->end_ns);
+        if (opts.verbose)
+          console.Line(absl::StrCat("tracemill: steps resolve to [", window.start_ns, ", ", window.end_ns, "] ns"));
+      }
+      // ---- Grouping: every decoded input's rank is known now; the decoded
+      // rank decides its output, and the output's shard decides who reports it.
+      for (size_t i = 0; i < n; ++i)
+        if (read[i] && runs[i]) place(i);
+      // The job's time span: the base of --relative-time.
+      int64_t first = INT64_MAX;
+      for (size_t i = 0; i < n; ++i)
+        if (placed[i] == 1 && records[i].has_span) first = std::min(first, records[i].first_ts_ns);
+      for (auto& c : resume.outputs)
+        for (auto& r : c.inputs)
+          if (r.has_span) first = std::min(first, r.first_ts_ns);
+      if (opts.relative_time && first != INT64_MAX) offset_ns = first;
+      // ---- Stage 2: k-way merge and write every output, in parallel,
+      // largest first.
+      std::vector<GroupState*> list;
+      for (auto& [key, gs] : groups) {
+        gs.started = true;
+        finish_group(gs.og);
+        list.push_back(&gs);
+      }
+      std::vector<uint64_t> events_of(list.size(), 0);
+      for (size_t k = 0; k < list.size(); ++k)
+        for (size_t i : list[k]->og.inputs) events_of[k] += runs[i]->size();
+      std::vector<size_t> korder(list.size());
+      for (size_t k = 0; k < korder.size(); ++k) korder[k] = k;
+      std::stable_sort(korder.begin(), korder.end(), [&](size_t a, size_t b) { return events_of[a] > events_of[b]; });
+      for (size_t k : korder) write.try_put(list[k]);
+      g.wait_for_all();
+    } else {
+      worker_store.clear();
+      pool.clear();
+      if (opts.verbose)
+        console.Line(absl::StrCat("tracemill: decoded and written, ", spilled_runs.load(), " runs (",
+                                  spilled_events.load(), " events) spilled"));
     }
-    window.start_ns = std::max(window.start_ns, resolved->start_ns);
-    window.end_ns = std::min(window.end_ns, resolved->end_ns);
-    if (opts.verbose)
-      console.Line(absl::StrCat("tracemill: steps resolve to [", window.start_ns, ", ", window.end_ns, "] ns"));
   }
-
-  // ---- Grouping: every input's rank is known now.
+  progress(true);
+  console.EndProgress();
+  // Inputs read without a run: the shard they belong to reports them; an
+  // undetermined one's error line is printed now.
+  for (size_t i = 0; i < n; ++i) {
+    if (!read[i] || placed[i] || records[i].owner_shard >= 0) continue;
+    int owner = std::max(planned_owner(i), 0);
+    if (owner != me) records[i].owner_shard = owner;
+    else if (planned_owner(i) < 0 && !records[i].status.ok() && !opts.quiet) console.Line(ErrorLine(records[i]));
+  }
   // A rejected input still names its rank by its file name: the report then
   // draws that rank as dead rather than as an anonymous file.
   for (InputRecord& r : records) {
@@ -731,91 +1078,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       r.rank_source = "file name";
     }
   }
-  // ---- Grouping: every decoded input's rank is known now; the decoded rank
-  // decides its output, and the output's shard decides who reports it.
-  const int gpn = jp.gpus_per_node;
-  bool plan_broken = false;
-  std::map<OutputKey, OutputGroup> groups;
-  std::map<int64_t, std::vector<size_t>> by_rank;
-  for (size_t i = 0; i < n; ++i) {
-    if (!read[i]) continue;
-    InputRecord& r = records[i];
-    if (!runs[i]) {
-      int owner = std::max(planned_owner(i), 0);
-      if (owner != me) r.owner_shard = owner;
-      else if (planned_owner(i) < 0 && !r.status.ok() && !opts.quiet) console.Line(ErrorLine(r));
-      continue;
-    }
-    OutputKey key = KeyFor(r.rank, opts.group_by, gpn);
-    const std::string name = OutputFileName(key, opts.compress);
-    int owner = jp.OwnerOf(key);
-    if (owner != me && planned_owner(i) < 0) {
-      r.owner_shard = owner;  // decoded for nothing: another shard writes its output
-      runs[i].reset();
-      continue;
-    }
-    if (owner != me || carried_outputs.count(name)) {
-      // The head said one output, the decode another, written elsewhere
-      // (e.g. a second distributedInfo after traceEvents). Never silently.
-      plan_broken = true;
-      r.status = absl::FailedPreconditionError(absl::StrCat(
-          owner != me ? absl::StrCat("its decoded rank puts it in ", name, ", which shard ", owner,
-                                     " writes without it (its head planned it elsewhere)")
-                      : absl::StrCat("its decoded rank puts it in ", name,
-                                     ", which an earlier run completed without it (--resume)"),
-          ": rerun the job without --shard/--resume"));
-      r.rejected = true;
-      console.Line(ErrorLine(r));
-      runs[i].reset();
-      continue;
-    }
-    if (!r.status.ok() && planned_owner(i) < 0 && !opts.quiet) console.Line(ErrorLine(r));
-    if (r.rank && r.node.empty()) by_rank[*r.rank].push_back(i);
-    OutputGroup& og = groups[key];
-    og.name = name;
-    og.kind = key.kind;
-    og.number = key.number;
-    og.inputs.push_back(i);
-  }
-  for (auto& [rank, idx] : by_rank) {
-    if (idx.size() < 2) continue;
-    for (size_t i : idx) {
-      std::string others;
-      for (size_t j : idx)
-        if (j != i) absl::StrAppend(&others, others.empty() ? "" : ", ", records[j].path);
-      records[i].warnings.push_back(absl::StrCat("rank ", rank, " is also claimed by ", others,
-                                                 "; both kept as separate processes"));
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (!runs[i]) continue;
-    InputRecord& r = records[i];
-    if (!r.node.empty()) {
-      // smdebug: "<node> · DataIterator", "rank 1 (0001) · DataIterator"
-      r.label = r.rank ? absl::StrCat("rank ", *r.rank, " (", r.node, ")") : r.node;
-    } else if (!r.rank) {
-      r.label = BaseName(r.path);
-    } else if (by_rank[*r.rank].size() > 1) {
-      r.label = absl::StrCat("rank ", *r.rank, " (", BaseName(r.path), ")");
-    } else {
-      r.label = absl::StrCat("rank ", *r.rank);
-    }
-  }
-  for (auto& [key, og] : groups) {
-    std::stable_sort(og.inputs.begin(), og.inputs.end(), [&](size_t a, size_t b) {
-      int64_t ra = records[a].rank.value_or(INT64_MAX), rb = records[b].rank.value_or(INT64_MAX);
-      if (ra != rb) return ra < rb;
-      return records[a].path < records[b].path;
-    });
-  }
-
   // Records carried over by --resume take their place in the list.
   for (auto& c : resume.outputs)
     for (auto& r : c.inputs) records[static_cast<size_t>(r.index)] = r;
-  // The job's time span (and the base of --relative-time).
+  // The job's time span.
   for (size_t i = 0; i < n; ++i) {
     const InputRecord& r = records[i];
-    if (!(runs[i] || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
+    if (!(placed[i] == 1 || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
     if (!summary.has_span) {
       summary.first_ts_ns = r.first_ts_ns;
       summary.last_ts_ns = r.last_ts_ns;
@@ -825,142 +1094,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       summary.last_ts_ns = std::max(summary.last_ts_ns, r.last_ts_ns);
     }
   }
-  const int64_t offset_ns = opts.relative_time && summary.has_span ? summary.first_ts_ns : 0;
 
-  // ---- Stage 2: k-way merge and write every output, in parallel.
-  std::vector<OutputGroup*> group_list;
-  for (auto& [key, og] : groups) group_list.push_back(&og);
-  summary.outputs.resize(group_list.size());
-  std::atomic<size_t> written_outputs{0};
-  {
-    using namespace tbb::flow;
-    graph g;
-    function_node<size_t, continue_msg> write(g, unlimited, [&](size_t k) {
-      OutputGroup& og = *group_list[k];
-      OutputRecord& out = summary.outputs[k];
-      out.path = og.name;
-      try {
-        std::vector<formats::WriterInput> winputs(og.inputs.size());
-        std::vector<merge::SortedRun*> group_runs;
-        merge::Namespacer ns;
-        std::string dtu;
-        bool dtu_agree = true;
-        for (size_t j = 0; j < og.inputs.size(); ++j) {
-          size_t i = og.inputs[j];
-          const auto& data = runs[i]->data();
-          merge::InputNamespace ids = ns.Add(data);
-          winputs[j].data = &data;
-          winputs[j].out_pid = std::move(ids.out_pid);
-          winputs[j].pid_order = std::move(ids.pid_order);
-          winputs[j].id_base = ids.id_base;
-          winputs[j].label = records[i].label;
-          group_runs.push_back(runs[i].get());
-          out.inputs.push_back(records[i].path);
-          if (records[i].rank) out.ranks.push_back(*records[i].rank);
-          const std::string& u = data.meta.display_time_unit;
-          if (!u.empty()) {
-            if (dtu.empty()) dtu = u;
-            else if (dtu != u) dtu_agree = false;
-          }
-        }
-        std::sort(out.ranks.begin(), out.ranks.end());
-        out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
-        if (dtu.empty() || !dtu_agree) dtu = "ms";
-        // This output's share of the merge budget pays one read buffer per
-        // spilled run.
-        size_t n_spilled = 0;
-        for (auto* r : group_runs) n_spilled += r->spilled();
-        uint64_t share = plan.merge / static_cast<uint64_t>(std::max(1, threads));
-        uint64_t per_run = n_spilled ? (share > kWriterBytes ? share - kWriterBytes : 0) / n_spilled : 0;
-        per_run = std::clamp<uint64_t>(per_run, kMinReadBuffer, kMaxReadBuffer);
-        absl::Status st;
-        for (auto* r : group_runs)
-          if (st.ok()) st = r->Open(per_run);
-        // The rename and its journal line go together: an interrupt waits
-        // for both (DeferInterrupts, emplaced just before Commit).
-        std::optional<formats::DeferInterrupts> defer;
-        auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
-        if (st.ok()) st = file.status();
-        if (st.ok()) {
-          formats::ChromeWriter w(file->get(), offset_ns);
-          st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
-          for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
-          merge::KWayMerger merger(group_runs);
-          uint64_t since_pause = 0;
-          while (st.ok()) {
-            auto [run, e] = merger.Next();
-            if (!e) break;
-            if (!window.Keeps(*e)) {
-              records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
-              continue;
-            }
-            st = w.WriteEvent(winputs[run], *e);
-            if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
-              since_pause = 0;
-              std::this_thread::sleep_for(std::chrono::milliseconds(opts.debug_write_delay_ms));
-            }
-          }
-          for (auto* r : group_runs)
-            if (st.ok() && !r->read_status().ok()) st = r->read_status();
-          if (st.ok()) st = w.Finish();
-          if (st.ok()) defer.emplace();
-          if (st.ok()) st = (*file)->Commit();
-          out.events = w.events_written();
-          out.metadata_added = w.metadata_added();
-          out.bytes = (*file)->bytes_written();
-          out.crc32 = (*file)->crc32();
-        }
-        // Each input belongs to one output: free its run now.
-        for (size_t i : og.inputs) runs[i].reset();
-        if (!st.ok()) {
-          out.error = std::string(st.message());
-          out.events = 0;
-          console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
-                                    st.message()));
-        } else {
-          std::vector<const InputRecord*> done_inputs;
-          for (size_t j = 0; j < og.inputs.size(); ++j) {
-            records[og.inputs[j]].events_written = winputs[j].events_written;
-            records[og.inputs[j]].output = og.name;
-            done_inputs.push_back(&records[og.inputs[j]]);
-          }
-          // The output is in place: record it for --resume.
-          if (journal) {
-            if (absl::Status js = journal->Append(out, done_inputs); !js.ok())
-              console.Line(absl::StrCat("tracemill: journal: ", js.message()));
-          }
-        }
-      } catch (const std::exception& e) {
-        out.error = absl::StrCat("internal error: ", e.what());
-        console.Line(absl::StrCat("tracemill: ", og.name, ": ", out.error));
-      }
-      size_t d = ++written_outputs;
-      console.Progress(absl::StrFormat("tracemill: wrote %zu/%zu outputs", d, group_list.size()),
-                       d == group_list.size());
-      return continue_msg();
-    });
-    // Largest outputs first.
-    std::vector<size_t> korder(group_list.size());
-    for (size_t k = 0; k < korder.size(); ++k) korder[k] = k;
-    std::stable_sort(korder.begin(), korder.end(), [&](size_t a, size_t b) {
-      uint64_t sa = 0, sb = 0;
-      for (size_t i : group_list[a]->inputs) sa += runs[i]->size();
-      for (size_t i : group_list[b]->inputs) sb += runs[i]->size();
-      return sa > sb;
-    });
-    for (size_t k : korder) write.try_put(k);
-    g.wait_for_all();
-  }
-  console.EndProgress();
-
-  // The outputs carried over by --resume join the list, in output order.
-  if (!resume.outputs.empty()) {
-    for (auto& c : resume.outputs) summary.outputs.push_back(c.output);
-    std::stable_sort(summary.outputs.begin(), summary.outputs.end(), [](const auto& a, const auto& b) {
-      auto ka = ParseOutputName(a.path), kb = ParseOutputName(b.path);
-      return ka && kb ? *ka < *kb : a.path < b.path;
-    });
-  }
+  // The outputs carried over by --resume join the list; outputs are listed
+  // in output order, whatever order they were written in.
+  for (auto& c : resume.outputs) summary.outputs.push_back(c.output);
+  std::stable_sort(summary.outputs.begin(), summary.outputs.end(), [](const auto& a, const auto& b) {
+    auto ka = ParseOutputName(a.path), kb = ParseOutputName(b.path);
+    return ka && kb ? *ka < *kb : a.path < b.path;
+  });
   summary.resumed = opts.resume;
   summary.outputs_reused = resume.outputs.size();
   summary.inputs_not_read = resume.input_of_path.size();

@@ -47,6 +47,7 @@ struct ConvertOptions {
   int64_t time_offset_ns = 0;      // --time-offset: added to every input's timestamps
   double low_gpu_threshold = 85;   // percent: GPUUtilization below it is a bottleneck
   bool no_system_metrics = false;  // skip smdebug system metrics
+  bool no_overlap = false;       // --no-overlap: stage 1 (decode all), then stage 2 (write all)
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

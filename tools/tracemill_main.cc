@@ -125,6 +125,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100.0));
   convert->add_flag("--no-system-metrics", opts.no_system_metrics,
                     "Skip smdebug system metrics (system/ folders and loose sample files)");
+  convert->add_flag("--no-overlap", opts.no_overlap,
+                    "Decode every input before writing any output (by default an output is written "
+                    "as soon as its inputs are decoded, when the inputs' heads tell every output)");
   convert->add_option("--debug-write-delay-ms", opts.debug_write_delay_ms,
                       "Sleep this long per 1,000 events written (tests of interrupted runs)")
       ->group("");

@@ -381,7 +381,15 @@ struct TefDecoder::Impl {
           std::string_view raw;
           if (field.key().get(k) || field.value().get(v) || RawValue(v, &raw)) break;
           if (k == "rank") {
-            if (auto r = ParseInt64(NumberText(raw)); r && *r >= 0) m.rank = *r;
+            // The first rank wins, as in the pre-scan of the head (which
+            // stops at traceEvents): a second distributedInfo after the
+            // events cannot move an input to another output than planned.
+            auto r = ParseInt64(NumberText(raw));
+            if (!r || *r < 0) continue;
+            if (!m.rank) m.rank = *r;
+            else if (*m.rank != *r)
+              Warn(absl::StrCat("distributedInfo.rank is given again (", *r, "); the first (", *m.rank,
+                                ") is kept"));
           } else if (k == "world_size") {
             if (auto r = ParseInt64(NumberText(raw)); r && *r > 0) m.world_size = *r;
           } else if (k == "backend") {
@@ -655,6 +663,9 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   // simdjson rejects a leading BOM; a view past it keeps the padding.
   size_t skip = json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   m.fast = true;
+  // Kineto spends 200-450 bytes per event (bench/RESULTS.md); a denser
+  // input regrows the vector once or twice.
+  builder->ReserveEvents(json.size() / 160);
   error_code err = capacity >= json.size() + simdjson::SIMDJSON_PADDING
                        ? m.Fast(json.substr(skip), capacity - skip, &is_trace)
                        : simdjson::INSUFFICIENT_PADDING;

@@ -103,7 +103,9 @@ struct TraceData {
 
   // ResidentBytes estimates the heap this input holds (bytes).
   size_t ResidentBytes() const {
-    return events.capacity() * sizeof(Event) + strings.capacity() * sizeof(std::string_view) +
+    // Events by size, not capacity: a reserved vector (ReserveEvents) is
+    // address space until it is written.
+    return events.size() * sizeof(Event) + strings.capacity() * sizeof(std::string_view) +
            processes.capacity() * sizeof(ProcessInfo) + arena.bytes_reserved() +
            rest_arena.bytes_reserved();
   }
@@ -153,6 +155,11 @@ class TraceBuilder {
     if (e.name < step_of_name_.size() && step_of_name_[e.name] != kNotAStep) NoteStep(e);
   }
   Timeline& timeline() { return data_->timeline; }
+  // ReserveEvents reserves room for `n` events up front, so that the vector
+  // is not regrown (and its pages faulted in twice) while decoding. Large
+  // reservations are mapped lazily (large_alloc.h): untouched room costs
+  // address space, not memory.
+  void ReserveEvents(size_t n) { data_->events.reserve(n); }
   size_t event_count() const { return data_->events.size(); }
 
   // Discard every event and table (the tolerant decoder restarts an input).

@@ -60,6 +60,61 @@ TEST_F(MemoryLimitTest, SpilledRunsGiveByteIdenticalOutputs) {
     EXPECT_EQ(f.find("tracemill-spill"), std::string::npos) << f;
 }
 
+// Overlap: outputs written while later inputs decode (the default when the
+// heads tell every output) write the same bytes as decoding everything
+// first (--no-overlap), with and without spilled runs, and a README in the
+// job (planned to no output) holds every write back until it is read.
+TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
+  const std::string job = tmp_.Join("overlap-job");
+  ASSERT_EQ(::mkdir(job.c_str(), 0755), 0);
+  // Five inputs of rank 0 and two of rank 1 (their distributedInfo): the
+  // rank0 output alone holds more runs than a 16M limit keeps in memory.
+  for (int r = 0; r < 7; ++r)
+    CopyFileTo(DataPath(r < 5 ? "hta/trace_filter/sampled_rank-0.json.gz" : "hta/trace_filter/sampled_rank-1.json.gz"),
+               job + "/worker" + std::to_string(r) + ".json.gz");
+  WriteFileBytes(job + "/README.md", "# not a trace\n");
+  const std::vector<std::string> common = {job, DataPath("perfetto/flow_events_json_v2.json"),
+                                           "--group-by", "rank", "-v"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Run overlapped = Convert(with({}));
+  Run staged = Convert(with({"--no-overlap"}));
+  Run spilled = Convert(with({"--memory-limit", "16M", "--tmp-dir", tmp_.path()}));
+  for (const Run* r : {&overlapped, &staged, &spilled}) {
+    ASSERT_EQ(r->exit_code, 0) << r->err;
+    ASSERT_TRUE(r->manifest);
+    EXPECT_TRUE(ManifestBalances(*r->manifest));
+  }
+  EXPECT_NE(overlapped.err.find("outputs written as their inputs are decoded"), std::string::npos)
+      << overlapped.err;
+  EXPECT_NE(staged.err.find("outputs written once every input is decoded"), std::string::npos) << staged.err;
+  EXPECT_NE(spilled.err.find("outputs written as their inputs are decoded"), std::string::npos) << spilled.err;
+  // The limit spilled some runs even though outputs were being written.
+  const std::string key = "decoded and written, ";
+  size_t at = spilled.err.find(key);
+  ASSERT_NE(at, std::string::npos) << spilled.err;
+  EXPECT_GE(std::stoi(spilled.err.substr(at + key.size())), 1) << spilled.err;
+  std::vector<std::string> names = ListDir(staged.out_dir);
+  ASSERT_EQ(names, (std::vector<std::string>{"manifest.json", "rank0.trace.json", "rank1.trace.json",
+                                             "unranked.trace.json"}));
+  ASSERT_EQ(names, ListDir(overlapped.out_dir));
+  ASSERT_EQ(names, ListDir(spilled.out_dir));
+  for (const std::string& name : names) {
+    if (name == "manifest.json") continue;
+    const std::string want = ReadFileBytes(staged.Output(name));
+    EXPECT_EQ(ReadFileBytes(overlapped.Output(name)), want) << name;
+    EXPECT_EQ(ReadFileBytes(spilled.Output(name)), want) << name;
+  }
+  // Outputs are listed in output order, whichever was written first.
+  EXPECT_EQ(overlapped.manifest->Str("/outputs/0/path"), "rank0.trace.json");
+  EXPECT_EQ(overlapped.manifest->Str("/outputs/2/path"), "unranked.trace.json");
+  EXPECT_EQ(overlapped.manifest->Int("/totals/events_written"), staged.manifest->Int("/totals/events_written"));
+  EXPECT_EQ(overlapped.manifest->Int("/totals/events_written"), 5 * 4855 + 2 * 4720 + 8);
+}
+
 // An input whose decode alone exceeds the decode budget is rejected with the
 // limit that would fit it; the other inputs still convert.
 TEST_F(MemoryLimitTest, InputLargerThanTheBudgetNamesTheLimitItNeeds) {

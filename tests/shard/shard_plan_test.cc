@@ -72,12 +72,12 @@ TEST(TefHead, RankAfterEventsIsUnknownUnlessWhole) {
   EXPECT_EQ(whole.rank, 7);  // a string rank is read as the decoder reads it
 }
 
-// The last distributedInfo wins, as in the full decode.
-TEST(TefHead, LastDistributedInfoWins) {
+// The first rank wins, as in the full decode (tef_decoder.cc).
+TEST(TefHead, FirstDistributedInfoWins) {
   TefDecoder d;
   TefHead h = ScanTefHead(R"({"distributedInfo":{"rank":1},"distributedInfo":{"rank":2},"traceEvents":[)",
                           false, &d);
-  EXPECT_EQ(h.rank, 2);
+  EXPECT_EQ(h.rank, 1);
 }
 
 TEST(TefHead, ArrayAndOther) {
