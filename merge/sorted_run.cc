@@ -188,7 +188,18 @@ bool SortedRun::DecodeNextSpilled() {
 
 const formats::Event* SortedRun::Next() {
   if (pos_ >= count_) return nullptr;
-  if (!spilled_) return &data_->events[keys_[pos_++].index];
+  if (!spilled_) {
+    // Sorted order visits the events (and their `rest` bytes in the arena)
+    // out of memory order: fetch a few events ahead, and the rest of the
+    // ones about to be written, so the writer does not wait on memory.
+    const auto& events = data_->events;
+    if (pos_ + kPrefetchEvents < count_) __builtin_prefetch(&events[keys_[pos_ + kPrefetchEvents].index]);
+    if (pos_ + kPrefetchRest < count_) {
+      const formats::Event& ahead = events[keys_[pos_ + kPrefetchRest].index];
+      for (uint32_t off = 0; off < ahead.rest_len && off < 4 * 64; off += 64) __builtin_prefetch(ahead.rest + off);
+    }
+    return &events[keys_[pos_++].index];
+  }
   cur_ = next_;
   if (cur_.rest_len) {
     cur_rest_.assign(cur_.rest, cur_.rest_len);

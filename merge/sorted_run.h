@@ -88,6 +88,9 @@ class SortedRun {
   bool DecodeNextSpilled();
   bool Ensure(size_t n);
 
+  // How far ahead Next() prefetches an event, and the first 256 bytes of
+  // its `rest` (in events).
+  static constexpr size_t kPrefetchEvents = 8, kPrefetchRest = 4;
   std::unique_ptr<formats::TraceData> data_;
   std::vector<SortKey, formats::LargeAllocator<SortKey>> keys_;
   size_t pos_ = 0;

@@ -983,9 +983,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           }
           ready = take_ready();
         }
+        // Written here, by the task that decoded its last input, while it
+        // still holds its limiter slot: no new input starts decoding in
+        // this slot until the output is written and its runs are freed, so
+        // the memory in use stays bounded by the slots, whatever the
+        // scheduler would prefer.
         for (GroupState* gs : ready) {
           finish_group(gs->og);
-          write.try_put(gs);
+          write_group(gs->og);
         }
       }
       return continue_msg();
