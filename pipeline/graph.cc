@@ -983,14 +983,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           }
           ready = take_ready();
         }
-        // Written here, by the task that decoded its last input, while it
-        // still holds its limiter slot: no new input starts decoding in
-        // this slot until the output is written and its runs are freed, so
-        // the memory in use stays bounded by the slots, whatever the
-        // scheduler would prefer.
+        // Written by a task of its own, beside the next decodes (with one
+        // decode slot, as under a small --memory-limit, that is what keeps
+        // a second core busy). Runs waiting for their output count in
+        // `resident`, so decodes that run ahead spill instead of growing
+        // memory.
         for (GroupState* gs : ready) {
           finish_group(gs->og);
-          write_group(gs->og);
+          write.try_put(gs);
         }
       }
       return continue_msg();
