@@ -62,8 +62,9 @@ TEST_F(MemoryLimitTest, SpilledRunsGiveByteIdenticalOutputs) {
 
 // Overlap: outputs written while later inputs decode (the default when the
 // heads tell every output) write the same bytes as decoding everything
-// first (--no-overlap), with and without spilled runs, and a README in the
-// job (planned to no output) holds every write back until it is read.
+// first (--no-overlap), with and without spilled runs; inputs planned to no
+// output (a README, a Paddle profile) hold every write back until they are
+// decoded.
 TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
   const std::string job = tmp_.Join("overlap-job");
   ASSERT_EQ(::mkdir(job.c_str(), 0755), 0);
@@ -73,6 +74,9 @@ TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
     CopyFileTo(DataPath(r < 5 ? "hta/trace_filter/sampled_rank-0.json.gz" : "hta/trace_filter/sampled_rank-1.json.gz"),
                job + "/worker" + std::to_string(r) + ".json.gz");
   WriteFileBytes(job + "/README.md", "# not a trace\n");
+  // A Paddle profile (no head to plan from: decoded before any output is
+  // written) of rank 1 by its `.1` suffix: it joins rank1's output.
+  CopyFileTo(DataPath("paddle-csp/small/data/profile/profile.1"), job + "/profile.1");
   const std::vector<std::string> common = {job, DataPath("perfetto/flow_events_json_v2.json"),
                                            "--group-by", "rank", "-v"};
   auto with = [&](std::vector<std::string> extra) {
@@ -112,7 +116,10 @@ TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
   EXPECT_EQ(overlapped.manifest->Str("/outputs/0/path"), "rank0.trace.json");
   EXPECT_EQ(overlapped.manifest->Str("/outputs/2/path"), "unranked.trace.json");
   EXPECT_EQ(overlapped.manifest->Int("/totals/events_written"), staged.manifest->Int("/totals/events_written"));
-  EXPECT_EQ(overlapped.manifest->Int("/totals/events_written"), 5 * 4855 + 2 * 4720 + 8);
+  EXPECT_EQ(overlapped.manifest->Int("/totals/events_written"), 5 * 4855 + 2 * 4720 + 2400 + 8);
+  const int k = overlapped.manifest->InputIndex("profile.1");
+  ASSERT_GE(k, 0);
+  EXPECT_EQ(overlapped.manifest->Str(Manifest::InputPointer(k, "/output")), "rank1.trace.json");
 }
 
 // An input whose decode alone exceeds the decode budget is rejected with the
