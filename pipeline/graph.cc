@@ -99,10 +99,17 @@ class Console {
 };
 
 // Expands files and directories (recursed, sorted) into input paths; paths
-// that cannot be read become rejected records.
-void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>* records) {
+// that cannot be read become rejected records. A directory is walked once
+// (symlink loops end), and the output directory `out_dir` (device, inode)
+// is never walked: a re-run of `convert job -o job/out` does not read its
+// own outputs. Returns false if an argument is the output directory itself
+// (a usage error: the outputs would replace inputs).
+bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> out_dir,
+                  std::vector<InputRecord>* records) {
   std::vector<std::pair<std::string, bool>> found;  // (path, found in a directory)
   std::vector<InputRecord> bad;
+  std::set<std::pair<dev_t, ino_t>> walked_dirs;
+  bool names_out_dir = false;
   std::function<void(const std::string&, bool)> walk = [&](const std::string& p, bool top) {
     struct stat st;
     if (::stat(p.c_str(), &st) != 0) {
@@ -115,6 +122,11 @@ void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>
       return;
     }
     if (S_ISDIR(st.st_mode)) {
+      if (std::pair(st.st_dev, st.st_ino) == out_dir) {
+        names_out_dir |= top;
+        return;
+      }
+      if (!walked_dirs.insert({st.st_dev, st.st_ino}).second) return;  // a loop, or named twice
       DIR* d = ::opendir(p.c_str());
       if (!d) {
         int e = errno;
@@ -155,6 +167,7 @@ void ExpandInputs(const std::vector<std::string>& args, std::vector<InputRecord>
     records->push_back(std::move(r));
   }
   for (auto& r : bad) records->push_back(std::move(r));
+  return !names_out_dir;
 }
 
 // Reads a whole file into `out`, leaving SIMDJSON_PADDING spare capacity.
@@ -359,11 +372,22 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
   }
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < records.size(); ++i) index_of[records[i].path] = i;
+  // The inputs this run plans to each output: an output an earlier run
+  // completed without one of them (e.g. rejected then under a smaller
+  // --memory-limit) is redone, not kept.
+  std::map<std::string, std::set<std::string>> planned_inputs;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (plan.planned_key[i]) planned_inputs[OutputFileName(*plan.planned_key[i], opts.compress)].insert(records[i].path);
   size_t stale = 0;
   for (auto& [name, c] : found) {
     auto key = ParseOutputName(name);
     bool keep = key && plan.OwnerOf(*key) == opts.shard.index && !c.inputs.empty();
     for (const auto& r : c.inputs) keep = keep && index_of.count(r.path) && !st.input_of_path.count(r.path);
+    if (auto it = planned_inputs.find(name); keep && it != planned_inputs.end()) {
+      std::set<std::string> held;
+      for (const auto& r : c.inputs) held.insert(r.path);
+      for (const std::string& path : it->second) keep = keep && held.count(path);
+    }
     if (keep) {
       auto disk = FileSizeAndCrc32(opts.out_dir + "/" + name);
       keep = disk.ok() && disk->first == c.output.bytes && disk->second == c.output.crc32;
@@ -475,7 +499,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     }
   }
   std::vector<InputRecord> records;
-  ExpandInputs(opts.inputs, &records);
+  struct stat out_st;
+  std::pair<dev_t, ino_t> out_id{0, 0};
+  if (::stat(opts.out_dir.c_str(), &out_st) == 0) out_id = {out_st.st_dev, out_st.st_ino};
+  if (!ExpandInputs(opts.inputs, out_id, &records)) {
+    console.Line(absl::StrCat("tracemill: -o ", opts.out_dir,
+                              " is also an input: its outputs would replace inputs; write them to another directory"));
+    summary.exit_code = kExitUsage;
+    return summary;
+  }
   GroupSmdebugInputs(&records, opts.no_system_metrics);
   const size_t n = records.size();
   for (size_t i = 0; i < n; ++i) records[i].index = static_cast<int64_t>(i);
@@ -693,6 +725,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       else ++gate;
     }
   }
+  // A decoded input rejected before writing: its events read count as
+  // dropped, so that read = written + dropped still holds.
+  auto drop_decoded = [&](InputRecord& r) {
+    const uint64_t dropped = r.dropped.Total();
+    if (r.events_read > dropped) r.dropped.Add(formats::DropReason::kInputRejected, r.events_read - dropped);
+  };
   // Place puts decoded input i in the output of its decoded rank, unless
   // another shard writes that output, an earlier run completed it
   // (--resume) or it has been handed to the writer already; then the input
@@ -723,6 +761,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                                      ", which an earlier run completed without it (--resume)"),
           ": rerun the job without --shard/--resume"));
       r.rejected = true;
+      drop_decoded(r);
       console.Line(ErrorLine(r));
       placed[i] = 2;  // reported
       resident -= accounted[i];
@@ -741,6 +780,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // Finish a group's inputs: duplicate-rank warnings, process labels, input
   // order (rank, then path).
   auto finish_group = [&](OutputGroup& og) {
+    // Input order (rank, then path) first: placement order depends on which
+    // decode finished first, the warnings below must not.
+    std::stable_sort(og.inputs.begin(), og.inputs.end(), [&](size_t a, size_t b) {
+      int64_t ra = records[a].rank.value_or(INT64_MAX), rb = records[b].rank.value_or(INT64_MAX);
+      if (ra != rb) return ra < rb;
+      return records[a].path < records[b].path;
+    });
     std::map<int64_t, std::vector<size_t>> by_rank;  // a rank's inputs are all in its output
     for (size_t i : og.inputs)
       if (records[i].rank && records[i].node.empty()) by_rank[*records[i].rank].push_back(i);
@@ -751,7 +797,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         for (size_t j : idx)
           if (j != i) absl::StrAppend(&others, others.empty() ? "" : ", ", records[j].path);
         records[i].warnings.push_back(absl::StrCat("rank ", rank, " is also claimed by ", others,
-                                                   "; both kept as separate processes"));
+                                                   "; each kept as a separate process"));
       }
     }
     for (size_t i : og.inputs) {
@@ -767,11 +813,6 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         r.label = absl::StrCat("rank ", *r.rank);
       }
     }
-    std::stable_sort(og.inputs.begin(), og.inputs.end(), [&](size_t a, size_t b) {
-      int64_t ra = records[a].rank.value_or(INT64_MAX), rb = records[b].rank.value_or(INT64_MAX);
-      if (ra != rb) return ra < rb;
-      return records[a].path < records[b].path;
-    });
   };
   // Ready groups: every planned input decoded and no unplanned one left.
   // Caller holds group_mu.
@@ -929,8 +970,11 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       Worker* w = nullptr;
       while (!pool.try_pop(w)) std::this_thread::yield();  // never waits: slots == pool size
       try {
+        // A gzip input's inflated size is only estimated up front (the last
+        // member's ISIZE); its cap is the same with or without the overlap,
+        // so that both modes accept the same inputs.
         runs[i] = DecodeAndSort(records[i], *w, *matcher,
-                                static_cast<uint64_t>(mplan.decode / kDecodeFactor), opts);
+                                static_cast<uint64_t>(plan.decode / kDecodeFactor), opts);
         if (runs[i]) {
           // Keep the run in memory if it fits the run budget, else spill it.
           uint64_t rb = runs[i]->ResidentBytes();
@@ -949,6 +993,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
             if (!st.ok()) {
               records[i].status = st;
               records[i].rejected = true;
+              drop_decoded(records[i]);
               runs[i].reset();
             } else {
               accounted[i] = runs[i]->ResidentBytes();
@@ -961,6 +1006,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       } catch (const std::exception& e) {  // nothing throws across a node
         records[i].status = absl::InternalError(absl::StrCat("internal error: ", e.what()));
         records[i].rejected = true;
+        drop_decoded(records[i]);
         resident -= accounted[i];
         accounted[i] = 0;
         runs[i].reset();

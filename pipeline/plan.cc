@@ -99,6 +99,18 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
       }
     }
     formats::FormatId f = formats::Sniff(data);
+    if (f == formats::FormatId::kPaddleProfile) {
+      // A Paddle profile has no rank inside: its file name's (`.N`) decides.
+      p.kind = PlanKind::kOutput;
+      p.rank = ranks.Match(r.path);
+      break;
+    }
+    if (f == formats::FormatId::kJsonLines) {
+      // A run event log (the whole job, unranked) or loose smdebug system
+      // metrics: only decoding tells; every shard decodes it.
+      p.kind = PlanKind::kUndetermined;
+      break;
+    }
     if (f != formats::FormatId::kTraceEventArray && f != formats::FormatId::kTraceEventObject) {
       p.kind = PlanKind::kNoOutput;
       break;

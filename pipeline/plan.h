@@ -10,8 +10,10 @@
 // then planned:
 // - `kOutput` by its head rank (a Kineto file: the keys come first);
 // - `kOutput` by its file-name rank, or to `unranked`, when its content cannot
-//   carry a rank (JSON Array Format) or the head holds the whole document and
-//   it has none;
+//   carry a rank (JSON Array Format, Paddle protobuf profiles) or the head
+//   holds the whole document and it has none;
+// - `kUndetermined` for JSON Lines (run event logs, smdebug system metrics:
+//   only their decode tells where they go);
 // - `kUndetermined` otherwise (a JSON Object Format file whose
 //   `distributedInfo` may come after `traceEvents`): every shard decodes it
 //   and keeps it only if its actual output is the shard's;

@@ -13,7 +13,7 @@
 //
 // The members seen are applied by `TefDecoder` itself (a synthetic document
 // `{<members>,"traceEvents":[]}`), so the head's rank is read by exactly the
-// rules of the full decode (last `distributedInfo` wins, negative ranks are
+// rules of the full decode (the first `distributedInfo.rank` wins, negative ranks are
 // ignored, a string rank "3" is read as 3).
 #include <cstdint>
 #include <optional>

@@ -32,7 +32,9 @@ namespace tracemill::formats {
   X(kTimeBase, "time_base", "smdebug pid-0 record carrying only the file's time base (applied to every ts)") \
   X(kDuplicateMetadata, "duplicate_metadata", "metadata record repeating one already kept for the same process or thread") \
   X(kWindow, "window", "outside the --start/--end or --start-step/--end-step window") \
-  X(kBadSample, "bad_sample", "system metrics line without a decimal `Timestamp`/`Value` or a `Name`")
+  X(kBadSample, "bad_sample", "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
+  X(kInputRejected, "input_rejected",                                             \
+    "input decoded but rejected before writing (spill file error, or its output is another shard's)")
 
 enum class DropReason : uint8_t {
 #define TM_ENUM_(e, key, desc) e,

@@ -62,9 +62,8 @@ TEST_F(MemoryLimitTest, SpilledRunsGiveByteIdenticalOutputs) {
 
 // Overlap: outputs written while later inputs decode (the default when the
 // heads tell every output) write the same bytes as decoding everything
-// first (--no-overlap), with and without spilled runs; inputs planned to no
-// output (a README, a Paddle profile) hold every write back until they are
-// decoded.
+// first (--no-overlap), with and without spilled runs; an input planned to
+// no output (a README) holds every write back until it is decoded.
 TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
   const std::string job = tmp_.Join("overlap-job");
   ASSERT_EQ(::mkdir(job.c_str(), 0755), 0);
@@ -74,8 +73,8 @@ TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
     CopyFileTo(DataPath(r < 5 ? "hta/trace_filter/sampled_rank-0.json.gz" : "hta/trace_filter/sampled_rank-1.json.gz"),
                job + "/worker" + std::to_string(r) + ".json.gz");
   WriteFileBytes(job + "/README.md", "# not a trace\n");
-  // A Paddle profile (no head to plan from: decoded before any output is
-  // written) of rank 1 by its `.1` suffix: it joins rank1's output.
+  // A Paddle profile of rank 1 by its `.1` suffix (planned by its file
+  // name): it joins rank1's output.
   CopyFileTo(DataPath("paddle-csp/small/data/profile/profile.1"), job + "/profile.1");
   const std::vector<std::string> common = {job, DataPath("perfetto/flow_events_json_v2.json"),
                                            "--group-by", "rank", "-v"};

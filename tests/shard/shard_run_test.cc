@@ -563,6 +563,125 @@ TEST(ShardResume, ResumeAfterCompleteRunReadsNothing) {
   EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
 }
 
+// ---------------- findings of the overlap review (session 3) ----------------
+
+// Outputs of every trace file in `dir` (sorted names), byte for byte.
+std::map<std::string, std::string> Traces(const std::string& dir) {
+  std::map<std::string, std::string> m;
+  for (const std::string& name : Listing(dir))
+    if (name.find(".trace.json") != std::string::npos) m[name] = ReadFile(dir + "/" + name);
+  return m;
+}
+
+// A multi-member gzip input (a tiny last member, so ISIZE underestimates it)
+// under a limit where the overlap's decode budget is smaller than the
+// staged one: both modes accept it alike (it was rejected with the overlap).
+TEST(OverlapReview, MultiMemberGzipConvertsInBothModes) {
+  std::string job = Fresh("mm-job");
+  // 17.9 MB of gen_kineto JSON + a one-byte member (tests/data/generated).
+  fs::copy_file(std::string(TEST_SOURCE_DIR) + "/../data/generated/multi_member_rank0.json.gz",
+                job + "/rank0.json.gz");
+  std::string a = Fresh("mm-overlap"), b = Fresh("mm-staged");
+  Result ra = Tracemill({"convert", job, "-o", a, "--memory-limit", "60M", "-q"});
+  Result rb = Tracemill({"convert", job, "-o", b, "--memory-limit", "60M", "--no-overlap", "-q"});
+  EXPECT_EQ(ra.code, 0) << ra.err;
+  EXPECT_EQ(rb.code, 0) << rb.err;
+  auto ta = Traces(a);
+  ASSERT_EQ(ta.size(), 1u);
+  EXPECT_EQ(ta, Traces(b));
+}
+
+// The output directory is never read as an input: inside an input directory
+// it is skipped (a re-run reads the same inputs), and naming it as an input
+// is a usage error (its outputs would replace inputs before they are read).
+TEST(OverlapReview, OutputDirectoryIsNeverAnInput) {
+  std::string job = Fresh("od-job");
+  WriteFile(job + "/rank0.json", Kineto(0, 200, 1));
+  WriteFile(job + "/rank1.json", Kineto(1, 200, 1));
+  const std::string out = job + "/out";
+  for (int round = 0; round < 2; ++round) {
+    Result r = Tracemill({"convert", job, "-o", out, "-q"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::string m = ReadFile(out + "/manifest.json");
+    EXPECT_NE(m.find("\"inputs\":2,"), std::string::npos) << "round " << round << ": " << m.substr(0, 600);
+  }
+  const std::string before = ReadFile(job + "/rank0.json");
+  Result same = Tracemill({"convert", job, "-o", job, "-q"});
+  EXPECT_EQ(same.code, 2);
+  EXPECT_NE(same.err.find("is also an input"), std::string::npos) << same.err;
+  EXPECT_EQ(ReadFile(job + "/rank0.json"), before);
+  EXPECT_FALSE(fs::exists(job + "/gpu0.trace.json"));
+}
+
+// Three files of one rank: the warnings name the others in path order,
+// whichever finished decoding first (they followed decode order).
+TEST(OverlapReview, DuplicateRankWarningsInPathOrder) {
+  std::string job = Fresh("dup-job");
+  WriteFile(job + "/a.json", Kineto(0, 3000, 1));
+  WriteFile(job + "/b.json", Kineto(0, 100, 1));
+  WriteFile(job + "/c.json", Kineto(0, 1000, 1));
+  for (const char* mode : {"--threads=1", "--no-overlap"}) {
+    std::string out = Fresh(std::string("dup-out") + mode);
+    Result r = Tracemill({"convert", job, "-o", out, "-q", mode});
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::string m = ReadFile(out + "/manifest.json");
+    EXPECT_NE(m.find("rank 0 is also claimed by " + job + "/b.json, " + job + "/c.json; each kept"),
+              std::string::npos) << mode << ": " << m;
+    EXPECT_NE(m.find("rank 0 is also claimed by " + job + "/a.json, " + job + "/b.json; each kept"),
+              std::string::npos) << mode;
+  }
+}
+
+// Paddle profiles are planned by their file name's rank, so shards split
+// them like Kineto files: the union equals a single run (shard 0 used to
+// read them all and fail on the odd GPUs).
+TEST(OverlapReview, PaddleProfilesShardLikeKinetoFiles) {
+  const std::string job = std::string(TEST_SOURCE_DIR) + "/../data/paddle-csp/small/data/profile";
+  std::string single = Fresh("pp-single");
+  ASSERT_EQ(Tracemill({"convert", job, "-o", single, "-q"}).code, 0);
+  std::string out = Fresh("pp-shards");
+  for (int i = 0; i < 2; ++i) {
+    Result r = Tracemill({"convert", job, "-o", out, "--shard", std::to_string(i) + "/2", "-q"});
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 0) << m.err;
+  auto want = Traces(single);
+  EXPECT_EQ(want.size(), 8u);
+  EXPECT_EQ(Traces(out), want);
+}
+
+// --resume after an input was rejected (too large for --memory-limit then):
+// the output completed without it is redone with it, not kept.
+TEST(OverlapReview, ResumeRedoesAnOutputThatLacksAPlannedInput) {
+  std::string job = Fresh("rs-job");
+  WriteFile(job + "/big.json", Kineto(0, 40000, 2));
+  WriteFile(job + "/small.json", Kineto(2, 100, 2));
+  std::string out = Fresh("rs-out");
+  Result first = Tracemill({"convert", job, "-o", out, "--memory-limit", "16M", "-q"});
+  ASSERT_EQ(first.code, 3) << first.err;
+  Result again = Tracemill({"convert", job, "-o", out, "--resume", "-q"});
+  EXPECT_EQ(again.code, 0) << again.err;
+  std::string m = ReadFile(out + "/manifest.json");
+  EXPECT_NE(m.find("\"balanced\":true"), std::string::npos) << m.substr(0, 800);
+  std::string fresh = Fresh("rs-fresh");
+  ASSERT_EQ(Tracemill({"convert", job, "-o", fresh, "-q"}).code, 0);
+  EXPECT_EQ(Traces(out), Traces(fresh));
+}
+
+// Symlink loops end: each directory is walked once.
+TEST(OverlapReview, SymlinkLoopsEnd) {
+  std::string job = Fresh("loop-job");
+  WriteFile(job + "/rank0.json", Kineto(0, 50, 1));
+  fs::create_directory_symlink(".", job + "/a");
+  fs::create_directory_symlink(".", job + "/b");
+  std::string out = Fresh("loop-out");
+  Result r = Tracemill({"convert", job, "-o", out, "-q"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::string m = ReadFile(out + "/manifest.json");
+  EXPECT_NE(m.find("\"inputs\":1,"), std::string::npos) << m.substr(0, 600);
+}
+
 // Removes this process's directories when the tests end.
 class CleanUp : public ::testing::Environment {
  public:
