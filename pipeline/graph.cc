@@ -479,7 +479,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   if (mkdir_error) {
     console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ",
                               mkdir_error.message()));
-    summary.exit_code = kExitInternal;
+    // A path that exists as something else (a file) is the user's to fix.
+    struct stat sb;
+    summary.exit_code = ::stat(opts.out_dir.c_str(), &sb) == 0 && !S_ISDIR(sb.st_mode) ? kExitUsage : kExitInternal;
     return summary;
   }
   // -o and --tmp-dir must be writable directories: checked before any input
