@@ -43,7 +43,8 @@ std::string JoinArgs(int argc, char** argv) {
 int main(int argc, char** argv) {
   using tracemill::pipeline::ConvertOptions;
   CLI::App app{"tracemill: merge per-rank profiler traces (PyTorch profiler/Kineto, Chrome Trace "
-               "Event Format, Paddle profiler protobuf) into per-GPU Chrome traces, fast and in "
+               "Event Format, Paddle profiler protobuf, SageMaker Debugger folders, Horovod timelines, "
+               "run event logs) into per-GPU Chrome traces, fast and in "
                "parallel."};
   app.footer(kExitCodes);
   app.set_version_flag("--version", std::string("tracemill ") + tracemill::kVersion);
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
                       "under Slurm and Kubernetes)");
   convert->add_option("--rank-pattern", opts.rank_pattern,
                       "Regex with one capture group giving the rank from a file name, for inputs "
-                      "without distributedInfo.rank (default: rank-5, rank5, worker5, .5 suffix)");
+                      "without distributedInfo.rank (default: rank-5, rank5, rank_5, worker5, .5 suffix)");
   std::string shard_arg;
   convert->add_option("--shard", shard_arg,
                       "This process writes shard INDEX of COUNT (0-based, e.g. 0/4): a fixed share of the "
@@ -312,11 +313,11 @@ int main(int argc, char** argv) {
         bad += !r.status.ok();
       }
       std::fprintf(stderr,
-                   "tracemill: %zu inputs (%d with errors), %llu events read, %llu written, %llu "
-                   "dropped; %zu outputs in %s (%.2f s)\n",
-                   listed, bad, static_cast<unsigned long long>(read),
+                   "tracemill: %zu input%s (%d with errors), %llu events read, %llu written, %llu "
+                   "dropped; %zu output%s in %s (%.2f s)\n",
+                   listed, listed == 1 ? "" : "s", bad, static_cast<unsigned long long>(read),
                    static_cast<unsigned long long>(written), static_cast<unsigned long long>(dropped),
-                   s.outputs.size(), opts.out_dir.c_str(), s.wall_seconds);
+                   s.outputs.size(), s.outputs.size() == 1 ? "" : "s", opts.out_dir.c_str(), s.wall_seconds);
       if (opts.verbose)
         for (const auto& o : s.outputs)
           std::fprintf(stderr, "tracemill:   %s: %llu events, %llu bytes\n", o.path.c_str(),

@@ -39,7 +39,9 @@ SmdebugPath ClassifySmdebugPath(std::string_view path) {
   // <end_us>_<node>_<suffix>.json; node ids may hold `_` (`4487_0000`).
   for (std::string_view suffix :
        {"pythontimeline", "model_timeline", "horovod_timeline", "smdataparallel_timeline"}) {
-    std::string tail = std::string("_") + std::string(suffix) + ".json";
+    std::string tail = "_";
+    tail.append(suffix);
+    tail.append(".json");
     if (!EndsWith(name, tail)) continue;
     std::string_view head = name.substr(0, name.size() - tail.size());
     size_t us = head.find('_');

@@ -145,7 +145,8 @@ TEST(CspDeviation, MemoryCountersPerLaneInEveryGroup) {
   // Each output's size and CRC-32 in the manifest are those of the file (the
   // CRC-32 was 0 in csp manifests).
   int outputs = 0;
-  for (auto o : m.root()["outputs"].get_array().value()) {
+  auto outputs_array = m.root()["outputs"].get_array().value();
+  for (auto o : outputs_array) {
     auto disk = pipeline::FileSizeAndCrc32(out / Str(o, "path"));
     ASSERT_TRUE(disk.ok()) << Str(o, "path");
     EXPECT_EQ(Int(o, "bytes"), static_cast<int64_t>(disk->first));

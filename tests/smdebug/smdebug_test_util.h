@@ -19,10 +19,14 @@ class SmdebugConvertTest : public ConvertTest {
     args.push_back("all");
     last_ = Convert(args);
     EXPECT_EQ(last_.exit_code, want_exit) << last_.err;
-    if (last_.manifest) EXPECT_TRUE(ManifestBalances(*last_.manifest));
+    if (last_.manifest) {
+      EXPECT_TRUE(ManifestBalances(*last_.manifest));
+    }
     auto t = LoadTrace(last_.Output("all.trace.json"));
-    if (t) EXPECT_TRUE(TsNonDecreasing(*t));
-    if (t) EXPECT_TRUE(RanksNamespaced(*t));
+    if (t) {
+      EXPECT_TRUE(TsNonDecreasing(*t));
+      EXPECT_TRUE(RanksNamespaced(*t));
+    }
     return t;
   }
   // Events of `t` that are not metadata.

@@ -192,8 +192,11 @@ TEST_F(WindowTest, PhaseProcessOrder) {
   EXPECT_THAT(order, ::testing::ElementsAre("Step:ModeKeys.TRAIN", "Forward", "Backward", "DataIterator",
                                             "Dataset", "/device:GPU:0", "/host:CPU", "gpu_functions",
                                             "cpu_functions", "Horovod_allreduce", "Other"));
-  for (const auto& e : t->events)
-    if (e.name == "process_sort_index") EXPECT_EQ(e.args, "{\"sort_index\":" + std::to_string(*e.pid) + "}");
+  for (const auto& e : t->events) {
+    if (e.name == "process_sort_index") {
+      EXPECT_EQ(e.args, "{\"sort_index\":" + std::to_string(*e.pid) + "}");
+    }
+  }
   EXPECT_EQ(NonMeta(*t), 2 * phases.size() + 2);
 }
 
