@@ -29,6 +29,7 @@
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/paddle_profile.h"
 #include "pipeline/cpus.h"
+#include "pipeline/console.h"
 #include "pipeline/options.h"
 #include "tracemill/version.h"
 
@@ -38,33 +39,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using formats::DropReason;
 
-class Console {
- public:
-  explicit Console(const CspOptions& o) : opts_(o) {}
-  void Line(const std::string& s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (progress_shown_) std::fputs("\r\033[K", stderr);
-    std::fprintf(stderr, "%s\n", s.c_str());
-    progress_shown_ = false;
-  }
-  void Progress(const std::string& s) {
-    if (!opts_.progress || opts_.quiet) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    std::fprintf(stderr, "\r\033[K%s", s.c_str());
-    std::fflush(stderr);
-    progress_shown_ = true;
-  }
-  void EndProgress() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (progress_shown_) std::fputs("\r\033[K", stderr);
-    progress_shown_ = false;
-  }
-
- private:
-  const CspOptions& opts_;
-  std::mutex mu_;
-  bool progress_shown_ = false;
-};
 
 // A file of `<dir>/<anything>.<N>`.
 struct SuffixedFile {
@@ -193,7 +167,7 @@ RunSummary RunCsp(const CspOptions& opts) {
   summary.command_line = opts.command_line;
   summary.group_by = "csp";
   summary.gpus_per_node = opts.gpus_per_trainer;
-  Console console(opts);
+  Console console(opts.progress && !opts.quiet);
   auto usage = [&](const std::string& msg) {
     console.Line(absl::StrCat("tracemill csp: ", msg));
     summary.exit_code = kExitUsage;
@@ -539,7 +513,8 @@ RunSummary RunCsp(const CspOptions& opts) {
     if (--gd.outputs_left == 0)
       for (auto& f : gd.files) f.reset();
     size_t d = ++done;
-    console.Progress(absl::StrFormat("tracemill csp: wrote %zu/%zu outputs", d, tasks.size()));
+    console.Progress(absl::StrFormat("tracemill csp: wrote %zu/%zu outputs", d, tasks.size()),
+                     d == tasks.size());
   };
 
   {

@@ -45,6 +45,7 @@
 #include "merge/sorted_run.h"
 #include "merge/spill_file.h"
 #include "pipeline/budget.h"
+#include "pipeline/console.h"
 #include "pipeline/cpus.h"
 #include "pipeline/decode_input.h"
 #include "pipeline/journal.h"
@@ -59,44 +60,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string BaseName(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-// Stderr lines from worker threads, one at a time; clears a progress line.
-class Console {
- public:
-  explicit Console(const ConvertOptions& o) : opts_(o) {}
-  void Line(const std::string& s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (progress_shown_) std::fputs("\r\033[K", stderr);
-    std::fprintf(stderr, "%s\n", s.c_str());
-    progress_shown_ = false;
-  }
-  void Progress(const std::string& s, bool force = false) {
-    if (!opts_.progress || opts_.quiet) return;
-    auto now = Clock::now();
-    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-    if (!lock.owns_lock()) return;
-    if (!force && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    std::fprintf(stderr, "\r\033[K%s", s.c_str());
-    std::fflush(stderr);
-    progress_shown_ = true;
-  }
-  void EndProgress() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (progress_shown_) std::fputs("\r\033[K", stderr);
-    progress_shown_ = false;
-  }
-
- private:
-  const ConvertOptions& opts_;
-  std::mutex mu_;
-  Clock::time_point last_{};
-  bool progress_shown_ = false;
-};
 
 // Expands files and directories (recursed, sorted) into input paths; paths
 // that cannot be read become rejected records. A directory is walked once
@@ -459,7 +422,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   RunSummary summary;
   summary.command_line = opts.command_line;
   summary.group_by = GroupByName(opts.group_by);
-  Console console(opts);
+  Console console(opts.progress && !opts.quiet);
   formats::InstallInterruptCleanup();
   // Freed memory goes back to the OS: fixed mmap threshold (glibc raises it
   // dynamically after large frees, which keeps big buffers on the heap) and
@@ -808,9 +771,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         // smdebug: "<node> · DataIterator", "rank 1 (0001) · DataIterator"
         r.label = r.rank ? absl::StrCat("rank ", *r.rank, " (", r.node, ")") : r.node;
       } else if (!r.rank) {
-        r.label = BaseName(r.path);
+        r.label = std::string(BaseName(r.path));
       } else if (by_rank[*r.rank].size() > 1) {
-        r.label = absl::StrCat("rank ", *r.rank, " (", BaseName(r.path), ")");
+        r.label = absl::StrCat("rank ", *r.rank, " (", AbslView(BaseName(r.path)), ")");
       } else {
         r.label = absl::StrCat("rank ", *r.rank);
       }

@@ -13,16 +13,12 @@
 #include "formats/smdebug/framework_decoder.h"
 #include "formats/smdebug/smdebug_layout.h"
 #include "formats/smdebug/system_metrics_decoder.h"
+#include "pipeline/console.h"
 
 namespace tracemill::pipeline {
 namespace {
 
 using formats::SmdebugFileKind;
-
-std::string_view BaseName(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // The job folder of a layout path: what precedes `framework/` or `system/`.
 std::string JobRoot(std::string_view path, std::string_view folder) {
