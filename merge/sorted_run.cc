@@ -99,6 +99,10 @@ absl::Status SortedRun::Spill(SpillFile* file) {
 absl::Status SortedRun::Open(size_t buffer_bytes) {
   pos_ = 0;
   if (!spilled_) return absl::OkStatus();
+  if (!file_) {
+    pos_ = count_;
+    return absl::FailedPreconditionError("spilled run already discarded");
+  }
   buffer_bytes_ = std::max<size_t>(buffer_bytes, 4096);
   file_pos_ = begin_;
   buf_.clear();
@@ -117,6 +121,13 @@ void SortedRun::Close() {
   std::string().swap(cur_rest_);
   buf_pos_ = 0;
   if (spilled_) pos_ = count_;
+}
+
+void SortedRun::DiscardSpill() {
+  if (!spilled_ || !file_) return;
+  Close();
+  file_->Discard(begin_, end_);
+  file_ = nullptr;  // Open() would fail: pos_ stays at count_
 }
 
 bool SortedRun::Ensure(size_t n) {

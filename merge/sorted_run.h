@@ -66,6 +66,10 @@ class SortedRun {
   absl::Status Open(size_t buffer_bytes);
   // Close frees the read buffer (the run can be opened again).
   void Close();
+  // DiscardSpill frees a spilled run's region of its SpillFile (the run can
+  // no longer be opened). Call it when the run has been merged, while the
+  // SpillFile is still alive. No-op for a run in memory.
+  void DiscardSpill();
 
   // Next returns the next event in order, or nullptr at the end. For a
   // spilled run the event's `rest` stays valid until the next call.

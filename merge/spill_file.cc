@@ -1,6 +1,7 @@
 #include "merge/spill_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,6 +64,19 @@ absl::Status SpillFile::Flush() {
   }
   buffer_.clear();
   return absl::OkStatus();
+}
+
+bool SpillFile::Discard(uint64_t begin, uint64_t end) const {
+  // A run's region is flushed when its Spill() returns (no race with Append).
+  if (begin >= end) return true;
+  return ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(begin),
+                     static_cast<off_t>(end - begin)) == 0;
+}
+
+uint64_t SpillFile::AllocatedBytes() const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_blocks) * 512;
 }
 
 absl::StatusOr<size_t> SpillFile::ReadAt(uint64_t offset, char* out, size_t n) const {

@@ -34,6 +34,14 @@ class SpillFile {
   // ReadAt reads up to `n` bytes at `offset` into `out`; returns the count
   // (0 at end). Thread-safe (pread).
   absl::StatusOr<size_t> ReadAt(uint64_t offset, char* out, size_t n) const;
+  // Discard frees the bytes [begin, end) once their run has been merged:
+  // fallocate(2) punches a hole, so the page cache and disk blocks go back
+  // now (and dirty pages are never written back), not when the file closes.
+  // Thread-safe. Best effort: a file system without hole punching keeps
+  // the bytes until the file closes; returns false then (not an error).
+  bool Discard(uint64_t begin, uint64_t end) const;
+  // Bytes of disk the file holds now (fstat's st_blocks x 512; 0 on error).
+  uint64_t AllocatedBytes() const;
 
   // Offset where the next Append lands (bytes).
   uint64_t end_offset() const { return flushed_ + buffer_.size(); }

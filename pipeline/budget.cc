@@ -29,24 +29,34 @@ std::optional<uint64_t> ReadLimit(const char* path) {
 
 std::string MemoryPlan::Describe() const {
   auto mib = [](uint64_t b) { return static_cast<double>(b) / (1 << 20); };
+  auto pct = [&](uint64_t b) { return static_cast<int>((b * 100 + limit / 2) / std::max<uint64_t>(limit, 1)); };
   if (overlap)
     return absl::StrFormat(
-        "memory limit %.0f MiB: decode %.0f MiB (50%%), in-memory runs %.0f MiB (40%%, the rest "
-        "spills), merge buffers %.0f MiB (10%%, while decoding)",
-        mib(limit), mib(decode), mib(runs), mib(merge));
+        "memory limit %.0f MiB: decode %.0f MiB (%d%%), in-memory runs %.0f MiB (%d%%, the rest "
+        "spills), merge buffers %.0f MiB (%d%%, while decoding)",
+        mib(limit), mib(decode), pct(decode), mib(runs), pct(runs), mib(merge), pct(merge));
   return absl::StrFormat(
       "memory limit %.0f MiB: decode %.0f MiB (60%%), in-memory runs %.0f MiB (40%%, the rest "
       "spills), merge buffers %.0f MiB (60%%, after decode)",
       mib(limit), mib(decode), mib(runs), mib(merge));
 }
 
-MemoryPlan MemoryPlan::ForOverlap() const {
+MemoryPlan MemoryPlan::ForOverlap(uint64_t largest_cost, int threads) const {
   MemoryPlan p;
   p.limit = limit;
   p.decode = limit / 10 * 5;
   p.runs = limit / 10 * 4;
   p.merge = limit / 10;
   p.overlap = true;
+  const uint64_t want = static_cast<uint64_t>(std::max(threads, 1));
+  if (largest_cost > 0 && p.decode / largest_cost < want) {
+    const uint64_t max_decode = limit / 20 * 15;  // 75%: runs keep at least 15%
+    const uint64_t fit = std::min(want, max_decode / largest_cost);
+    if (fit * largest_cost > p.decode) {
+      p.decode = fit * largest_cost;
+      p.runs = limit - p.merge - p.decode;
+    }
+  }
   return p;
 }
 

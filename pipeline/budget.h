@@ -20,7 +20,11 @@
 //   both stages run at once: `decode` = 50%, `runs` = 40% (runs wait for
 //   their output, and leave it when written), `merge` = 10% (the buffers of
 //   the outputs being written). The overlap is only used when the largest
-//   input fits the 50% decode budget.
+//   input fits the 50% decode budget. If 50% holds fewer of the largest
+//   input than there are threads, `decode` grows to as many as fit in 75%
+//   (at most one per thread) and `runs` shrinks to what is left (at least
+//   15%): under a small limit, two inputs decoding at once use both cores,
+//   where one decode and a spilling merge left one core mostly idle.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,8 +44,10 @@ struct MemoryPlan {
   uint64_t merge = 0;
   bool overlap = false;          // the split of ForOverlap()
   std::string Describe() const;  // one line for --verbose
-  // ForOverlap: the same limit split 50/40/10 for overlapped stages.
-  MemoryPlan ForOverlap() const;
+  // ForOverlap: the same limit split for overlapped stages: 50/40/10, or
+  // more for decode when that lets more inputs of `largest_cost` bytes
+  // (DecodeCost) decode at once on `threads` threads (rule above).
+  MemoryPlan ForOverlap(uint64_t largest_cost, int threads) const;
 };
 
 // PlanMemory splits `limit_bytes` by the rule above.

@@ -619,7 +619,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // instead of faulted in again, and fewer runs spill. Otherwise every
   // input is decoded first (stage 1), then every output written (stage 2).
   // Both write the same bytes; the budget of each is in budget.h.
-  const MemoryPlan overlap_plan = plan.ForOverlap();
+  const MemoryPlan overlap_plan = plan.ForOverlap(largest_cost, threads);
   bool overlap = !opts.no_overlap && !opts.relative_time && !opts.start_step && !opts.end_step && largest_cost <= overlap_plan.decode;
   for (size_t i : order) overlap = overlap && jp.inputs[i].kind != PlanKind::kUndetermined;
   const MemoryPlan& mplan = overlap ? overlap_plan : plan;
@@ -879,9 +879,11 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         out.bytes = (*file)->bytes_written();
         out.crc32 = (*file)->crc32();
       }
-      // Each input belongs to one output: free its run now.
+      // Each input belongs to one output: free its run now (and its bytes
+      // in the spill file, so they never reach the disk).
       for (size_t i : og.inputs) {
         resident -= accounted[i];
+        if (runs[i]) runs[i]->DiscardSpill();
         runs[i].reset();
       }
       if (!st.ok()) {

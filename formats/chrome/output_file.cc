@@ -65,7 +65,23 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
     n -= static_cast<size_t>(w);
     bytes_written_ += static_cast<uint64_t>(w);
   }
+  DropBehind();
   return absl::OkStatus();
+}
+
+void OutputFile::DropBehind() {
+  // Every kDropWindow bytes: ask the kernel to start writing back the window
+  // just finished, and to drop the window kDropLag windows back (written
+  // back by now). POSIX_FADV_DONTNEED never blocks: it starts asynchronous
+  // writeback of dirty pages and drops the clean ones.
+  while (bytes_written_ >= (dropped_windows_ + 1) * kDropWindow) {
+    const uint64_t k = dropped_windows_++;
+    (void)::posix_fadvise(fd_, static_cast<off_t>(k * kDropWindow), static_cast<off_t>(kDropWindow),
+                          POSIX_FADV_DONTNEED);
+    if (k >= kDropLag)
+      (void)::posix_fadvise(fd_, static_cast<off_t>((k - kDropLag) * kDropWindow),
+                            static_cast<off_t>(kDropWindow), POSIX_FADV_DONTNEED);
+  }
 }
 
 absl::Status OutputFile::Append(std::string_view bytes) {

@@ -1,0 +1,74 @@
+// pipeline/budget: how --memory-limit is split between the stages (the rule
+// in budget.h), and the byte sizes it parses.
+#include "pipeline/budget.h"
+
+#include "gtest/gtest.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+TEST(MemoryPlan, StagedSplitIs60For40) {
+  MemoryPlan p = PlanMemory(1000 * kMiB);
+  EXPECT_EQ(p.decode, 600 * kMiB);
+  EXPECT_EQ(p.runs, 400 * kMiB);
+  EXPECT_EQ(p.merge, 600 * kMiB);
+  EXPECT_FALSE(p.overlap);
+}
+
+TEST(MemoryPlan, OverlapSplitIs50_40_10WhenEveryThreadFits) {
+  // 4 GiB, 2 threads, inputs of 181 MiB: 50% holds 11 of them.
+  MemoryPlan p = PlanMemory(4096 * kMiB).ForOverlap(181 * kMiB, 2);
+  EXPECT_TRUE(p.overlap);
+  EXPECT_EQ(p.decode, 4096 * kMiB / 10 * 5);
+  EXPECT_EQ(p.runs, 4096 * kMiB / 10 * 4);
+  EXPECT_EQ(p.merge, 4096 * kMiB / 10);
+  EXPECT_EQ(p.Describe(),
+            "memory limit 4096 MiB: decode 2048 MiB (50%), in-memory runs 1638 MiB (40%, the rest "
+            "spills), merge buffers 410 MiB (10%, while decoding)");
+}
+
+TEST(MemoryPlan, OverlapDecodeGrowsSoBothThreadsDecode) {
+  // The scale bench: --memory-limit 512M, 62 MB inputs (DecodeCost 180 MiB):
+  // 50% (256 MiB) holds one; 75% (384 MiB) holds two, and runs keep the rest.
+  const uint64_t limit = 512 * kMiB, cost = DecodeCost(62'582'084);
+  EXPECT_EQ(cost >> 20, 180u);
+  MemoryPlan p = PlanMemory(limit).ForOverlap(cost, 2);
+  EXPECT_EQ(p.decode, 2 * cost);
+  EXPECT_EQ(p.merge, limit / 10);
+  EXPECT_EQ(p.runs, limit - limit / 10 - 2 * cost);
+  EXPECT_EQ(p.decode + p.runs + p.merge, limit);
+  EXPECT_GE(p.runs, limit / 100 * 15);
+  EXPECT_EQ(p.Describe(),
+            "memory limit 512 MiB: decode 360 MiB (70%), in-memory runs 101 MiB (20%, the rest "
+            "spills), merge buffers 51 MiB (10%, while decoding)");
+}
+
+TEST(MemoryPlan, OverlapDecodeGrowsNoFurtherThan75Percent) {
+  const uint64_t limit = 512 * kMiB;
+  // Two of 200 MiB need 78%: one it stays, at 50%.
+  MemoryPlan one = PlanMemory(limit).ForOverlap(200 * kMiB, 2);
+  EXPECT_EQ(one.decode, limit / 10 * 5);
+  EXPECT_EQ(one.runs, limit / 10 * 4);
+  // 8 threads, 100 MiB inputs: 50% holds 2, 75% holds 3 (not 8).
+  MemoryPlan three = PlanMemory(limit).ForOverlap(100 * kMiB, 8);
+  EXPECT_EQ(three.decode, 300 * kMiB);
+  EXPECT_EQ(three.runs, limit - limit / 10 - 300 * kMiB);
+  // One thread: nothing to gain.
+  MemoryPlan single = PlanMemory(limit).ForOverlap(180 * kMiB, 1);
+  EXPECT_EQ(single.decode, limit / 10 * 5);
+}
+
+TEST(ParseBytes, SuffixesArePowersOf1024) {
+  EXPECT_EQ(ParseBytes("512M"), 512 * kMiB);
+  EXPECT_EQ(ParseBytes("4G"), uint64_t{4} << 30);
+  EXPECT_EQ(ParseBytes("64KiB"), uint64_t{64} << 10);
+  EXPECT_EQ(ParseBytes("1048576"), kMiB);
+  EXPECT_EQ(ParseBytes("0"), std::nullopt);
+  EXPECT_EQ(ParseBytes("12X"), std::nullopt);
+  EXPECT_EQ(ParseBytes("M"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace tracemill::pipeline
