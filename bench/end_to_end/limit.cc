@@ -8,7 +8,8 @@
 // - BM_Limit/.../inflate: libdeflate inflates the gzip copy.
 // - BM_Limit/.../write: write(2)s as many bytes as the convert job's outputs
 //   hold (learnt from one untimed convert), into as many files, 1 MiB per
-//   call, each to a temporary name then renamed, as the writer does.
+//   call, each to a temporary name then renamed, dropping its page cache
+//   behind it, as the writer does.
 // All report the uncompressed JSON bytes, like BM_Convert. The machine's
 // ceiling W for one core doing a job's whole I/O and parsing is the serial
 // sum of these: W = 1 / (1/ondemand + 1/write) for JSON input (plus 1/inflate
@@ -32,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/end_to_end/input.h"
 #include "bench/end_to_end/measure.h"
+#include "formats/chrome/output_file.h"
 #include "pipeline/graph.h"
 #include "pipeline/options.h"
 
@@ -252,10 +254,12 @@ void BM_LimitWrite(benchmark::State& state) {
   ::mkdir(dir.c_str(), 0755);
   std::string block(size_t{1} << 20, 'x');
   auto write_all = [&] {
+    uint64_t total = 0;  // bytes of this pass, all files
     for (size_t i = 0; i < sizes.size(); ++i) {
       std::string tmp = absl::StrCat(dir, "/.out", i, ".tmp"), final = absl::StrCat(dir, "/out", i);
       int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0) return false;
+      uint64_t written = 0, windows = 0;
       for (uint64_t left = sizes[i]; left > 0;) {
         size_t n = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
         ssize_t w = ::write(fd, block.data(), n);
@@ -264,6 +268,18 @@ void BM_LimitWrite(benchmark::State& state) {
           return false;
         }
         left -= static_cast<uint64_t>(w);
+        written += static_cast<uint64_t>(w);
+        // The writer's drop-behind (formats/chrome/output_file.h), so that
+        // both pay the page cache alike.
+        using formats::kDropLag, formats::kDropWindow;
+        total += static_cast<uint64_t>(w);
+        if (total < formats::DropBehindAfter()) windows = written / kDropWindow;
+        for (; written >= (windows + 1) * kDropWindow; ++windows) {
+          ::posix_fadvise(fd, static_cast<off_t>(windows * kDropWindow), kDropWindow, POSIX_FADV_DONTNEED);
+          if (windows >= kDropLag)
+            ::posix_fadvise(fd, static_cast<off_t>((windows - kDropLag) * kDropWindow), kDropWindow,
+                            POSIX_FADV_DONTNEED);
+        }
       }
       if (::close(fd) != 0 || ::rename(tmp.c_str(), final.c_str()) != 0) return false;
     }

@@ -3,7 +3,7 @@
 # with a fixed --memory-limit as the input grows, and a job of many small
 # files under a low open-file limit.
 #   scale_rss.sh GEN_KINETO TRACEMILL WORKDIR [LIMIT] [SIZES_GB...]
-#   (defaults: LIMIT 512M, sizes 1 4 10)
+#   (defaults: LIMIT 512M, sizes 1 4 10; REPS=3 runs of each size)
 # Input: gen_kineto ranks of 140,000 events (~62 MB each, seed 1); 1 GB is
 # 16 ranks, 4 GB 64, 10 GB 160 (the first N files of one generated set).
 # Then 4,096 files of ~256 KB (575 events each) converted with `ulimit -n 256`
@@ -24,19 +24,32 @@ if [ ! -f "$work/in.ranks-$ranks" ]; then
   touch "$work/in.ranks-$ranks"
 fi
 echo "machine: $(nproc) cpus, $(uname -r), $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# Each size REPS times (default 3), sizes interleaved. Before each run the
+# previous outputs are removed and `sync` runs, so no earlier writeback
+# competes for the cores. Two times per run: the convert alone, and the
+# convert plus the `sync` that makes its outputs durable (a small job leaves
+# its outputs dirty in the page cache for the kernel to write after it
+# exits; a large one must write most of them back while it runs).
+reps=${REPS:-3}
+for ((k = 1; k <= reps; ++k)); do
 for g in "${sizes[@]}"; do
   n=$((g * 16))
   files=(); for ((r = 0; r < n; ++r)); do files+=("$work/in/rank$r.pt.trace.json"); done
   bytes=$(cat "${files[@]}" | wc -c)
-  rm -rf "$work/out"
+  rm -rf "$work/out"; sync
+  t0=$(date +%s.%N)
   /usr/bin/time -v "$tm" convert "${files[@]}" -o "$work/out" --memory-limit "$limit" \
     --tmp-dir "$work" --quiet 2>"$work/time.txt" || { cat "$work/time.txt"; exit 1; }
+  sync
+  t1=$(date +%s.%N)
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
   wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
   secs=$(echo "$wall" | awk -F: '{ s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; print s }')
-  echo "size ${g}GB: $n files, $bytes bytes, --memory-limit $limit: max RSS $rss KiB," \
+  echo "rep $k size ${g}GB: $n files, $bytes bytes, --memory-limit $limit: max RSS $rss KiB," \
     "wall $wall, $(awk -v s="$secs" -v b="$bytes" 'BEGIN { printf "%.2f s/GB", s / (b / 1e9) }')," \
+    "with sync $(awk -v a="$t0" -v z="$t1" -v b="$bytes" 'BEGIN { printf "%.2f s, %.2f s/GB", z - a, (z - a) / (b / 1e9) }')," \
     "outputs $(ls "$work/out" | grep -c trace.json)"
+done
 done
 # Many small files under a low descriptor limit.
 if [ ! -f "$work/small.done" ]; then

@@ -69,7 +69,29 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
   return absl::OkStatus();
 }
 
+namespace {
+// Output bytes this process has written, all outputs together.
+std::atomic<uint64_t> g_output_bytes{0};
+
+}  // namespace
+
+uint64_t DropBehindAfter() {
+  static const uint64_t after = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
+                                         : (uint64_t{8} << 30);
+    return ram / 8;
+  }();
+  return after;
+}
+
 void OutputFile::DropBehind() {
+  g_output_bytes.fetch_add(bytes_written_ - counted_bytes_, std::memory_order_relaxed);
+  counted_bytes_ = bytes_written_;
+  if (g_output_bytes.load(std::memory_order_relaxed) < DropBehindAfter()) {
+    dropped_windows_ = bytes_written_ / kDropWindow;  // start from here once active
+    return;
+  }
   // Every kDropWindow bytes: ask the kernel to start writing back the window
   // just finished, and to drop the window kDropLag windows back (written
   // back by now). POSIX_FADV_DONTNEED never blocks: it starts asynchronous
