@@ -663,6 +663,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   std::atomic<uint64_t> resident{0};
   std::vector<uint64_t> accounted(n, 0);  // bytes of runs[i] counted in `resident`
   std::atomic<uint64_t> spilled_runs{0}, spilled_events{0};
+  // Output bytes of this job, all outputs together (their drop-behind, output_file.h).
+  std::atomic<uint64_t> job_output_bytes{0};
 
   // The time window: --start/--end now; --start-step/--end-step narrow it
   // after stage 1 (no overlap then).
@@ -851,6 +853,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
       if (st.ok()) st = file.status();
       if (st.ok()) {
+        (*file)->EnableDropBehind(&job_output_bytes);
         formats::ChromeWriter w(file->get(), offset_ns);
         st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
         for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);

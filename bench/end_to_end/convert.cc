@@ -3,6 +3,9 @@
 // `--group-by local-gpu`, as the CLI's default.
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -71,6 +74,11 @@ void BM_Convert(benchmark::State& state, bool gzip, int threads) {
   }
   IterationTimer timer;
   for (auto _ : state) {
+    // Untimed: earlier runs' outputs written back now, not by kernel threads
+    // on the same cores while this run is timed. (Dropping the page cache
+    // as well, to start every run as on a fresh node, made runs slower and
+    // no steadier: on this VM, memory the guest freed is costly to touch again.)
+    ::sync();
     timer.Start();
     pipeline::RunSummary s = pipeline::RunConvert(f.opts);
     timer.Stop(state);
@@ -80,6 +88,9 @@ void BM_Convert(benchmark::State& state, bool gzip, int threads) {
     }
   }
   timer.Report(state, in.json_bytes, in.events);
+  // The outputs are not needed again: give their page cache back.
+  std::error_code ec;
+  std::filesystem::remove_all(f.opts.out_dir, ec);
 }
 
 }  // namespace

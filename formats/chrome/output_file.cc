@@ -69,12 +69,6 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
   return absl::OkStatus();
 }
 
-namespace {
-// Output bytes this process has written, all outputs together.
-std::atomic<uint64_t> g_output_bytes{0};
-
-}  // namespace
-
 uint64_t DropBehindAfter() {
   static const uint64_t after = [] {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -86,9 +80,11 @@ uint64_t DropBehindAfter() {
 }
 
 void OutputFile::DropBehind() {
-  g_output_bytes.fetch_add(bytes_written_ - counted_bytes_, std::memory_order_relaxed);
+  if (!job_bytes_) return;
+  const uint64_t added = bytes_written_ - counted_bytes_;
+  const uint64_t job = job_bytes_->fetch_add(added, std::memory_order_relaxed) + added;
   counted_bytes_ = bytes_written_;
-  if (g_output_bytes.load(std::memory_order_relaxed) < DropBehindAfter()) {
+  if (job < DropBehindAfter()) {
     dropped_windows_ = bytes_written_ / kDropWindow;  // start from here once active
     return;
   }

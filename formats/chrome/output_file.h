@@ -8,6 +8,7 @@
 // compressed in parallel (oneTBB parallel_for, one libdeflate compressor per
 // thread), then written in order: one large output uses every core for its
 // compression while formatting stays sequential.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,7 +24,7 @@ namespace tracemill::formats {
 inline constexpr size_t kGzipBatch = 4;
 
 // Drop-behind: outputs are written once and not read back by the job, so
-// once the process has written more output than 1/8 of physical memory (about
+// once a job has written more output than 1/8 of physical memory (about
 // where the kernel's background writeback starts anyway, dirty_background_ratio
 // 10%), their page cache is given back as they grow (OutputFile::DropBehind):
 // a 10 GB job then keeps a few windows per output in the page cache, not
@@ -51,6 +52,10 @@ class OutputFile {
   // Append writes `bytes` (compressed as one member if gzip). Errors: kInternal
   // with strerror (ENOSPC, EIO).
   absl::Status Append(std::string_view bytes);
+  // EnableDropBehind: count this output's bytes into `job_bytes` (shared by
+  // the outputs of one job, must outlive them) and drop its page cache
+  // behind it once the job's total passes DropBehindAfter(). Off by default.
+  void EnableDropBehind(std::atomic<uint64_t>* job_bytes) { job_bytes_ = job_bytes; }
   // Commit closes and renames the temporary to the final path.
   absl::Status Commit();
   // Abort closes and removes the temporary.
@@ -84,7 +89,8 @@ class OutputFile {
   std::string memory_;
   uint64_t bytes_written_ = 0;
   uint64_t dropped_windows_ = 0;  // DropBehind has visited windows [0, this)
-  uint64_t counted_bytes_ = 0;    // of bytes_written_, added to the process's total
+  uint64_t counted_bytes_ = 0;    // of bytes_written_, added to *job_bytes_
+  std::atomic<uint64_t>* job_bytes_ = nullptr;
   uint32_t crc32_ = 0;
   std::vector<std::string> pending_;     // raw chunks waiting for compression
   std::vector<std::string> compressed_;  // their gzip members
