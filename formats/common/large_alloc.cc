@@ -1,6 +1,7 @@
 #include "formats/common/large_alloc.h"
 
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace tracemill::formats {
@@ -8,8 +9,9 @@ namespace {
 
 struct ChunkPool {
   std::mutex mu;
-  std::vector<void*> free;  // 2 MiB-aligned chunks of kHugePageBytes
-  size_t limit = 0;         // bytes
+  std::vector<std::pair<void*, size_t>> free;  // 2 MiB-aligned blocks and their lengths
+  size_t bytes = 0;                            // sum of their lengths
+  size_t limit = 0;                            // bytes
 };
 
 ChunkPool& Pool() {
@@ -21,38 +23,45 @@ ChunkPool& Pool() {
 
 void SetChunkPoolLimit(size_t bytes) {
   ChunkPool& pool = Pool();
-  std::vector<void*> drop;
+  std::vector<std::pair<void*, size_t>> drop;
   {
     std::lock_guard<std::mutex> lock(pool.mu);
     pool.limit = bytes;
-    while (pool.free.size() * kHugePageBytes > bytes) {
+    while (pool.bytes > bytes) {
       drop.push_back(pool.free.back());
+      pool.bytes -= pool.free.back().second;
       pool.free.pop_back();
     }
   }
-  for (void* p : drop) ::munmap(p, kHugePageBytes);
+  for (auto [p, len] : drop) ::munmap(p, len);
 }
 
 size_t ChunkPoolBytes() {
   ChunkPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  return pool.free.size() * kHugePageBytes;
+  return pool.bytes;
 }
 
-void* TakePooledChunk() {
+void* TakePooled(size_t len) {
   ChunkPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  if (pool.free.empty()) return nullptr;
-  void* p = pool.free.back();
-  pool.free.pop_back();
-  return p;
+  // Newest first: the most recently freed block is the likeliest in cache.
+  for (size_t k = pool.free.size(); k-- > 0;) {
+    if (pool.free[k].second != len) continue;
+    void* p = pool.free[k].first;
+    pool.free.erase(pool.free.begin() + static_cast<std::ptrdiff_t>(k));
+    pool.bytes -= len;
+    return p;
+  }
+  return nullptr;
 }
 
-bool PoolChunk(void* p) {
+bool PoolBlock(void* p, size_t len) {
   ChunkPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  if ((pool.free.size() + 1) * kHugePageBytes > pool.limit) return false;
-  pool.free.push_back(p);
+  if (pool.bytes + len > pool.limit) return false;
+  pool.free.emplace_back(p, len);
+  pool.bytes += len;
   return true;
 }
 

@@ -11,10 +11,12 @@
 //
 // Chunk pool: on this VM first-touching memory runs at 0.16-0.35 GB/s, so the
 // rest arenas (2 MiB chunks, ~0.85 x the input) cost more to fault in than
-// to decode. Freed 2 MiB chunks can therefore be kept, up to a limit the
-// caller sets (`SetChunkPoolLimit`; 0, the default, keeps none), and handed
-// to the next allocation of that size: a convert job whose outputs are
-// written while later inputs decode touches its memory once.
+// to decode. Freed blocks (2 MiB arena chunks, and the larger event and key
+// vectors of a run) can therefore be kept, up to a limit the caller sets
+// (`SetChunkPoolLimit`; 0, the default, keeps none), and handed to the next
+// allocation of the same length (rank files of one job are of similar size,
+// so their vectors round to the same multiple of 2 MiB): a convert job whose
+// outputs are written while later inputs decode touches its memory once.
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -26,24 +28,26 @@ namespace tracemill::formats {
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 inline constexpr size_t kHugePage = kHugePageBytes;
 
-// SetChunkPoolLimit sets the most bytes of free 2 MiB chunks kept for reuse
-// (0 releases the pooled ones and keeps none). Thread-safe.
+// SetChunkPoolLimit sets the most bytes of free blocks kept for reuse (0
+// releases the pooled ones and keeps none). Thread-safe.
 void SetChunkPoolLimit(size_t bytes);
-// ChunkPoolBytes: bytes of free chunks in the pool now.
+// ChunkPoolBytes: bytes of free blocks in the pool now.
 size_t ChunkPoolBytes();
-// TakePooledChunk returns a free 2 MiB chunk, or nullptr if the pool is empty.
-void* TakePooledChunk();
-// PoolChunk keeps the 2 MiB chunk `p` if the pool has room; false if it has
-// not (the caller unmaps it).
-bool PoolChunk(void* p);
+// TakePooled returns a free block of exactly `len` bytes (a multiple of
+// kHugePageBytes), or nullptr if the pool has none.
+void* TakePooled(size_t len);
+// PoolBlock keeps the block `p` of `len` bytes if the pool has room; false
+// if it has not (the caller unmaps it).
+bool PoolBlock(void* p, size_t len);
+inline void* TakePooledChunk() { return TakePooled(kHugePageBytes); }
+inline bool PoolChunk(void* p) { return PoolBlock(p, kHugePageBytes); }
 
 // AllocateLarge returns `n` bytes (uninitialized); free with FreeLarge(p, n).
 // Throws std::bad_alloc on failure, as operator new.
 inline void* AllocateLarge(size_t n) {
   if (n < kHugePageBytes) return ::operator new(n);
   const size_t len = (n + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  if (len == kHugePageBytes)
-    if (void* p = TakePooledChunk()) return p;
+  if (void* p = TakePooled(len)) return p;
   void* raw = ::mmap(nullptr, len + kHugePageBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
@@ -64,7 +68,7 @@ inline void FreeLarge(void* p, size_t n) noexcept {
     return;
   }
   const size_t len = (n + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  if (len == kHugePageBytes && PoolChunk(p)) return;
+  if (PoolBlock(p, len)) return;
   ::munmap(p, len);
 }
 

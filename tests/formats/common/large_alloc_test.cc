@@ -56,6 +56,36 @@ TEST(ChunkPool, KeepsNoMoreThanItsLimitAndOtherSizesBypassIt) {
   EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
 }
 
+// A run's event vector (several chunks long) goes back to the pool whole and
+// is handed to the next allocation of the same length, not of another.
+TEST(ChunkPool, LargerBlocksAreReusedByTheSameLengthOnly) {
+  PoolLimit limit(8 * kHugePageBytes);
+  const size_t six = 3 * kHugePageBytes;
+  char* a = static_cast<char*>(AllocateLarge(six - 1000));  // rounds up to 6 MiB
+  a[six - 1] = 'z';
+  FreeLarge(a, six - 1000);
+  EXPECT_EQ(ChunkPoolBytes(), six);
+  void* four = AllocateLarge(2 * kHugePageBytes);  // another length: a fresh mapping
+  EXPECT_NE(four, static_cast<void*>(a));
+  EXPECT_EQ(ChunkPoolBytes(), six);
+  char* b = static_cast<char*>(AllocateLarge(six));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(b[six - 1], 'z');
+  EXPECT_EQ(ChunkPoolBytes(), 0u);
+  FreeLarge(b, six);
+  FreeLarge(four, 2 * kHugePageBytes);
+  EXPECT_EQ(ChunkPoolBytes(), six + 2 * kHugePageBytes);
+  void* over = AllocateLarge(2 * kHugePageBytes);  // takes the 4 MiB block back
+  EXPECT_EQ(ChunkPoolBytes(), six);
+  void* big = AllocateLarge(4 * kHugePageBytes);
+  FreeLarge(big, 4 * kHugePageBytes);  // 6 + 8 MiB: within the 16 MiB limit
+  EXPECT_EQ(ChunkPoolBytes(), six + 4 * kHugePageBytes);
+  void* fresh = AllocateLarge(2 * kHugePageBytes);  // no 4 MiB block left: a new mapping
+  FreeLarge(over, 2 * kHugePageBytes);              // 14 + 4 MiB > 16 MiB: unmapped
+  EXPECT_EQ(ChunkPoolBytes(), six + 4 * kHugePageBytes);
+  FreeLarge(fresh, 2 * kHugePageBytes);
+}
+
 TEST(ChunkPool, AnArenaReleasedIntoThePoolIsReusedByTheNext) {
   PoolLimit limit(64 * kHugePageBytes);
   Arena first;
