@@ -361,7 +361,9 @@ int main(int argc, char** argv) {
     absl::Status st = tracemill::report::WriteReport(report_dir);
     if (!st.ok()) {
       std::fprintf(stderr, "tracemill: report: %s\n", std::string(st.message()).c_str());
-      return tracemill::pipeline::kExitInternal;
+      // No manifest there, or not one of ours: the OUTDIR given is wrong (usage).
+      return absl::IsNotFound(st) || absl::IsInvalidArgument(st) ? tracemill::pipeline::kExitUsage
+                                                                  : tracemill::pipeline::kExitInternal;
     }
     std::fprintf(stderr, "tracemill: wrote %s/report.html\n", report_dir.c_str());
     return tracemill::pipeline::kExitOk;

@@ -5,7 +5,8 @@
 #     report.html (and no temporary); `--no-report` leaves no report.html.
 #   cli_test.sh rebuild BIN OUTDIR
 #     `tracemill report OUTDIR` rebuilds the same bytes from manifest.json;
-#     a directory without a manifest is an error (exit 1).
+#     a directory without a manifest, or with a file that is not a tracemill
+#     manifest, is a usage error (exit 2).
 set -euo pipefail
 mode=$1
 bin=$2
@@ -38,8 +39,15 @@ case "$mode" in
     cmp "$out/report.html" "$tmp/first.html" || { echo "FAIL: rebuilt report differs"; exit 1; }
     rc=0
     "$bin" report "$tmp/nothing-here" 2> "$tmp/err" || rc=$?
-    [ "$rc" = 1 ] || { echo "FAIL: report on a directory without manifest: exit $rc"; exit 1; }
+    [ "$rc" = 2 ] || { echo "FAIL: report on a directory without manifest: exit $rc, expected 2"; exit 1; }
     grep -q "manifest.json" "$tmp/err" || { echo "FAIL: error does not name manifest.json"; exit 1; }
+    mkdir -p "$tmp/other"
+    echo '{"traceEvents": []}' > "$tmp/other/manifest.json"
+    rc=0
+    "$bin" report "$tmp/other" 2> "$tmp/err" || rc=$?
+    [ "$rc" = 2 ] || { echo "FAIL: report on a foreign manifest.json: exit $rc, expected 2"; exit 1; }
+    grep -q "not a tracemill manifest" "$tmp/err" || { echo "FAIL: error: $(cat "$tmp/err")"; exit 1; }
+    [ ! -e "$tmp/other/report.html" ] || { echo "FAIL: report.html written for a foreign manifest"; exit 1; }
     rc=0
     "$bin" report 2> /dev/null || rc=$?
     [ "$rc" = 2 ] || { echo "FAIL: report without OUTDIR: exit $rc, expected 2"; exit 1; }
