@@ -438,7 +438,17 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   // Created with its parents, as `-o` promises ("created if missing").
   std::error_code mkdir_error;
-  std::filesystem::create_directories(opts.out_dir, mkdir_error);
+  const bool created_out_dir = std::filesystem::create_directories(opts.out_dir, mkdir_error);
+  // A usage error found after this point (an unknown --start-step, ...)
+  // leaves no empty OUTDIR behind it (rmdir(2) removes only an empty one).
+  struct RemoveEmptyOutDir {
+    const bool& created;
+    const RunSummary& s;
+    const std::string& dir;
+    ~RemoveEmptyOutDir() {
+      if (created && s.exit_code == kExitUsage) ::rmdir(dir.c_str());
+    }
+  } remove_empty_out_dir{created_out_dir, summary, opts.out_dir};
   if (mkdir_error) {
     console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ",
                               mkdir_error.message()));

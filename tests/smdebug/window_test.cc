@@ -1,5 +1,6 @@
 // Issue 4 behaviours beyond the acceptance numbers: window flags for every
 // format, step windows, smdebug folder rules, system-metrics options.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,7 @@ TEST_F(WindowTest, StepWindowOverPaddlePipelineMarkers) {
   auto r = Tracemill({"convert", profile, "-o", tmp_.Join("none"), "--start-step", "10"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--start-step 10: no input has step 10 (steps found: 0..9)"));
+  EXPECT_FALSE(std::filesystem::exists(tmp_.Join("none")));  // no empty OUTDIR left behind
   auto t = ConvertAll({profile, "--start-step", "1", "--end-step", "1"});
   ASSERT_TRUE(t);
   EXPECT_EQ(last_.manifest->Int("/totals/events_read"), 2400);
