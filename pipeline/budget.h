@@ -19,12 +19,13 @@
 // - When outputs are written while later inputs decode (overlap, graph.cc),
 //   both stages run at once: `decode` = 50%, `runs` = 40% (runs wait for
 //   their output, and leave it when written), `merge` = 10% (the buffers of
-//   the outputs being written). The overlap is only used when the largest
-//   input fits the 50% decode budget. If 50% holds fewer of the largest
-//   input than there are threads, `decode` grows to as many as fit in 75%
-//   (at most one per thread) and `runs` shrinks to what is left (at least
-//   15%): under a small limit, two inputs decoding at once use both cores,
-//   where one decode and a spilling merge left one core mostly idle.
+//   the outputs being written). If 50% holds fewer of the largest input
+//   than there are threads, `decode` grows to as many as fit in 75% (at
+//   most one per thread) and `runs` shrinks to what is left (at least 15%):
+//   under a small limit, two inputs decoding at once use both cores, where
+//   one decode and a spilling merge left one core mostly idle. (An input
+//   over 60% is rejected before; one of 50-60% is decoded alone, with the
+//   overlap.)
 #include <cstdint>
 #include <optional>
 #include <string>
