@@ -55,7 +55,8 @@ uint32_t FrameworkNodeDecoder::InternToken(std::string_view token) {
 uint32_t FrameworkNodeDecoder::PhasePid(std::string_view phase) {
   auto it = phase_pid_.find(AbslView(phase));
   if (it != phase_pid_.end()) return it->second;
-  scratch_.assign("\"");
+  scratch_.clear();  // not assign("\""): gcc 12 -Wrestrict false positive
+  scratch_.push_back('"');
   scratch_.append(phase);
   scratch_.push_back('"');
   uint32_t pid = out_->InternPid(out_->arena().Copy(scratch_));

@@ -163,7 +163,8 @@ uint64_t SystemMetricsDecoder::Finish(DecodeReport* report) {
     e.ph = ph_x_;
     e.name = slice_name_;
     e.pid = bottleneck_pid_;
-    rest_.assign("\"");
+    rest_.clear();  // not assign("\""): gcc 12 -Wrestrict false positive
+    rest_.push_back('"');
     rest_.append(out_->InternedString(gpu_[i].device));
     rest_.push_back('"');
     e.tid = out_->InternToken(out_->arena().Copy(rest_));
