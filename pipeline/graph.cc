@@ -174,8 +174,12 @@ struct Worker : DecodeWorker {
 // DecodedSize estimates an input's decoded size from its head and tail
 // without reading it: a gzip file's ISIZE trailer (the last member's size
 // mod 2^32; at least 4x the compressed size), else the file size.
-uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip) {
+// `*uncertain`: a gzip ISIZE below 4x or above 1032x the file: a
+// multi-member file (tracemill's own --compress outputs: the last member is
+// one chunk) or a truncated one, whose real size only inflating tells.
+uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip, bool* uncertain) {
   *is_gzip = false;
+  *uncertain = false;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return file_bytes;
   unsigned char head[2] = {0, 0};
@@ -189,6 +193,7 @@ uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip
     // A truncated file's last bytes are not an ISIZE: deflate cannot expand
     // more than 1032:1, and we assume at least 4:1.
     est = std::clamp<uint64_t>(isize, file_bytes * 4, file_bytes * 1032);
+    *uncertain = est != isize;
   }
   ::close(fd);
   return est;
@@ -602,10 +607,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     struct stat st;
     if (::stat(records[i].path.c_str(), &st) == 0) sizes[i] = static_cast<uint64_t>(st.st_size);
     bool gz = false;
-    uint64_t cost = DecodeCost(DecodedSize(records[i].path, sizes[i], &gz));
+    bool uncertain = false;
+    uint64_t cost = DecodeCost(DecodedSize(records[i].path, sizes[i], &gz, &uncertain),
+                               jp.inputs[i].bytes_per_event);
     // A gzip input's size is only an estimate: try it within the budget
-    // (Gunzip stops at the limit and says so).
-    if (gz) cost = std::min(cost, plan.decode);
+    // (Gunzip stops at the limit and says so). One whose trailer does not
+    // tell its size may inflate to that limit: it counts as the whole
+    // budget, so it decodes alone.
+    if (gz) cost = uncertain ? plan.decode : std::min(cost, plan.decode);
     if (cost > plan.decode) {
       // Decoding it alone would exceed the budget: say what would fit.
       records[i].bytes = sizes[i];
@@ -720,6 +729,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     if (owner != me && planned_owner(i) < 0) {
       r.owner_shard = owner;  // decoded for nothing: another shard writes its output
       resident -= accounted[i];
+      runs[i]->DiscardSpill();
       runs[i].reset();
       return;
     }
@@ -742,6 +752,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       console.Line(ErrorLine(r));
       placed[i] = 2;  // reported
       resident -= accounted[i];
+      runs[i]->DiscardSpill();
       runs[i].reset();
       return;
     }

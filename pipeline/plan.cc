@@ -117,6 +117,7 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
     }
     formats::TefHead h = formats::ScanTefHead(data, whole, &s.decoder);
     p.device_count = h.device_count;
+    p.bytes_per_event = HeadBytesPerEvent(data);
     if (h.shape == formats::TefHead::Shape::kArray) {
       p.kind = PlanKind::kOutput;
       p.rank = ranks.Match(r.path);
@@ -146,6 +147,16 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
 }
 
 }  // namespace
+
+uint32_t HeadBytesPerEvent(std::string_view data) {
+  size_t start = data.find("\"traceEvents\"");
+  if (start == std::string_view::npos) start = 0;  // JSON Array Format
+  size_t events = 0;
+  for (size_t at = data.find("\"ph\"", start); at != std::string_view::npos; at = data.find("\"ph\"", at + 4))
+    ++events;
+  if (events < kDensitySampleEvents) return 0;
+  return static_cast<uint32_t>((data.size() - start) / events);
+}
 
 OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpn) {
   OutputKey k;

@@ -37,6 +37,15 @@
 
 namespace tracemill::pipeline {
 
+// Events a head must show for its bytes per event to be trusted.
+inline constexpr size_t kDensitySampleEvents = 16;
+
+// HeadBytesPerEvent: bytes per event of a TEF document's head (`data`, the
+// first bytes of the inflated input): the bytes from `"traceEvents"` (or the
+// start, for the JSON Array Format) to the end of the head, divided by the
+// `"ph"` keys among them. 0 if fewer than kDensitySampleEvents were seen.
+uint32_t HeadBytesPerEvent(std::string_view data);
+
 // Head bytes read by the pre-scan: a first try, then the most it reads.
 inline constexpr size_t kHeadFirstBytes = 64 << 10;
 inline constexpr size_t kHeadMaxBytes = 256 << 10;
@@ -68,6 +77,9 @@ struct InputPlan {
   std::optional<int64_t> rank;  // the planned rank (kOutput), if any
   bool rank_from_head = false;  // `rank` came from distributedInfo in the head
   int device_count = -1;        // deviceProperties entries in the head
+  // JSON bytes per event in the head's traceEvents (a sample of at least
+  // kDensitySampleEvents events), for the decode cost (budget.h); 0 unknown.
+  uint32_t bytes_per_event = 0;
   uint64_t bytes = 0;           // size on disk
   int64_t mtime_ns = 0;         // for the job fingerprint
 };

@@ -2,7 +2,10 @@
 // in budget.h), and the byte sizes it parses.
 #include "pipeline/budget.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
+#include "pipeline/plan.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -58,6 +61,38 @@ TEST(MemoryPlan, OverlapDecodeGrowsNoFurtherThan75Percent) {
   // One thread: nothing to gain.
   MemoryPlan single = PlanMemory(limit).ForOverlap(180 * kMiB, 1);
   EXPECT_EQ(single.decode, limit / 10 * 5);
+}
+
+// Dense events cost more than 3x their text (found by a helper: two 30 MB
+// files of 60-byte events under 256M peaked at 294 MiB with two decoding).
+TEST(DecodeCost, GrowsForDenseEvents) {
+  EXPECT_EQ(DecodeFactor(0), 3.0);    // unknown
+  EXPECT_EQ(DecodeFactor(444), 3.0);  // gen_kineto's Kineto-like events
+  EXPECT_EQ(DecodeFactor(150), 3.0);
+  EXPECT_EQ(DecodeFactor(100), 3.5);
+  EXPECT_EQ(DecodeFactor(60), 4.5);
+  EXPECT_EQ(DecodeFactor(10), 8.0);  // capped
+  EXPECT_EQ(DecodeCost(30'000'000, 60), 135'000'000u + (1u << 20));
+  // 256M: 50% is 128 MiB; two of these (130 MiB each) do not fit 75%, so
+  // one decodes at a time (it was two, by the 3x estimate: 88 MiB each).
+  MemoryPlan p = PlanMemory(256 * kMiB).ForOverlap(DecodeCost(30'000'000, 60), 2);
+  EXPECT_EQ(p.decode, DecodeCost(30'000'000, 60));
+  EXPECT_EQ(p.decode / DecodeCost(30'000'000, 60), 1u);
+}
+
+TEST(HeadBytesPerEvent, CountsPhKeysFromTraceEvents) {
+  std::string head = R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "padding padding"}], )";
+  const size_t start = head.size();
+  head += R"("traceEvents": [)";
+  const std::string ev = R"({"ph": "X", "name": "a", "pid": 0, "tid": 1, "ts": 1, "dur": 1}, )";
+  for (int i = 0; i < 20; ++i) head += ev;
+  EXPECT_EQ(HeadBytesPerEvent(head), (head.size() - start) / 20);
+  // The JSON Array Format has no key: from the start.
+  std::string array = "[" + ev + ev;
+  EXPECT_EQ(HeadBytesPerEvent(array), 0u);  // 2 events: too few to tell
+  for (int i = 0; i < 30; ++i) array += ev;
+  EXPECT_EQ(HeadBytesPerEvent(array), array.size() / 32);
+  EXPECT_EQ(HeadBytesPerEvent(""), 0u);
 }
 
 TEST(ParseBytes, SuffixesArePowersOf1024) {
