@@ -274,15 +274,8 @@ void BM_LimitWrite(benchmark::State& state) {
         written += static_cast<uint64_t>(w);
         // The writer's drop-behind (formats/chrome/output_file.h), so that
         // both pay the page cache alike.
-        using formats::kDropLag, formats::kDropWindow;
         total += static_cast<uint64_t>(w);
-        if (total < formats::DropBehindAfter()) windows = written / kDropWindow;
-        for (; written >= (windows + 1) * kDropWindow; ++windows) {
-          ::posix_fadvise(fd, static_cast<off_t>(windows * kDropWindow), kDropWindow, POSIX_FADV_DONTNEED);
-          if (windows >= kDropLag)
-            ::posix_fadvise(fd, static_cast<off_t>((windows - kDropLag) * kDropWindow), kDropWindow,
-                            POSIX_FADV_DONTNEED);
-        }
+        formats::DropBehindStep(fd, total, written, &windows);
       }
       if (::close(fd) != 0 || ::rename(tmp.c_str(), final.c_str()) != 0) return false;
     }

@@ -79,27 +79,31 @@ uint64_t DropBehindAfter() {
   return after;
 }
 
-void OutputFile::DropBehind() {
-  if (!job_bytes_) return;
-  const uint64_t added = bytes_written_ - counted_bytes_;
-  const uint64_t job = job_bytes_->fetch_add(added, std::memory_order_relaxed) + added;
-  counted_bytes_ = bytes_written_;
-  if (job < DropBehindAfter()) {
-    dropped_windows_ = bytes_written_ / kDropWindow;  // start from here once active
+void DropBehindStep(int fd, uint64_t job_bytes, uint64_t file_bytes, uint64_t* windows) {
+  if (job_bytes < DropBehindAfter()) {
+    *windows = file_bytes / kDropWindow;  // start from here once active
     return;
   }
   // Every kDropWindow bytes: ask the kernel to start writing back the window
   // just finished, and to drop the window kDropLag windows back (written
   // back by now). POSIX_FADV_DONTNEED never blocks: it starts asynchronous
   // writeback of dirty pages and drops the clean ones.
-  while (bytes_written_ >= (dropped_windows_ + 1) * kDropWindow) {
-    const uint64_t k = dropped_windows_++;
-    (void)::posix_fadvise(fd_, static_cast<off_t>(k * kDropWindow), static_cast<off_t>(kDropWindow),
+  for (; file_bytes >= (*windows + 1) * kDropWindow; ++*windows) {
+    const uint64_t k = *windows;
+    (void)::posix_fadvise(fd, static_cast<off_t>(k * kDropWindow), static_cast<off_t>(kDropWindow),
                           POSIX_FADV_DONTNEED);
     if (k >= kDropLag)
-      (void)::posix_fadvise(fd_, static_cast<off_t>((k - kDropLag) * kDropWindow),
+      (void)::posix_fadvise(fd, static_cast<off_t>((k - kDropLag) * kDropWindow),
                             static_cast<off_t>(kDropWindow), POSIX_FADV_DONTNEED);
   }
+}
+
+void OutputFile::DropBehind() {
+  if (!job_bytes_) return;
+  const uint64_t added = bytes_written_ - counted_bytes_;
+  const uint64_t job = job_bytes_->fetch_add(added, std::memory_order_relaxed) + added;
+  counted_bytes_ = bytes_written_;
+  DropBehindStep(fd_, job, bytes_written_, &dropped_windows_);
 }
 
 absl::Status OutputFile::Append(std::string_view bytes) {

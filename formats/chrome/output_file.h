@@ -37,6 +37,10 @@ inline constexpr uint64_t kDropLag = 3;               // windows
 // DropBehindAfter: bytes of output the process writes before drop-behind
 // starts (1/8 of physical memory, sysconf).
 uint64_t DropBehindAfter();
+// DropBehindStep: the drop-behind of one file descriptor `fd` that holds
+// `file_bytes` (written so far) in a job that has written `job_bytes`;
+// `*windows` (start at 0) is the file's progress. Never blocks or fails.
+void DropBehindStep(int fd, uint64_t job_bytes, uint64_t file_bytes, uint64_t* windows);
 
 class OutputFile {
  public:

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -169,6 +170,33 @@ TEST_P(MalformedCorpus, ConvertsAsExpected) {
   }
 }
 
+// Peak RSS (KiB) of every child waited for so far: ctest runs each test in
+// a process of its own, so that is this test's children.
+long ChildrenPeakRssKiB() {
+  rusage u{};
+  return ::getrusage(RUSAGE_CHILDREN, &u) == 0 ? u.ru_maxrss : -1;
+}
+
+// WriteRankFiles writes `ranks` Kineto-like files `<dir>/rank<r>.json`
+// (distributedInfo.rank first, then `events` events, comma-separated with
+// `separator`); `event(out, i, x)` writes event i, x a pseudo-random number
+// (unsorted ts) that differs per rank.
+void WriteRankFiles(const fs::path& dir, int ranks, int events, uint64_t seed, const char* separator,
+                    const std::function<void(std::ostream&, int, uint64_t)>& event) {
+  fs::create_directories(dir);
+  for (int r = 0; r < ranks; ++r) {
+    std::ofstream f(dir / ("rank" + std::to_string(r) + ".json"), std::ios::binary);
+    f << "{\"distributedInfo\":{\"rank\":" << r << "},\"traceEvents\":[";
+    uint64_t x = seed + static_cast<uint64_t>(r);
+    for (int i = 0; i < events; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      if (i) f << separator;
+      event(f, i, x);
+    }
+    f << "]}";
+  }
+}
+
 // Issue 8: no input may make tracemill use more than its memory limit. The
 // large generated cases (100 MB string, 100,000-deep nesting, 300,000 keys,
 // 10,000 digits) under --memory-limit 512M: converted or rejected, never
@@ -187,9 +215,8 @@ TEST(MalformedCorpusMemory, LargeCasesStayUnderTheMemoryLimit) {
     int rc = RunCommand(std::string("'") + TRACEMILL_BIN + "' convert '" + x.input.string() + "' -o '" +
                         out.string() + "' --memory-limit 512M -q");
     EXPECT_TRUE(rc == 0 || rc == 3) << x.name << ": exit " << rc;
-    rusage u{};
-    ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &u), 0);
-    EXPECT_LT(u.ru_maxrss, (512 + 64) * 1024) << x.name << ": peak RSS " << u.ru_maxrss << " KiB";
+    const long peak = ChildrenPeakRssKiB();
+    EXPECT_LT(peak, (512 + 64) * 1024) << x.name << ": peak RSS " << peak << " KiB";
     fs::remove_all(out);
     ++runs;
   }
@@ -206,24 +233,15 @@ TEST(MalformedCorpusMemory, DenseEventsStayUnderTheMemoryLimit) {
 #endif
   const fs::path dir = fs::path(TRACEMILL_TEST_TMP) / "dense_events";
   fs::remove_all(dir);
-  fs::create_directories(dir / "in");
-  for (int r = 0; r < 2; ++r) {
-    std::ofstream f(dir / "in" / ("rank" + std::to_string(r) + ".json"), std::ios::binary);
-    f << "{\"distributedInfo\":{\"rank\":" << r << "},\"traceEvents\":[";
-    uint64_t x = 12345 + static_cast<uint64_t>(r);
-    for (int i = 0; i < 500000; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;  // unsorted ts
-      f << (i ? "," : "") << "{\"ph\":\"X\",\"name\":\"a\",\"pid\":0,\"tid\":" << (x >> 62)
-        << ",\"ts\":" << (x >> 34) % 1000000000 << ",\"dur\":1}";
-    }
-    f << "]}";
-  }
+  WriteRankFiles(dir / "in", 2, 500000, 12345, ",", [](std::ostream& f, int, uint64_t x) {
+    f << "{\"ph\":\"X\",\"name\":\"a\",\"pid\":0,\"tid\":" << (x >> 62) << ",\"ts\":" << (x >> 34) % 1000000000
+      << ",\"dur\":1}";
+  });
   int rc = RunCommand(std::string("'") + TRACEMILL_BIN + "' convert '" + (dir / "in").string() + "' -o '" +
                       (dir / "out").string() + "' --memory-limit 256M -q");
   EXPECT_EQ(rc, 0);
-  rusage u{};
-  ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &u), 0);
-  EXPECT_LT(u.ru_maxrss, (256 + 20) * 1024) << "peak RSS " << u.ru_maxrss << " KiB";
+  const long peak = ChildrenPeakRssKiB();
+  EXPECT_LT(peak, (256 + 20) * 1024) << "peak RSS " << peak << " KiB";
   EXPECT_GT(fs::file_size(dir / "out" / "gpu0.trace.json"), 20'000'000u);
   if (!testing::Test::HasFailure()) fs::remove_all(dir);
 }
@@ -239,21 +257,13 @@ TEST(MalformedCorpusMemory, MultiMemberGzipStaysUnderTheMemoryLimit) {
 #endif
   const fs::path dir = fs::path(TRACEMILL_TEST_TMP) / "multi_member";
   fs::remove_all(dir);
-  fs::create_directories(dir / "json");
-  for (int r = 0; r < 4; ++r) {
-    std::ofstream f(dir / "json" / ("rank" + std::to_string(r) + ".json"), std::ios::binary);
-    f << "{\"distributedInfo\":{\"rank\":" << r << "},\"traceEvents\":[";
-    uint64_t x = 777 + static_cast<uint64_t>(r);
-    for (int i = 0; i < 30000; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      f << (i ? ",\n" : "") << "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void at::native::elementwise_kernel<128, 2>\", "
-        << "\"pid\": 0, \"tid\": 7, \"ts\": " << (x >> 34) % 1000000000 << ", \"dur\": " << (x >> 50) % 900
-        << ", \"args\": {\"External id\": " << i << ", \"device\": 0, \"stream\": 7, \"correlation\": " << i * 3
-        << ", \"registers per thread\": 32, \"shared memory\": 0, \"blocks per SM\": 1.5, \"grid\": [128, 1, 1], "
-        << "\"block\": [128, 1, 1], \"est. achieved occupancy %\": 100}}";
-    }
-    f << "]}";
-  }
+  WriteRankFiles(dir / "json", 4, 30000, 777, ",\n", [](std::ostream& f, int i, uint64_t x) {
+    f << "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void at::native::elementwise_kernel<128, 2>\", "
+      << "\"pid\": 0, \"tid\": 7, \"ts\": " << (x >> 34) % 1000000000 << ", \"dur\": " << (x >> 50) % 900
+      << ", \"args\": {\"External id\": " << i << ", \"device\": 0, \"stream\": 7, \"correlation\": " << i * 3
+      << ", \"registers per thread\": 32, \"shared memory\": 0, \"blocks per SM\": 1.5, \"grid\": [128, 1, 1], "
+      << "\"block\": [128, 1, 1], \"est. achieved occupancy %\": 100}}";
+  });
   ASSERT_EQ(RunCommand(std::string("'") + TRACEMILL_BIN + "' convert '" + (dir / "json").string() + "' -o '" +
                        (dir / "gz").string() + "' --group-by rank --compress -q --no-report --memory-limit 64M"),
             0);
@@ -262,9 +272,8 @@ TEST(MalformedCorpusMemory, MultiMemberGzipStaysUnderTheMemoryLimit) {
   int rc = RunCommand(std::string("'") + TRACEMILL_BIN + "' convert '" + (dir / "gz").string() + "' -o '" +
                       (dir / "out").string() + "' --memory-limit 64M -q");
   EXPECT_EQ(rc, 0);
-  rusage u{};
-  ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &u), 0);
-  EXPECT_LT(u.ru_maxrss, (64 + 20) * 1024) << "peak RSS " << u.ru_maxrss << " KiB";
+  const long peak = ChildrenPeakRssKiB();
+  EXPECT_LT(peak, (64 + 20) * 1024) << "peak RSS " << peak << " KiB";
   if (!testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
