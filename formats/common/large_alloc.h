@@ -7,11 +7,12 @@
 // CPU time on the 64-rank job (perf; bench/RESULTS.md). Allocations of 2 MiB
 // and more are therefore mapped 2 MiB-aligned with MADV_HUGEPAGE (honoured
 // when /sys/kernel/mm/transparent_hugepage/enabled is `madvise` or `always`;
-// harmless otherwise): one fault per 2 MiB. Smaller ones use operator new.
+// harmless otherwise): one fault per 2 MiB. Smaller ones are mapped on
+// plain pages from 256 KiB, and come from operator new below that.
 //
 // Chunk pool: on this VM first-touching memory runs at 0.16-0.35 GB/s, so the
 // rest arenas (2 MiB chunks, ~0.85 x the input) cost more to fault in than
-// to decode. Freed blocks (2 MiB arena chunks, and the larger event and key
+// to decode. Freed blocks (arena chunks, and the larger event and key
 // vectors of a run) can therefore be kept, up to a limit the caller sets
 // (`SetChunkPoolLimit`; 0, the default, keeps none), and handed to the next
 // allocation of the same length (rank files of one job are of similar size,
@@ -33,8 +34,8 @@ inline constexpr size_t kHugePage = kHugePageBytes;
 void SetChunkPoolLimit(size_t bytes);
 // ChunkPoolBytes: bytes of free blocks in the pool now.
 size_t ChunkPoolBytes();
-// TakePooled returns a free block of exactly `len` bytes (a multiple of
-// kHugePageBytes), or nullptr if the pool has none.
+// TakePooled returns a free block of exactly `len` bytes (a BlockLength()),
+// or nullptr if the pool has none.
 void* TakePooled(size_t len);
 // PoolBlock keeps the block `p` of `len` bytes if the pool has room; false
 // if it has not (the caller unmaps it).
@@ -42,12 +43,30 @@ bool PoolBlock(void* p, size_t len);
 inline void* TakePooledChunk() { return TakePooled(kHugePageBytes); }
 inline bool PoolChunk(void* p) { return PoolBlock(p, kHugePageBytes); }
 
+// Blocks from kPooledMinBytes up are mapped by AllocateLarge itself and can
+// be pooled: below 2 MiB (an arena's 256 KiB-1 MiB chunks) rounded up to 64
+// KiB, on plain pages; from 2 MiB rounded up to 2 MiB, on huge pages. glibc
+// would map and unmap the mid-size ones afresh for every input (211 fresh
+// mappings, ~500 MiB, for a 64-rank job on 2 threads).
+inline constexpr size_t kPooledMinBytes = size_t{256} << 10;
+
+// BlockLength: the length AllocateLarge(n) maps for n >= kPooledMinBytes.
+inline size_t BlockLength(size_t n) {
+  const size_t unit = n < kHugePageBytes ? size_t{64} << 10 : kHugePageBytes;
+  return (n + unit - 1) & ~(unit - 1);
+}
+
 // AllocateLarge returns `n` bytes (uninitialized); free with FreeLarge(p, n).
 // Throws std::bad_alloc on failure, as operator new.
 inline void* AllocateLarge(size_t n) {
-  if (n < kHugePageBytes) return ::operator new(n);
-  const size_t len = (n + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  if (n < kPooledMinBytes) return ::operator new(n);
+  const size_t len = BlockLength(n);
   if (void* p = TakePooled(len)) return p;
+  if (len < kHugePageBytes) {
+    void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return p;
+  }
   void* raw = ::mmap(nullptr, len + kHugePageBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
@@ -63,11 +82,11 @@ inline void* AllocateLarge(size_t n) {
 // FreeLarge releases what AllocateLarge(n) returned.
 inline void FreeLarge(void* p, size_t n) noexcept {
   if (!p) return;
-  if (n < kHugePageBytes) {
+  if (n < kPooledMinBytes) {
     ::operator delete(p);
     return;
   }
-  const size_t len = (n + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  const size_t len = BlockLength(n);
   if (PoolBlock(p, len)) return;
   ::munmap(p, len);
 }

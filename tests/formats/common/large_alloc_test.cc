@@ -1,4 +1,4 @@
-// The 2 MiB chunk pool (formats/common/large_alloc.h).
+// The block pool (formats/common/large_alloc.h).
 #include "formats/common/large_alloc.h"
 
 #include <gtest/gtest.h>
@@ -31,15 +31,17 @@ TEST(ChunkPool, AFreedChunkIsHandedToTheNextAllocation) {
   a[kHugePageBytes - 1] = 'y';
   FreeLarge(a, kHugePageBytes);
   EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
-  void* small = AllocateLarge(kHugePageBytes - 100);  // below 2 MiB: operator new, not the pool
+  void* small = AllocateLarge(kPooledMinBytes - 1);  // operator new, not the pool
   EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
-  FreeLarge(small, kHugePageBytes - 100);
-  char* b = static_cast<char*>(AllocateLarge(kHugePageBytes));
+  FreeLarge(small, kPooledMinBytes - 1);
+  EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
+  char* b = static_cast<char*>(AllocateLarge(kHugePageBytes - 100));  // rounds up to 2 MiB
   EXPECT_EQ(b, a);
   EXPECT_EQ(ChunkPoolBytes(), 0u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % kHugePageBytes, 0u);
   EXPECT_EQ(b[kHugePageBytes - 1], 'y');  // the same memory, not zeroed again
-  FreeLarge(b, kHugePageBytes);
+  FreeLarge(b, kHugePageBytes - 100);
+  EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
 }
 
 TEST(ChunkPool, KeepsNoMoreThanItsLimitAndOtherSizesBypassIt) {
@@ -54,6 +56,30 @@ TEST(ChunkPool, KeepsNoMoreThanItsLimitAndOtherSizesBypassIt) {
   EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);
   SetChunkPoolLimit(kHugePageBytes);  // lowering the limit releases the excess
   EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
+}
+
+// An arena's mid-size chunks (256 KiB-1 MiB) are pooled too, by their
+// 64 KiB-rounded length: a 512 KiB chunk is handed to the next 512 KiB
+// allocation (the same memory, written before), not to a 1 MiB one.
+TEST(ChunkPool, MidSizeBlocksArePooledByTheirLength) {
+  PoolLimit limit(2 * kHugePageBytes);
+  const size_t half = size_t{512} << 10;
+  EXPECT_EQ(BlockLength(half - 1000), half);
+  EXPECT_EQ(BlockLength(kPooledMinBytes + 1), kPooledMinBytes + (size_t{64} << 10));
+  char* a = static_cast<char*>(AllocateLarge(half - 1000));
+  a[half - 1] = 'm';
+  FreeLarge(a, half - 1000);
+  EXPECT_EQ(ChunkPoolBytes(), half);
+  void* mib = AllocateLarge(2 * half);  // another length: a fresh mapping
+  EXPECT_NE(mib, static_cast<void*>(a));
+  EXPECT_EQ(ChunkPoolBytes(), half);
+  char* b = static_cast<char*>(AllocateLarge(half));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(b[half - 1], 'm');
+  EXPECT_EQ(ChunkPoolBytes(), 0u);
+  FreeLarge(b, half);
+  FreeLarge(mib, 2 * half);
+  EXPECT_EQ(ChunkPoolBytes(), 3 * half);
 }
 
 // A run's event vector (several chunks long) goes back to the pool whole and
