@@ -86,7 +86,16 @@ struct TefDecoder::Impl {
   struct Member {
     std::string_view key;  // raw key body (escaped, no quotes)
     std::string_view raw;  // raw value text
+    uint32_t sig;          // KeySig(key): equal keys have equal signatures
   };
+  // KeySig: length, first and last byte of a key; distinct for the usual
+  // keys (ph, ts, dur, cat, pid, tid, name, args, id, bind_id), so the
+  // duplicate scan compares bytes only when a key may really repeat.
+  static uint32_t KeySig(std::string_view key) {
+    if (key.empty()) return 0;
+    return static_cast<uint32_t>(key.size()) << 16 ^ static_cast<unsigned char>(key.front()) << 8 ^
+           static_cast<unsigned char>(key.back());
+  }
   std::vector<Member> members;  // scratch: the current event's members
   absl::flat_hash_set<std::string_view> key_set;        // scratch: duplicate scan
   absl::flat_hash_map<std::string_view, size_t> last_index;  // scratch: last of each key
@@ -178,8 +187,9 @@ struct TefDecoder::Impl {
       }
       // Duplicate scan: linear over the few members of a usual event, a hash
       // set past 16 (an object with 10^6 keys must not take 10^12 steps).
+      const uint32_t sig = KeySig(key_body);
       if (members.size() < 16) {
-        for (const Member& m : members) duplicates |= m.key == key_body;
+        for (const Member& m : members) duplicates |= m.sig == sig && m.key == key_body;
       } else {
         if (members.size() == 16) {
           key_set.clear();
@@ -187,7 +197,7 @@ struct TefDecoder::Impl {
         }
         duplicates |= !key_set.insert(key_body).second;
       }
-      members.push_back({key_body, raw});
+      members.push_back({key_body, raw, sig});
     }
     if (duplicates) {  // the last occurrence of each key
       last_index.clear();

@@ -45,6 +45,13 @@ enum class SanitizeResult {
 // Nesting deeper than 512 levels is kMalformed.
 SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out);
 
+namespace internal {
+// AppendSanitizedJsonGeneral: AppendSanitizedJson without its one-pass path
+// for values that need no repair (a byte-at-a-time state machine). Exposed
+// for the test that checks both paths agree.
+SanitizeResult AppendSanitizedJsonGeneral(std::string_view in, std::string* out);
+}  // namespace internal
+
 // IsJsonLiteralOrNumber: `true`, `false`, `null` or a JSON number (RFC 8259
 // grammar, any length).
 bool IsJsonLiteralOrNumber(std::string_view token);

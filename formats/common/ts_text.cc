@@ -7,8 +7,50 @@ namespace tracemill::formats {
 namespace {
 constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+constexpr int64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+
+// The common form, `-?d+(.d+)?` with at most 19 - `scale` integer digits
+// (Kineto's `1682725898003041.2`), in uint64 arithmetic (below 10^19 + 10^9,
+// no overflow): the result is the same as ParseScaledToNanos's general path
+// (tests/formats/common/ts_text_test.cc FastPathAgreesWithGeneralPath).
+// nullopt means "not this form or not in int64": the caller takes the
+// general path, which decides.
+std::optional<int64_t> ParseScaledFast(std::string_view s, int scale) {
+  const char* p = s.data();
+  const char* end = p + s.size();
+  const bool neg = p < end && *p == '-';
+  p += neg;
+  const char* int_begin = p;
+  uint64_t v = 0;
+  while (p < end && IsDigit(*p)) v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+  const long int_digits = p - int_begin;
+  if (int_digits == 0 || int_digits > 19 - scale) return std::nullopt;
+  v *= static_cast<uint64_t>(kPow10[scale]);
+  if (p < end) {
+    if (*p != '.') return std::nullopt;
+    ++p;
+    const char* frac_begin = p;
+    uint64_t frac = 0;
+    int taken = 0;
+    bool round_up = false;
+    for (; p < end && IsDigit(*p); ++p) {
+      if (taken < scale) {
+        frac = frac * 10 + static_cast<uint64_t>(*p - '0');
+        ++taken;
+      } else if (p - frac_begin == scale) {
+        round_up = *p >= '5';  // half up, on the first dropped digit
+      }
+    }
+    if (p == frac_begin || p != end) return std::nullopt;
+    v += frac * static_cast<uint64_t>(kPow10[scale - taken]) + round_up;
+  }
+  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;  // general path: maybe INT64_MIN
+  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+
 // Parses a decimal number and returns it x 10^`scale` (3: us -> ns, 9: s -> ns).
 std::optional<int64_t> ParseScaledToNanos(std::string_view s, int scale) {
+  if (auto fast = ParseScaledFast(s, scale)) return fast;
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
                         s.back() == '\r'))

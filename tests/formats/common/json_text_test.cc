@@ -210,6 +210,58 @@ TEST(AppendSanitizedJson, SpecialBytesAtEveryBlockPosition) {
     EXPECT_EQ(Sanitize("[\"" + std::string(p, 'a')).result, SanitizeResult::kMalformed) << p;
 }
 
+// AppendSanitizedJson copies values that need no repair in one pass and
+// hands everything else to the general path. Both must agree, result and
+// bytes, on valid values and on every kind of damage: a Kineto args object
+// mutated at random (bytes replaced, inserted or removed from an alphabet of
+// JSON's significant characters, bare words and multi-byte UTF-8).
+TEST(AppendSanitizedJson, CleanPathAgreesWithGeneralPath) {
+  const std::string base =
+      R"({"External id": 101, "Input Dims": [[8], [], [1024, 512]], "Input type": ["long int", ""],)"
+      R"( "ok": true, "none": null, "no": false, "x": -0.5e+3, "big": 123456789012345678901234,)"
+      R"( "s": "a\"b\\c\/d\n\u00e9 \u2028", "u": ")"
+      "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"
+      R"(", "e": {}, "a": []})";
+  const std::string_view alphabet[] = {"{", "}", "[", "]", ":", ",", "\"", "\\", " ", "\n", "0",
+                                       "-", ".", "e", "1", "t", "true", "nul", "NaN", "\x01",
+                                       "\xff", "\xC3", "\\u", "\\ud800", "\\q", "+", "00"};
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  int counts[3] = {0, 0, 0};
+  for (int round = 0; round < 30000; ++round) {
+    std::string in = base;
+    const int edits = round == 0 ? 0 : 1 + static_cast<int>(next() % 3);
+    for (int k = 0; k < edits; ++k) {
+      const size_t at = next() % (in.size() + 1);
+      const std::string_view piece = alphabet[next() % std::size(alphabet)];
+      switch (next() % 3) {
+        case 0: in.insert(at, piece); break;
+        case 1: if (at < in.size()) in.erase(at, 1 + next() % 3); break;
+        default: in.replace(std::min(at, in.size()), 1, piece); break;
+      }
+    }
+    std::string fast = "prefix,", general = "prefix,";
+    const SanitizeResult rf = AppendSanitizedJson(in, &fast);
+    const SanitizeResult rg = internal::AppendSanitizedJsonGeneral(in, &general);
+    ASSERT_EQ(rf, rg) << in;
+    ASSERT_EQ(fast, general) << in;
+    ++counts[static_cast<int>(rf)];
+  }
+  // Every outcome is exercised many times.
+  EXPECT_GT(counts[static_cast<int>(SanitizeResult::kOk)], 1000);
+  EXPECT_GT(counts[static_cast<int>(SanitizeResult::kRepaired)], 1000);
+  EXPECT_GT(counts[static_cast<int>(SanitizeResult::kMalformed)], 1000);
+  // The unmutated value: compact and clean.
+  auto s = Sanitize(base);
+  EXPECT_EQ(s.result, SanitizeResult::kOk);
+  EXPECT_EQ(s.out.substr(0, 60), R"({"External id":101,"Input Dims":[[8],[],[1024,512]],"Input t)");
+}
+
 TEST(AppendJsonString, QuotesAndEscapesRawBytes) {
   std::string out;
   AppendJsonString("path/with \"quote\" \\ and\ttab \xff", &out);

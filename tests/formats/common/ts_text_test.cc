@@ -48,6 +48,45 @@ TEST(ParseMicrosToNanos, FourthFractionDigitRoundsHalfAwayFromZero) {
   EXPECT_EQ(ParseMicrosToNanos("1682725897226747.1235"), 1682725897226747124);
 }
 
+// Plain `-?d+(.d+)?` text takes an int64 fast path; the same text with
+// `e0` appended takes the general one. Both must give the same nanoseconds,
+// for scales 3 (us) and 9 (s), around the fast path's 18-digit edge too.
+TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
+  uint64_t x = 88172645463325252ull;  // xorshift64
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  int compared = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string t = next() % 2 ? "-" : "";
+    const int int_len = 1 + static_cast<int>(next() % 19), frac_len = static_cast<int>(next() % 12);
+    for (int k = 0; k < int_len; ++k) t.push_back(static_cast<char>('0' + next() % 10));
+    if (frac_len) t.push_back('.');
+    for (int k = 0; k < frac_len; ++k) {
+      // Mostly 9s and 4s/5s after the kept digits, to exercise rounding carries.
+      const char* pool = k >= 2 ? "9945" : "0123456789";
+      t.push_back(pool[next() % (k >= 2 ? 4 : 10)]);
+    }
+    EXPECT_EQ(ParseMicrosToNanos(t), ParseMicrosToNanos(t + "e0")) << t;
+    EXPECT_EQ(ParseSecondsToNanos(t), ParseSecondsToNanos(t + "e0")) << t;
+    compared += ParseMicrosToNanos(t).has_value();
+  }
+  EXPECT_GT(compared, 15000);
+  // The edges: 16 integer digits take the fast path at scale 3 (epoch
+  // microseconds), 17 do not; past int64 the general path decides.
+  EXPECT_EQ(ParseMicrosToNanos("999999999999999.9995"), 1000000000000000000);
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854775.8075"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("-9223372036854775.808"), INT64_MIN);
+  EXPECT_EQ(ParseMicrosToNanos("-9223372036854775.8084"), INT64_MIN);
+  EXPECT_EQ(ParseMicrosToNanos("-9223372036854775.8085"), std::nullopt);
+  EXPECT_EQ(ParseMicrosToNanos("9223372036854775.807"), INT64_MAX);  // general path
+  EXPECT_EQ(ParseMicrosToNanos("9999999999999999.9995"), std::nullopt);  // past int64
+  EXPECT_EQ(ParseSecondsToNanos("999999999.9999999995"), 1000000000000000000);
+}
+
 TEST(ParseMicrosToNanos, ExponentsShiftTheDecimalPointExactly) {
   EXPECT_EQ(ParseMicrosToNanos("1e3"), 1000000);
   EXPECT_EQ(ParseMicrosToNanos("1E3"), 1000000);
