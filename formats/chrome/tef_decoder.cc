@@ -28,9 +28,7 @@ std::string_view TrimRight(std::string_view s) {
 // one literal or number.
 bool ValidScalarToken(std::string_view raw, bool is_string) {
   if (!is_string) return IsJsonLiteralOrNumber(raw);
-  size_t i = 1;
-  while (i < raw.size() && raw[i] != '"') i += raw[i] == '\\' ? 2 : 1;
-  return raw.size() >= 2 && i == raw.size() - 1;
+  return raw.size() >= 2 && JsonStringEnd(raw, 1) == raw.size() - 1;
 }
 
 // Raw JSON text of any value (objects and arrays consume the value).
@@ -166,6 +164,7 @@ struct TefDecoder::Impl {
     members.clear();
     size_t args_begin = 0, args_end = 0;
     bool have_ph = false, ts_bad = false, dur_bad = false, duplicates = false;
+    uint64_t sig_bits = 0;  // duplicate scan: KeySig filter of the members so far
     std::string_view ts_text, dur_text;
     for (auto field : obj) {
       od::raw_json_string key;
@@ -188,8 +187,14 @@ struct TefDecoder::Impl {
       // Duplicate scan: linear over the few members of a usual event, a hash
       // set past 16 (an object with 10^6 keys must not take 10^12 steps).
       const uint32_t sig = KeySig(key_body);
+      // One bit per signature (64-bit filter): the scan runs only when the
+      // bit was set already, i.e. when the key may repeat.
+      const uint64_t sig_bit = uint64_t{1} << ((sig * 0x9E3779B1u) >> 26);
       if (members.size() < 16) {
-        for (const Member& m : members) duplicates |= m.sig == sig && m.key == key_body;
+        if (sig_bits & sig_bit) {
+          for (const Member& m : members) duplicates |= m.sig == sig && m.key == key_body;
+        }
+        sig_bits |= sig_bit;
       } else {
         if (members.size() == 16) {
           key_set.clear();

@@ -175,6 +175,32 @@ size_t FindStringSpecial(std::string_view s, size_t i) {
   return n;
 }
 
+}  // namespace
+
+size_t JsonStringEnd(std::string_view s, size_t i) {
+  const size_t n = s.size();
+  while (true) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      if (int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)))) {
+        i += static_cast<size_t>(__builtin_ctz(mask));
+        break;
+      }
+    }
+#endif
+    while (i < n && s[i] != '"' && s[i] != '\\') ++i;
+    if (i >= n) return n;
+    if (s[i] == '"') return i;
+    i += 2;  // an escape: the next byte is never the end
+    if (i >= n) return n;
+  }
+}
+
+namespace {
+
 // Sanitizes string text from s[i] into `out`: plain runs are copied in one
 // append, escapes, control characters and UTF-8 are checked and repaired as
 // AppendSanitizedJson documents. With `quoted`, stops at the first

@@ -52,6 +52,11 @@ namespace internal {
 SanitizeResult AppendSanitizedJsonGeneral(std::string_view in, std::string* out);
 }  // namespace internal
 
+// JsonStringEnd returns the offset of the `"` that closes the JSON string
+// whose body starts at text[pos] (escapes skipped: `\"` does not close it),
+// or text.size() if the text ends first. 16 bytes per step (SSE2).
+size_t JsonStringEnd(std::string_view text, size_t pos);
+
 // IsJsonLiteralOrNumber: `true`, `false`, `null` or a JSON number (RFC 8259
 // grammar, any length).
 bool IsJsonLiteralOrNumber(std::string_view token);
