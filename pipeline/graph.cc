@@ -25,6 +25,7 @@
 #include <tbb/global_control.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "formats/chrome/chrome_writer.h"
 #include "formats/chrome/output_file.h"
@@ -485,6 +486,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   if (!ExpandInputs(opts.inputs, out_id, &records)) {
     console.Line(absl::StrCat("tracemill: -o ", opts.out_dir,
                               " is also an input: its outputs would replace inputs; write them to another directory"));
+    summary.exit_code = kExitUsage;
+    return summary;
+  }
+  // Inputs that name no file at all (an empty directory, a wrong path in a
+  // batch script) are a usage error, not a successful job of 0 inputs.
+  if (records.empty()) {
+    console.Line(absl::StrCat("tracemill: no input files in ", absl::StrJoin(opts.inputs, ", "),
+                              ": nothing to convert"));
     summary.exit_code = kExitUsage;
     return summary;
   }

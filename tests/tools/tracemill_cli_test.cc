@@ -1,5 +1,6 @@
 // Command-line contract of tools/tracemill_main.cc: usage errors exit 2 and
 // write nothing; --help documents the exit statuses.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gmock/gmock.h"
@@ -35,6 +36,19 @@ TEST_F(TracemillCliTest, UsageErrorsExit2) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_FALSE(r.err.empty());
   }
+}
+
+// An empty input directory (a wrong path in a batch script) is a usage
+// error naming it, not a successful job of 0 inputs; no output directory
+// is left behind.
+TEST_F(TracemillCliTest, EmptyInputDirectoryIsAUsageError) {
+  const std::string empty = tmp_.Join("empty");
+  ASSERT_EQ(::mkdir(empty.c_str(), 0755), 0);
+  const std::string out = tmp_.Join("out");
+  CommandResult r = Tracemill({"convert", empty, "-o", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "tracemill: no input files in " + empty + ": nothing to convert\n");
+  EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
 }
 
 TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
