@@ -100,6 +100,26 @@ struct TefDecoder::Impl {
   bool warned_duplicate = false, warned_id2 = false;  // once per input
   std::deque<std::string> repaired;  // tolerant path: repaired objects (interned keys point here)
 
+  // LastString: the last body interned for one key and its id. Consecutive
+  // events often repeat their `ph` and `cat` (and a kernel's name): equal
+  // bytes skip the hash lookup and give the id InternString would.
+  // Cleared whenever the builder is (the ids would be stale).
+  struct LastString {
+    std::string_view body;
+    uint32_t id = 0;
+    bool valid = false;
+    uint32_t Intern(TraceBuilder* builder, std::string_view raw_body) {
+      if (!valid || body != raw_body) {
+        id = builder->InternString(raw_body);
+        body = raw_body;
+        valid = true;
+      }
+      return id;
+    }
+  };
+  LastString last_ph, last_name, last_cat;
+  void ForgetLastStrings() { last_ph = last_name = last_cat = LastString{}; }
+
   TraceBuilder* b = nullptr;
   DecodeReport* report = nullptr;
   const char* base = nullptr;  // start of the input, for offsets
@@ -231,7 +251,7 @@ struct TefDecoder::Impl {
       bool handled = true;
       if (key == "ph") {
         if (auto body = JsonStringBody(raw); body && !body->empty()) {
-          e.ph = b->InternString(*body);
+          e.ph = last_ph.Intern(b, *body);
           e.phase = (*body)[0];
           have_ph = true;
         }
@@ -240,9 +260,9 @@ struct TefDecoder::Impl {
       } else if (key == "dur") {
         dur_text = raw;
       } else if (key == "name" && JsonStringBody(raw)) {
-        e.name = b->InternString(*JsonStringBody(raw));
+        e.name = last_name.Intern(b, *JsonStringBody(raw));
       } else if (key == "cat" && JsonStringBody(raw)) {
-        e.cat = b->InternString(*JsonStringBody(raw));
+        e.cat = last_cat.Intern(b, *JsonStringBody(raw));
       } else if (key == "pid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.pid = b->InternPid(raw);
         e.flags |= kHasPid;
@@ -683,6 +703,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   m.report = &report;
   m.base = json.data();
   m.repaired.clear();
+  m.ForgetLastStrings();
   m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
@@ -698,6 +719,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   if (err != SUCCESS) {
     // Start over on the tolerant path: nothing from the fast pass is kept.
     builder->Reset();
+    m.ForgetLastStrings();
     report = DecodeReport{};
     report.tolerant = true;
     m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
