@@ -134,11 +134,30 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
                                               const RankMatcher& ranks, const DecodeOptions& o) {
   if (!trace || r.rejected) return nullptr;
   if (o.time_offset_ns) {
-    for (formats::Event& e : trace->events)
-      if (e.flags & formats::kHasTs) e.ts_ns += o.time_offset_ns;
+    // Both within +-kMaxAbsTimeNs: the sums fit. Held to that range again so
+    // that later sums (ts + dur) and spans cannot overflow: timed events
+    // pushed out of it are dropped as bad_ts, steps are clamped.
+    auto& ev = trace->events;
+    size_t kept = 0;
+    for (formats::Event& e : ev) {
+      if (e.flags & formats::kHasTs) {
+        e.ts_ns += o.time_offset_ns;
+        if (!formats::InTimeRange(e.ts_ns)) {
+          if (e.phase != 'M') continue;
+          e.flags &= ~formats::kHasTs;
+          e.ts_ns = 0;
+        }
+      }
+      ev[kept++] = e;
+    }
+    if (kept != ev.size()) {
+      r.dropped.Add(formats::DropReason::kBadTs, ev.size() - kept);
+      r.warnings.push_back(absl::StrCat(ev.size() - kept, " events moved out of the time range (+-2^62 ns) by --time-offset dropped"));
+      ev.resize(kept);
+    }
     for (formats::StepSpan& st : trace->timeline.steps) {
-      st.start_ns += o.time_offset_ns;
-      st.end_ns += o.time_offset_ns;
+      st.start_ns = std::clamp(st.start_ns + o.time_offset_ns, -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs);
+      st.end_ns = std::clamp(st.end_ns + o.time_offset_ns, -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs);
     }
   }
   formats::PairBeginEnd(trace.get(), &r.dropped, &r.warnings);

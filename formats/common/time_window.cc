@@ -33,7 +33,9 @@ void PairBeginEnd(TraceData* data, DropCounts* dropped, std::vector<std::string>
   for (uint32_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
     if (!(e.flags & kHasTs) || e.phase == 'M') continue;
-    last_ns = std::max(last_ns, e.ts_ns + ((e.flags & kHasDur) ? e.dur_ns : 0));
+    // ts and dur are each within +-kMaxAbsTimeNs (2^62 - 1): the sum fits, and
+    // held to that range, an open B's span (last_ns - ts) fits too.
+    last_ns = std::max(last_ns, std::min(e.ts_ns + ((e.flags & kHasDur) ? e.dur_ns : 0), kMaxAbsTimeNs));
     if (e.phase == 'B' || e.phase == 'E') idx.push_back(i);
   }
   if (idx.empty()) return;

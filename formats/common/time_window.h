@@ -30,11 +30,15 @@ struct TimeWindow {
   bool Keeps(const Event& e) const {
     if (e.phase == 'M' || !(e.flags & kHasTs)) return true;
     int64_t lo = e.ts_ns, hi = e.ts_ns;
+    // A pair's span can reach 2^63 - 2 ns (PairBeginEnd): saturate.
     if (e.flags & kHasDur) {
-      hi = e.ts_ns + e.dur_ns;
+      if (__builtin_add_overflow(e.ts_ns, e.dur_ns, &hi)) hi = std::numeric_limits<int64_t>::max();
     } else if (e.flags & kHasSpan) {
-      if (e.phase == 'E') lo = e.ts_ns - e.dur_ns;
-      else hi = e.ts_ns + e.dur_ns;
+      if (e.phase == 'E') {
+        if (__builtin_sub_overflow(e.ts_ns, e.dur_ns, &lo)) lo = std::numeric_limits<int64_t>::min();
+      } else if (__builtin_add_overflow(e.ts_ns, e.dur_ns, &hi)) {
+        hi = std::numeric_limits<int64_t>::max();
+      }
     }
     return lo <= end_ns && hi >= start_ns;
   }

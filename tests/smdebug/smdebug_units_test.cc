@@ -1,8 +1,10 @@
 // Building blocks of issue 4: smdebug path names, window bounds, B/E pairing.
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "formats/common/time_window.h"
+#include "formats/common/ts_text.h"
 #include "formats/smdebug/smdebug_layout.h"
 
 namespace tracemill::formats {
@@ -75,6 +77,52 @@ TEST(TimeWindow, OverlapIsInclusiveAndUnclipped) {
   i.flags = kHasTs;
   i.ts_ns = 201;
   EXPECT_FALSE(w.Keeps(i));
+}
+
+// A span whose end would pass int64's range saturates rather than wraps
+// (wrapped, the B below would end before 100 and be dropped).
+TEST(TimeWindow, SpanPastInt64Saturates) {
+  Event b{};
+  b.phase = 'B';
+  b.flags = kHasTs | kHasSpan;
+  b.ts_ns = 5;
+  b.dur_ns = std::numeric_limits<int64_t>::max() - 1;
+  EXPECT_TRUE((TimeWindow{100, 200}.Keeps(b)));
+  Event e = b;
+  e.phase = 'E';
+  e.ts_ns = -5;
+  EXPECT_TRUE((TimeWindow{-200, -100}.Keeps(e)));
+  EXPECT_FALSE((TimeWindow{0, 10}.Keeps(e)));
+}
+
+// PairBeginEnd: an open B at the bottom of the range spans to the top
+// (2^62 - 1 + 2^62 - 1 ns) without overflow.
+TEST(PairBeginEnd, OpenSpanAcrossTheWholeRange) {
+  TraceBuilder b;
+  uint32_t pid = b.InternPid("1");
+  uint32_t name = b.InternString("a");
+  Event x{};
+  x.phase = 'X';
+  x.name = name;
+  x.pid = pid;
+  x.ts_ns = kMaxAbsTimeNs;
+  x.dur_ns = kMaxAbsTimeNs;
+  x.flags = kHasTs | kHasDur | kHasPid;
+  b.AddEvent(x);
+  Event o{};
+  o.phase = 'B';
+  o.ph = b.InternString("B");
+  o.name = name;
+  o.pid = pid;
+  o.ts_ns = -kMaxAbsTimeNs;
+  o.flags = kHasTs | kHasPid;
+  b.AddEvent(o);
+  auto data = b.Finish();
+  DropCounts dropped;
+  std::vector<std::string> warnings;
+  PairBeginEnd(data.get(), &dropped, &warnings);
+  ASSERT_EQ(data->events.size(), 2u);
+  EXPECT_EQ(data->events[1].dur_ns, 2 * kMaxAbsTimeNs);  // to the top of the range
 }
 
 TEST(PairBeginEnd, NamelessSurplusAndOpen) {

@@ -108,6 +108,37 @@ TEST_F(WindowTest, TimeOffsetPlacesMonotonicHorovodOnTheEpoch) {
   EXPECT_EQ(*cycles[0]->Member("s"), "\"g\"");
 }
 
+// Found by fuzzing: an X at the top of the time range (ts = dur = 2^62 - 1 ns)
+// and a B at its bottom. The open B spans 2^63 - 2 ns, and the window's
+// overlap test and the pairing must not overflow (UBSan in the asan build).
+TEST_F(WindowTest, ExtremeTimesNeitherOverflowPairingNorTheWindow) {
+  WriteFileBytes(tmp_.Join("edge.json"),
+                 "[\n{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":4611686018427387.903,"
+                 "\"dur\":4611686018427387.903},\n"
+                 "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":-4611686018427387.903}\n]\n");
+  auto t = ConvertAll({tmp_.Join("edge.json"), "--start", "0"});
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->Named("b").size(), 1u);  // spans to the X's end: overlaps [0, max]
+  EXPECT_EQ(t->Named("b")[0]->ts, "-4611686018427387.903");
+  ASSERT_EQ(t->Named("a").size(), 1u);
+  EXPECT_EQ(t->Named("a")[0]->dur, "4611686018427387.903");
+  EXPECT_EQ(last_.manifest->Int("/totals/events_read"), 2);
+}
+
+// --time-offset pushing a ts out of +-2^62 ns drops the event as bad_ts
+// (later sums of ts and dur would overflow), and the job goes on.
+TEST_F(WindowTest, TimeOffsetOutOfRangeDropsTheEventAsBadTs) {
+  WriteFileBytes(tmp_.Join("edge.json"),
+                 "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":4611686018427387.903,\"dur\":1},"
+                 "{\"ph\":\"X\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1}]");
+  auto t = ConvertAll({tmp_.Join("edge.json"), "--time-offset", "0.001"});
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->Named("a").empty());
+  ASSERT_EQ(t->Named("c").size(), 1u);
+  EXPECT_EQ(t->Named("c")[0]->ts, "5.001");
+  EXPECT_EQ(last_.manifest->Int("/totals/dropped_by_reason/bad_ts"), 1);
+}
+
 // A bad line in the middle of a system-metrics file is an error naming
 // file:line; its good lines are kept and the job goes on (exit 3).
 TEST_F(WindowTest, BadSystemMetricsLineIsAnErrorWithFileAndLine) {
