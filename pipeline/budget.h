@@ -34,7 +34,9 @@
 namespace tracemill::pipeline {
 
 inline constexpr double kDecodeFactor = 3.0;
-inline constexpr uint64_t kWriterBytes = 12ull << 20;  // 1 MiB format buffer + gzip batches
+// 1 MiB format buffer + gzip batches (2 x kGzipBatch chunks) + direct-I/O
+// staging (kDirectBuffers x kDirectBufferBytes, formats/chrome/output_file.h).
+inline constexpr uint64_t kWriterBytes = 14ull << 20;
 inline constexpr uint64_t kMinReadBuffer = 16ull << 10;
 inline constexpr uint64_t kMaxReadBuffer = 1ull << 20;
 

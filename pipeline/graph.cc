@@ -890,7 +890,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       auto file = formats::OutputFile::Create(opts.out_dir + "/" + og.name, opts.compress);
       if (st.ok()) st = file.status();
       if (st.ok()) {
-        (*file)->EnableDropBehind(&job_output_bytes);
+        if (!opts.direct_io || !(*file)->EnableDirectIo()) (*file)->EnableDropBehind(&job_output_bytes);
         formats::ChromeWriter w(file->get(), offset_ns);
         st = w.Begin(dtu, OtherData(og, records, runs, winputs, opts.relative_time, offset_ns));
         for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);

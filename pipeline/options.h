@@ -26,6 +26,7 @@ struct ConvertOptions {
   GroupBy group_by = GroupBy::kLocalGpu;
   int gpus_per_node = 0;  // 0: the number of deviceProperties entries, else 8
   bool compress = false;  // write .json.gz
+  bool direct_io = true;  // outputs with O_DIRECT where possible (--no-direct-io: false)
   bool relative_time = false;
   int threads = 0;        // 0: the CPUs this process may use
   uint64_t memory_limit = 0;  // bytes; 0: DefaultMemoryLimit() (pipeline/budget.h)

@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
                       "GPUs per node (default: number of deviceProperties entries, else 8)")
       ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   convert->add_flag("--compress", opts.compress, "Write .json.gz (multi-member gzip)");
+  bool no_direct_io = false;
+  convert->add_flag("--no-direct-io", no_direct_io,
+                    "Write outputs through the page cache (default: O_DIRECT where the file system "
+                    "takes it: outputs are written once and not read back)");
   convert->add_flag("--relative-time", opts.relative_time,
                     "Write ts as microseconds since the job's first event (base in otherData)");
   convert->add_option("--threads", opts.threads,
@@ -279,6 +283,7 @@ int main(int argc, char** argv) {
                    opts.shard.index, opts.shard.count);
       return tracemill::pipeline::kExitUsage;
     }
+    opts.direct_io = !no_direct_io;
     if (!time_offset_arg.empty()) {
       auto ns = tracemill::formats::ParseMicrosToNanos(time_offset_arg);
       if (!ns) {

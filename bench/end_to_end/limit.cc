@@ -6,14 +6,16 @@
 //   -march=x86-64-v3 -mpclmul); its stage 1 is dispatched at run time. See
 //   the context lines simdjson_ondemand_builtin and simdjson_active_stage1.
 // - BM_Limit/.../inflate: libdeflate inflates the gzip copy.
-// - BM_Limit/.../write: write(2)s as many bytes as the convert job's outputs
+// - BM_Limit/.../write: writes as many bytes as the convert job's outputs
 //   hold (learnt from one untimed convert), into as many files, 1 MiB per
-//   call, each to a temporary name then renamed, dropping its page cache
-//   behind it, as the writer does.
+//   call, through the writer's own OutputFile with direct I/O (O_DIRECT,
+//   a writer thread per file, temporary name then rename), as convert does.
+// - BM_Limit/.../write_buffered: the same bytes with write(2) through the
+//   page cache, dropping it behind as `--no-direct-io` does.
 // All report the uncompressed JSON bytes, like BM_Convert. The machine's
 // ceiling W for one core doing a job's whole I/O and parsing is the serial
 // sum of these: W = 1 / (1/ondemand + 1/write) for JSON input (plus 1/inflate
-// for gzip); summarize.py prints it.
+// for gzip); summarize.py prints it, and W with write_buffered.
 #include <benchmark/benchmark.h>
 #include <libdeflate.h>
 #include <simdjson.h>
@@ -246,7 +248,7 @@ const std::vector<uint64_t>& OutputSizes() {
   return sizes;
 }
 
-void BM_LimitWrite(benchmark::State& state) {
+void BM_LimitWrite(benchmark::State& state, bool direct) {
   const GeneratedInput& in = Input();
   const std::vector<uint64_t>& sizes = OutputSizes();
   if (sizes.empty()) {
@@ -256,7 +258,21 @@ void BM_LimitWrite(benchmark::State& state) {
   const std::string dir = absl::StrCat(in.root, "/out-limit-write");
   ::mkdir(dir.c_str(), 0755);
   std::string block(size_t{1} << 20, 'x');
+  auto write_direct = [&] {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto f = formats::OutputFile::Create(absl::StrCat(dir, "/out", i), /*gzip=*/false);
+      if (!f.ok() || !(*f)->EnableDirectIo()) return false;
+      for (uint64_t left = sizes[i]; left > 0;) {
+        size_t n = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
+        if (!(*f)->Append(std::string_view(block.data(), n)).ok()) return false;
+        left -= n;
+      }
+      if (!(*f)->Commit().ok()) return false;
+    }
+    return true;
+  };
   auto write_all = [&] {
+    if (direct) return write_direct();
     uint64_t total = 0;  // bytes of this pass, all files
     for (size_t i = 0; i < sizes.size(); ++i) {
       std::string tmp = absl::StrCat(dir, "/.out", i, ".tmp"), final = absl::StrCat(dir, "/out", i);
@@ -319,7 +335,11 @@ void RegisterLimit(const GeneratedInput& in) {
                                BM_LimitInflate)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/write").c_str(), BM_LimitWrite)
+  benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/write").c_str(), BM_LimitWrite, true)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(absl::StrCat("BM_Limit/", in.label, "/write_buffered").c_str(), BM_LimitWrite,
+                               false)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
 }

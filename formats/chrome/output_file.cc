@@ -6,11 +6,14 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <memory>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/cleanup.h"
@@ -47,11 +50,153 @@ OutputFile::~OutputFile() {
   if (!committed_) Abort();
 }
 
+// The direct-I/O state of one output: the staging buffers and the writer
+// thread's hand-off (at most one buffer in flight while the other fills).
+struct OutputFile::Direct {
+  int fd = -1;
+  char* mem = nullptr;  // kDirectBuffers x kDirectBufferBytes, kDirectAlign-aligned
+  size_t filling = 0;   // the buffer being filled
+  size_t fill_len = 0;
+  uint64_t offset = 0;  // file offset of the filling buffer
+  std::mutex mu;
+  std::condition_variable cv;
+  int in_flight = -1;  // buffer the thread is writing, or -1
+  uint64_t in_flight_offset = 0;
+  bool stop = false;
+  int error = 0;  // errno of the first failed write (then nothing more is written)
+  std::thread thread;
+
+  char* buf(size_t k) { return mem + k * kDirectBufferBytes; }
+  ~Direct() { std::free(mem); }
+};
+
+namespace {
+
+// PwriteAll writes [p, p+n) at `off`; with O_DIRECT, p, n and off are
+// kDirectAlign-aligned. A file system that takes O_DIRECT at fcntl but
+// refuses the write (EINVAL: a larger alignment) gets the same bytes
+// buffered, O_DIRECT cleared. Returns 0 or the errno.
+int PwriteAll(int fd, const char* p, size_t n, uint64_t off) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      int fl = ::fcntl(fd, F_GETFL);
+      if (e == EINVAL && fl >= 0 && (fl & O_DIRECT) && ::fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0) continue;
+      return e;
+    }
+    if (w == 0) return EIO;
+    p += w;
+    n -= static_cast<size_t>(w);
+    off += static_cast<uint64_t>(w);
+    if (n > 0 && (off % kDirectAlign) != 0) {
+      // A short direct write (a full disk) leaves an unaligned rest: buffered.
+      int fl = ::fcntl(fd, F_GETFL);
+      if (fl >= 0 && (fl & O_DIRECT)) (void)::fcntl(fd, F_SETFL, fl & ~O_DIRECT);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool OutputFile::EnableDirectIo() {
+  if (in_memory_ || fd_ < 0 || direct_ || bytes_written_ != 0) return false;
+  int fl = ::fcntl(fd_, F_GETFL);
+  if (fl < 0 || ::fcntl(fd_, F_SETFL, fl | O_DIRECT) != 0) return false;
+  auto d = std::make_unique<Direct>();
+  d->fd = fd_;
+  d->mem = static_cast<char*>(std::aligned_alloc(kDirectAlign, kDirectBuffers * kDirectBufferBytes));
+  if (!d->mem) {
+    (void)::fcntl(fd_, F_SETFL, fl);
+    return false;
+  }
+  Direct* raw = d.get();
+  auto writer = [raw] {
+    std::unique_lock lk(raw->mu);
+    for (;;) {
+      raw->cv.wait(lk, [raw] { return raw->in_flight >= 0 || raw->stop; });
+      if (raw->in_flight < 0) return;  // stop, nothing pending
+      const char* p = raw->buf(static_cast<size_t>(raw->in_flight));
+      const uint64_t off = raw->in_flight_offset;
+      const bool failed = raw->error != 0;  // after a failed write, write nothing more
+      lk.unlock();
+      int e = failed ? 0 : PwriteAll(raw->fd, p, kDirectBufferBytes, off);
+      lk.lock();
+      if (e && !raw->error) raw->error = e;
+      raw->in_flight = -1;
+      raw->cv.notify_all();
+    }
+  };
+  try {
+    d->thread = std::thread(writer);
+  } catch (const std::system_error&) {  // no thread to be had (ulimit -u): stay buffered
+    (void)::fcntl(fd_, F_SETFL, fl);
+    return false;
+  }
+  direct_ = std::move(d);
+  return true;
+}
+
+absl::Status OutputFile::StageDirect(const char* p, size_t n) {
+  Direct& d = *direct_;
+  while (n > 0) {
+    const size_t k = std::min(n, kDirectBufferBytes - d.fill_len);
+    std::memcpy(d.buf(d.filling) + d.fill_len, p, k);
+    d.fill_len += k;
+    p += k;
+    n -= k;
+    if (d.fill_len < kDirectBufferBytes) break;
+    std::unique_lock lk(d.mu);
+    d.cv.wait(lk, [&d] { return d.in_flight < 0; });
+    if (d.error) return absl::ErrnoToStatus(d.error, absl::StrCat("cannot write ", temp_path_));
+    d.in_flight = static_cast<int>(d.filling);
+    d.in_flight_offset = d.offset;
+    d.offset += kDirectBufferBytes;
+    d.filling = (d.filling + 1) % kDirectBuffers;
+    d.fill_len = 0;
+    d.cv.notify_all();
+  }
+  return absl::OkStatus();
+}
+
+void OutputFile::StopDirect() {
+  if (!direct_) return;
+  {
+    std::lock_guard lk(direct_->mu);
+    direct_->stop = true;
+  }
+  direct_->cv.notify_all();
+  if (direct_->thread.joinable()) direct_->thread.join();
+}
+
+absl::Status OutputFile::FinishDirect() {
+  Direct& d = *direct_;
+  StopDirect();  // writes what is in flight, then ends
+  int e = d.error;
+  const size_t aligned = d.fill_len / kDirectAlign * kDirectAlign;
+  if (!e && aligned) e = PwriteAll(d.fd, d.buf(d.filling), aligned, d.offset);
+  if (!e && d.fill_len > aligned) {
+    int fl = ::fcntl(d.fd, F_GETFL);
+    if (fl >= 0 && (fl & O_DIRECT)) (void)::fcntl(d.fd, F_SETFL, fl & ~O_DIRECT);
+    e = PwriteAll(d.fd, d.buf(d.filling) + aligned, d.fill_len - aligned, d.offset + aligned);
+  }
+  direct_.reset();
+  if (e) return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
+  return absl::OkStatus();
+}
+
 absl::Status OutputFile::WriteAll(const char* p, size_t n) {
   if (in_memory_) {
     memory_.append(p, n);
     bytes_written_ += n;
     return absl::OkStatus();
+  }
+  if (direct_) {
+    crc32_ = libdeflate_crc32(crc32_, p, n);
+    bytes_written_ += n;
+    return StageDirect(p, n);
   }
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
@@ -152,6 +297,9 @@ absl::Status OutputFile::Commit() {
     committed_ = true;
     return absl::OkStatus();
   }
+  if (direct_) {
+    if (absl::Status s = FinishDirect(); !s.ok()) return s;
+  }
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) {
@@ -170,6 +318,8 @@ absl::Status OutputFile::Commit() {
 }
 
 void OutputFile::Abort() {
+  StopDirect();
+  direct_.reset();
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
