@@ -134,7 +134,7 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
                                               const RankMatcher& ranks, const DecodeOptions& o) {
   if (!trace || r.rejected) return nullptr;
   if (o.time_offset_ns) {
-    // Both within +-kMaxAbsTimeNs: the sums fit. Held to that range again so
+    // Both within +-kMaxAbsTimeNs (the CLI holds --time-offset to it): the sums fit. Held to that range again so
     // that later sums (ts + dur) and spans cannot overflow: timed events
     // pushed out of it are dropped as bad_ts, steps are clamped.
     auto& ev = trace->events;

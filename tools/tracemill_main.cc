@@ -286,8 +286,11 @@ int main(int argc, char** argv) {
     opts.direct_io = !no_direct_io;
     if (!time_offset_arg.empty()) {
       auto ns = tracemill::formats::ParseMicrosToNanos(time_offset_arg);
-      if (!ns) {
-        std::fprintf(stderr, "tracemill: --time-offset %s: expected decimal microseconds\n",
+      // Held to the range of timestamps (+-2^62 ns), so that ts + offset fits.
+      if (!ns || !tracemill::formats::InTimeRange(*ns)) {
+        std::fprintf(stderr,
+                     "tracemill: --time-offset %s: expected decimal microseconds within "
+                     "+-4611686018427387.903\n",
                      time_offset_arg.c_str());
         return tracemill::pipeline::kExitUsage;
       }

@@ -13,10 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/cleanup.h"
+#include "formats/common/large_alloc.h"
 
 namespace tracemill::formats {
 
@@ -64,10 +66,16 @@ struct OutputFile::Direct {
   uint64_t in_flight_offset = 0;
   bool stop = false;
   int error = 0;  // errno of the first failed write (then nothing more is written)
-  std::thread thread;
+  std::thread thread;   // started at the first full buffer (StartWriter)
+  bool no_thread = false;  // none could be started: full buffers are written inline
 
   char* buf(size_t k) { return mem + k * kDirectBufferBytes; }
-  ~Direct() { std::free(mem); }
+  // StartWriter starts the writer thread; false (and no_thread) if the
+  // process cannot have another thread (ulimit -u).
+  bool StartWriter();
+  // From the block pool (large_alloc.h): an output after the first reuses
+  // warm pages instead of faulting fresh ones (2 MiB-aligned, so 4 KiB too).
+  ~Direct() { FreeLarge(mem, kDirectBuffers * kDirectBufferBytes); }
 };
 
 namespace {
@@ -101,18 +109,18 @@ int PwriteAll(int fd, const char* p, size_t n, uint64_t off) {
 
 }  // namespace
 
-bool OutputFile::EnableDirectIo() {
-  if (in_memory_ || fd_ < 0 || direct_ || bytes_written_ != 0) return false;
-  int fl = ::fcntl(fd_, F_GETFL);
-  if (fl < 0 || ::fcntl(fd_, F_SETFL, fl | O_DIRECT) != 0) return false;
-  auto d = std::make_unique<Direct>();
-  d->fd = fd_;
-  d->mem = static_cast<char*>(std::aligned_alloc(kDirectAlign, kDirectBuffers * kDirectBufferBytes));
-  if (!d->mem) {
-    (void)::fcntl(fd_, F_SETFL, fl);
+namespace {
+std::atomic<bool> g_no_writer_threads{false};  // SetNoDirectWriterThreadsForTesting
+}  // namespace
+
+void SetNoDirectWriterThreadsForTesting(bool on) { g_no_writer_threads = on; }
+
+bool OutputFile::Direct::StartWriter() {
+  if (g_no_writer_threads) {
+    no_thread = true;
     return false;
   }
-  Direct* raw = d.get();
+  Direct* raw = this;
   auto writer = [raw] {
     std::unique_lock lk(raw->mu);
     for (;;) {
@@ -130,8 +138,23 @@ bool OutputFile::EnableDirectIo() {
     }
   };
   try {
-    d->thread = std::thread(writer);
-  } catch (const std::system_error&) {  // no thread to be had (ulimit -u): stay buffered
+    thread = std::thread(writer);
+  } catch (const std::system_error&) {
+    no_thread = true;
+    return false;
+  }
+  return true;
+}
+
+bool OutputFile::EnableDirectIo() {
+  if (in_memory_ || fd_ < 0 || direct_ || bytes_written_ != 0) return false;
+  int fl = ::fcntl(fd_, F_GETFL);
+  if (fl < 0 || ::fcntl(fd_, F_SETFL, fl | O_DIRECT) != 0) return false;
+  auto d = std::make_unique<Direct>();
+  d->fd = fd_;
+  try {
+    d->mem = static_cast<char*>(AllocateLarge(kDirectBuffers * kDirectBufferBytes));
+  } catch (const std::bad_alloc&) {
     (void)::fcntl(fd_, F_SETFL, fl);
     return false;
   }
@@ -148,6 +171,14 @@ absl::Status OutputFile::StageDirect(const char* p, size_t n) {
     p += k;
     n -= k;
     if (d.fill_len < kDirectBufferBytes) break;
+    if (!d.thread.joinable() && (d.no_thread || !d.StartWriter())) {
+      // No writer thread: write the full buffer here, then refill it.
+      if (int e = PwriteAll(d.fd, d.buf(d.filling), kDirectBufferBytes, d.offset))
+        return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
+      d.offset += kDirectBufferBytes;
+      d.fill_len = 0;
+      continue;
+    }
     std::unique_lock lk(d.mu);
     d.cv.wait(lk, [&d] { return d.in_flight < 0; });
     if (d.error) return absl::ErrnoToStatus(d.error, absl::StrCat("cannot write ", temp_path_));
@@ -175,7 +206,9 @@ absl::Status OutputFile::FinishDirect() {
   Direct& d = *direct_;
   StopDirect();  // writes what is in flight, then ends
   int e = d.error;
-  const size_t aligned = d.fill_len / kDirectAlign * kDirectAlign;
+  // An output that never filled a buffer (offset 0) is written buffered in
+  // one call: for a small file O_DIRECT's synchronous write only costs.
+  const size_t aligned = d.offset == 0 ? 0 : d.fill_len / kDirectAlign * kDirectAlign;
   if (!e && aligned) e = PwriteAll(d.fd, d.buf(d.filling), aligned, d.offset);
   if (!e && d.fill_len > aligned) {
     int fl = ::fcntl(d.fd, F_GETFL);

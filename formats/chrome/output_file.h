@@ -48,14 +48,20 @@ void DropBehindStep(int fd, uint64_t job_bytes, uint64_t file_bytes, uint64_t* w
 // Direct I/O: outputs are written once and never read back by the job, so
 // they bypass the page cache (O_DIRECT) where the file system allows it:
 // bytes are staged in kDirectBuffers aligned buffers of kDirectBufferBytes,
-// and a writer thread per output writes full buffers while the next one
-// fills, so the disk overlaps formatting. The last partial block is written
-// after clearing O_DIRECT. Buffered writes cost a page-cache copy per byte
+// and a writer thread per output (started at the first full buffer) writes
+// full buffers while the next one fills, so the disk overlaps formatting.
+// The last partial block is written after clearing O_DIRECT; an output that
+// never fills a buffer is written buffered in one call; without a thread
+// (ulimit -u) full buffers are written inline. Buffered writes cost a page-cache copy per byte
 // and, on VMs whose free memory the host reclaims, a host-side fault per
 // page: 7.3 s of CPU for 2.8 GB against 0.3 s direct (bench/RESULTS.md).
 inline constexpr size_t kDirectBufferBytes = 2u << 20;
 inline constexpr size_t kDirectBuffers = 2;
 inline constexpr size_t kDirectAlign = 4096;  // offset, length and address alignment
+
+// SetNoDirectWriterThreadsForTesting: when on, direct-I/O outputs start no
+// writer thread, as when the process cannot create one (tests only).
+void SetNoDirectWriterThreadsForTesting(bool on);
 
 class OutputFile {
  public:

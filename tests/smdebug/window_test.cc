@@ -137,6 +137,15 @@ TEST_F(WindowTest, TimeOffsetOutOfRangeDropsTheEventAsBadTs) {
   ASSERT_EQ(t->Named("c").size(), 1u);
   EXPECT_EQ(t->Named("c")[0]->ts, "5.001");
   EXPECT_EQ(last_.manifest->Int("/totals/dropped_by_reason/bad_ts"), 1);
+  // An offset beyond the range of timestamps is a usage error (the sums
+  // ts + offset would overflow int64; found by an attack on the window code).
+  auto bad = Tracemill({"convert", tmp_.Join("edge.json"), "-o", tmp_.Join("x"), "--time-offset",
+                        "-9223372036854775.808"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "tracemill: --time-offset -9223372036854775.808: expected decimal microseconds "
+                     "within +-4611686018427387.903\n");
+  EXPECT_EQ(Tracemill({"convert", tmp_.Join("edge.json"), "-o", tmp_.Join("y"), "--time-offset",
+                       "4611686018427387.904"}).exit_code, 2);
 }
 
 // A bad line in the middle of a system-metrics file is an error naming

@@ -64,6 +64,23 @@ TEST(OutputFileDirect, SameBytesAndCrcAsBufferedAtEveryEdge) {
   }
 }
 
+// Without a writer thread (ulimit -u) full buffers are written inline: the
+// same bytes.
+TEST(OutputFileDirect, WithoutAWriterThreadTheBytesAreTheSame) {
+  TempDir tmp;
+  SetNoDirectWriterThreadsForTesting(true);
+  struct Restore {
+    ~Restore() { SetNoDirectWriterThreadsForTesting(false); }
+  } restore;
+  const std::string bytes = Pattern(3 * kDirectBufferBytes + kDirectAlign + 17, 7);
+  auto f = OutputFile::Create(tmp.Join("inline"), /*gzip=*/false);
+  ASSERT_TRUE(f.ok());
+  if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  WriteInPieces(f->get(), bytes, {1 << 20, 3});
+  EXPECT_EQ(ReadFileBytes(tmp.Join("inline")), bytes);
+  EXPECT_EQ((*f)->crc32(), libdeflate_crc32(0, bytes.data(), bytes.size()));
+}
+
 TEST(OutputFileDirect, NothingWrittenIsAnEmptyFile) {
   TempDir tmp;
   auto f = OutputFile::Create(tmp.Join("empty"), /*gzip=*/false);
