@@ -134,26 +134,14 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
                                               const RankMatcher& ranks, const DecodeOptions& o) {
   if (!trace || r.rejected) return nullptr;
   if (o.time_offset_ns) {
-    // Both within +-kMaxAbsTimeNs (the CLI holds --time-offset to it): the sums fit. Held to that range again so
-    // that later sums (ts + dur) and spans cannot overflow: timed events
-    // pushed out of it are dropped as bad_ts, steps are clamped.
-    auto& ev = trace->events;
-    size_t kept = 0;
-    for (formats::Event& e : ev) {
-      if (e.flags & formats::kHasTs) {
-        e.ts_ns += o.time_offset_ns;
-        if (!formats::InTimeRange(e.ts_ns)) {
-          if (e.phase != 'M') continue;
-          e.flags &= ~formats::kHasTs;
-          e.ts_ns = 0;
-        }
-      }
-      ev[kept++] = e;
-    }
-    if (kept != ev.size()) {
-      r.dropped.Add(formats::DropReason::kBadTs, ev.size() - kept);
-      r.warnings.push_back(absl::StrCat(ev.size() - kept, " events moved out of the time range (+-2^62 ns) by --time-offset dropped"));
-      ev.resize(kept);
+    // Held to +-kMaxAbsTimeNs again, so that later sums (ts + dur) and spans
+    // cannot overflow: timed events pushed out of it are dropped as bad_ts.
+    // Both are within that range (the CLI holds --time-offset to it): the
+    // step sums fit, and are clamped.
+    if (uint64_t out = formats::ShiftEventTimes(&trace->events, o.time_offset_ns)) {
+      r.dropped.Add(formats::DropReason::kBadTs, out);
+      r.warnings.push_back(
+          absl::StrCat(out, " events moved out of the time range (+-2^62 ns) by --time-offset dropped"));
     }
     for (formats::StepSpan& st : trace->timeline.steps) {
       st.start_ns = std::clamp(st.start_ns + o.time_offset_ns, -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs);

@@ -80,6 +80,12 @@ struct OutputFile::Direct {
 
 namespace {
 
+// ClearDirect turns O_DIRECT off on `fd`; true if it was on.
+bool ClearDirect(int fd) {
+  const int fl = ::fcntl(fd, F_GETFL);
+  return fl >= 0 && (fl & O_DIRECT) && ::fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0;
+}
+
 // PwriteAll writes [p, p+n) at `off`; with O_DIRECT, p, n and off are
 // kDirectAlign-aligned. A file system that takes O_DIRECT at fcntl but
 // refuses the write (EINVAL: a larger alignment) gets the same bytes
@@ -90,8 +96,7 @@ int PwriteAll(int fd, const char* p, size_t n, uint64_t off) {
     if (w < 0) {
       if (errno == EINTR) continue;
       int e = errno;
-      int fl = ::fcntl(fd, F_GETFL);
-      if (e == EINVAL && fl >= 0 && (fl & O_DIRECT) && ::fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0) continue;
+      if (e == EINVAL && ClearDirect(fd)) continue;
       return e;
     }
     if (w == 0) return EIO;
@@ -100,8 +105,7 @@ int PwriteAll(int fd, const char* p, size_t n, uint64_t off) {
     off += static_cast<uint64_t>(w);
     if (n > 0 && (off % kDirectAlign) != 0) {
       // A short direct write (a full disk) leaves an unaligned rest: buffered.
-      int fl = ::fcntl(fd, F_GETFL);
-      if (fl >= 0 && (fl & O_DIRECT)) (void)::fcntl(fd, F_SETFL, fl & ~O_DIRECT);
+      (void)ClearDirect(fd);
     }
   }
   return 0;
@@ -211,8 +215,7 @@ absl::Status OutputFile::FinishDirect() {
   const size_t aligned = d.offset == 0 ? 0 : d.fill_len / kDirectAlign * kDirectAlign;
   if (!e && aligned) e = PwriteAll(d.fd, d.buf(d.filling), aligned, d.offset);
   if (!e && d.fill_len > aligned) {
-    int fl = ::fcntl(d.fd, F_GETFL);
-    if (fl >= 0 && (fl & O_DIRECT)) (void)::fcntl(d.fd, F_SETFL, fl & ~O_DIRECT);
+    (void)ClearDirect(d.fd);
     e = PwriteAll(d.fd, d.buf(d.filling) + aligned, d.fill_len - aligned, d.offset + aligned);
   }
   direct_.reset();

@@ -107,25 +107,29 @@ uint32_t TraceBuilder::InternId(std::string_view raw_token) {
   return it->second;
 }
 
-uint64_t TraceBuilder::ApplyTimeBase() {
-  if (time_base_applied_) return 0;
-  time_base_applied_ = true;
-  if (!data_->meta.has_base_time || data_->meta.base_time_ns == 0) return 0;
-  const int64_t base = data_->meta.base_time_ns;
-  auto& events = data_->events;
+uint64_t ShiftEventTimes(std::vector<Event, LargeAllocator<Event>>* events, int64_t offset_ns) {
   size_t kept = 0;
-  for (Event& e : events) {
+  for (Event& e : *events) {
     int64_t ts = 0;
-    if ((e.flags & kHasTs) && (__builtin_add_overflow(e.ts_ns, base, &ts) || !InTimeRange(ts))) {
+    if ((e.flags & kHasTs) && (__builtin_add_overflow(e.ts_ns, offset_ns, &ts) || !InTimeRange(ts))) {
       if (e.phase != 'M') continue;  // dropped
       e.flags &= ~kHasTs;
       ts = 0;
     }
     if (e.flags & kHasTs) e.ts_ns = ts;
-    events[kept++] = e;
+    (*events)[kept++] = e;
   }
-  uint64_t dropped = events.size() - kept;
-  events.resize(kept);
+  const uint64_t dropped = events->size() - kept;
+  events->resize(kept);
+  return dropped;
+}
+
+uint64_t TraceBuilder::ApplyTimeBase() {
+  if (time_base_applied_) return 0;
+  time_base_applied_ = true;
+  if (!data_->meta.has_base_time || data_->meta.base_time_ns == 0) return 0;
+  const int64_t base = data_->meta.base_time_ns;
+  const uint64_t dropped = ShiftEventTimes(&data_->events, base);
   auto shift = [base](std::vector<StepSpan>* steps) {
     size_t k = 0;
     for (StepSpan st : *steps) {

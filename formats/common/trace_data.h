@@ -115,6 +115,12 @@ struct TraceData {
 
 // TraceBuilder: the event sink of one input (decoder -> TraceBuilder ->
 // TraceData). Not thread-safe: one per input being decoded.
+// ShiftEventTimes adds `offset_ns` to the ts of every timed event. Events
+// it moves out of +-kMaxAbsTimeNs (ts_text.h) are removed, except metadata
+// (`M`) events, which lose their ts. Returns the number removed (the
+// callers count them as dropped `bad_ts`). Steps are not touched.
+uint64_t ShiftEventTimes(std::vector<Event, LargeAllocator<Event>>* events, int64_t offset_ns);
+
 class TraceBuilder {
  public:
   TraceBuilder();
