@@ -733,6 +733,17 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     const uint64_t dropped = r.dropped.Total();
     if (r.events_read > dropped) r.dropped.Add(formats::DropReason::kInputRejected, r.events_read - dropped);
   };
+  // An output that could not be written (disk full, EFBIG) is removed: its
+  // inputs' events not dropped already count as output_failed.
+  auto fail_inputs = [&](const OutputGroup& og) {
+    for (size_t i : og.inputs) {
+      InputRecord& r = records[i];
+      r.events_written = 0;
+      r.output.clear();
+      const uint64_t dropped = r.dropped.Total();
+      if (r.events_read > dropped) r.dropped.Add(formats::DropReason::kOutputFailed, r.events_read - dropped);
+    }
+  };
   // Place puts decoded input i in the output of its decoded rank, unless
   // another shard writes that output, an earlier run completed it
   // (--resume) or it has been handed to the writer already; then the input
@@ -929,6 +940,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       if (!st.ok()) {
         out.error = std::string(st.message());
         out.events = 0;
+        out.bytes = 0;  // removed
+        out.crc32 = 0;
+        fail_inputs(og);
         console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
                                   st.message()));
       } else {
@@ -946,6 +960,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       }
     } catch (const std::exception& e) {
       out.error = absl::StrCat("internal error: ", e.what());
+      out.events = 0;
+      fail_inputs(og);
       console.Line(absl::StrCat("tracemill: ", og.name, ": ", out.error));
     }
     {

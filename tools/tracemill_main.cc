@@ -320,12 +320,17 @@ int main(int argc, char** argv) {
         dropped += r.dropped.Total();
         bad += !r.status.ok();
       }
+      size_t failed = 0;
+      for (const auto& o : s.outputs) failed += !o.error.empty();
+      const std::string not_written =
+          failed ? absl::StrCat(", ", failed, " could not be written") : std::string();
       std::fprintf(stderr,
                    "tracemill: %zu input%s (%d with errors), %llu events read, %llu written, %llu "
-                   "dropped; %zu output%s in %s (%.2f s)\n",
+                   "dropped; %zu output%s in %s%s (%.2f s)\n",
                    listed, listed == 1 ? "" : "s", bad, static_cast<unsigned long long>(read),
                    static_cast<unsigned long long>(written), static_cast<unsigned long long>(dropped),
-                   s.outputs.size(), s.outputs.size() == 1 ? "" : "s", opts.out_dir.c_str(), s.wall_seconds);
+                   s.outputs.size() - failed, s.outputs.size() - failed == 1 ? "" : "s",
+                   opts.out_dir.c_str(), not_written.c_str(), s.wall_seconds);
       if (opts.verbose)
         for (const auto& o : s.outputs)
           std::fprintf(stderr, "tracemill:   %s: %llu events, %llu bytes\n", o.path.c_str(),

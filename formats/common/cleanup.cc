@@ -87,6 +87,11 @@ void InstallInterruptCleanup() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A file past RLIMIT_FSIZE (`ulimit -f`) fails its write with EFBIG,
+  // reported as that output's error, instead of SIGXFSZ killing the process
+  // with its temporaries left behind.
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &sa, nullptr);
 }
 
 }  // namespace tracemill::formats

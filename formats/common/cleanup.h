@@ -30,7 +30,8 @@ class DeferInterrupts {
 };
 // UnregisterTemporary forgets a slot (after rename or removal).
 void UnregisterTemporary(int slot);
-// InstallInterruptCleanup installs the SIGINT/SIGTERM handlers (idempotent).
+// InstallInterruptCleanup installs the SIGINT/SIGTERM handlers and ignores
+// SIGXFSZ, so that a write past `ulimit -f` fails with EFBIG (idempotent).
 void InstallInterruptCleanup();
 
 }  // namespace tracemill::formats

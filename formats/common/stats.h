@@ -34,7 +34,9 @@ namespace tracemill::formats {
   X(kWindow, "window", "outside the --start/--end or --start-step/--end-step window") \
   X(kBadSample, "bad_sample", "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
   X(kInputRejected, "input_rejected",                                             \
-    "input decoded but rejected before writing (spill file error, or its output is another shard's)")
+    "input decoded but rejected before writing (spill file error, or its output is another shard's)") \
+  X(kOutputFailed, "output_failed",                                               \
+    "its output could not be written (disk full, I/O error, file size limit) and was removed")
 
 enum class DropReason : uint8_t {
 #define TM_ENUM_(e, key, desc) e,

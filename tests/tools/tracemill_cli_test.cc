@@ -78,6 +78,49 @@ TEST_F(TracemillCliTest, DirectIoWritesTheSameBytesAsThePageCache) {
   }
 }
 
+// An output past the file size limit (`ulimit -f`, as a full disk) fails
+// with EFBIG instead of SIGXFSZ killing the job: it is removed and named
+// with its error (exit 1), the other output is written, and the failed
+// output's events count as dropped output_failed, so the totals still
+// balance. Both write paths: O_DIRECT (the writer thread fails) and the
+// page cache.
+TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounted) {
+  const std::string prlimit = "/usr/bin/prlimit";
+  if (::access(prlimit.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << prlimit;
+  const std::string big = DataPath("generated/multi_member_rank0.json.gz");  // 6.3 MB output
+  const std::string small = DataPath("rules/single_plain_trace.json");      // 2 events
+  for (const char* mode : {"", "--no-direct-io"}) {
+    SCOPED_TRACE(mode);
+    const std::string out = tmp_.Join(*mode ? "out_buffered" : "out_direct");
+    std::vector<std::string> argv = {prlimit, "--fsize=2097152", "--", TracemillBinary(), "convert",
+                                     big, small, "-o", out, "--threads", "2"};
+    if (*mode) argv.push_back(mode);
+    CommandResult r = RunCommand(argv, tmp_.path());
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("File too large"));
+    EXPECT_THAT(r.err, HasSubstr("events read, 2 written, 40000 dropped; 1 output in " + out +
+                                 ", 1 could not be written ("));
+    EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.json", "unranked.trace.json"}));
+    EXPECT_TRUE(OutputsParse(out, tmp_.path()));
+    auto m = Manifest::Load(out + "/manifest.json");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->Int("/exit_code"), 1);
+    EXPECT_EQ(m->Int("/totals/events_read"), 40002);
+    EXPECT_EQ(m->Int("/totals/events_written"), 2);
+    EXPECT_EQ(m->Int("/totals/dropped_by_reason/output_failed"), 40000);
+    EXPECT_TRUE(m->Bool("/totals/balanced"));
+    const int b = m->InputIndex("multi_member_rank0.json.gz");
+    EXPECT_EQ(m->Int(Manifest::InputPointer(b, "/events_written")), 0);
+    EXPECT_EQ(m->Int(Manifest::InputPointer(b, "/dropped_by_reason/output_failed")), 40000);
+    EXPECT_TRUE(m->IsNull(Manifest::InputPointer(b, "/output")));
+    ASSERT_EQ(m->ArraySize("/outputs"), 2u);
+    EXPECT_EQ(m->Str("/outputs/0/path"), "gpu0.trace.json");
+    EXPECT_THAT(m->Str("/outputs/0/error"), HasSubstr("File too large"));
+    EXPECT_EQ(m->Int("/outputs/0/bytes"), 0);
+    EXPECT_EQ(m->Int("/outputs/1/events"), 2);
+  }
+}
+
 TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
   CommandResult r = Tracemill({"convert", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
