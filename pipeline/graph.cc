@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <simdjson.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -458,9 +459,14 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   if (mkdir_error) {
     console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ",
                               mkdir_error.message()));
-    // A path that exists as something else (a file) is the user's to fix.
+    // A path that exists as something else (a file), or one the user may
+    // not create (read-only mount, no permission), is the user's to fix, as
+    // an existing -o that is not writable (below).
     struct stat sb;
-    summary.exit_code = ::stat(opts.out_dir.c_str(), &sb) == 0 && !S_ISDIR(sb.st_mode) ? kExitUsage : kExitInternal;
+    const int e = mkdir_error.value();
+    const bool users = (::stat(opts.out_dir.c_str(), &sb) == 0 && !S_ISDIR(sb.st_mode)) ||
+                       e == EROFS || e == EACCES || e == EPERM || e == ENOTDIR;
+    summary.exit_code = users ? kExitUsage : kExitInternal;
     return summary;
   }
   // -o and --tmp-dir must be writable directories: checked before any input
@@ -478,6 +484,26 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       summary.exit_code = kExitUsage;
       return summary;
     }
+  }
+  // Two jobs writing into one OUTDIR would remove each other's temporaries
+  // (below) and interleave journals: a job holds flock(2) on OUTDIR until it
+  // returns, exclusive, or shared in a shard (shards of one job write
+  // disjoint files side by side). A file system without flock (some NFS
+  // setups refuse it on a directory) runs unlocked.
+  struct DirLock {
+    int fd = -1;
+    ~DirLock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } out_lock;
+  out_lock.fd = ::open(opts.out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (out_lock.fd >= 0 &&
+      ::flock(out_lock.fd, (opts.shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    console.Line(absl::StrCat("tracemill: -o ", opts.out_dir,
+                              " is in use by another tracemill job (it holds the directory's lock); "
+                              "wait for it or write to another directory"));
+    summary.exit_code = kExitUsage;
+    return summary;
   }
   std::vector<InputRecord> records;
   struct stat out_st;

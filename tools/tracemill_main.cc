@@ -28,7 +28,7 @@ constexpr const char kExitCodes[] =
     "Exit status:\n"
     "  0  every input converted\n"
     "  1  internal error, or an output could not be written\n"
-    "  2  usage error (bad command line, or no input file at all)\n"
+    "  2  usage error (bad command line, no input file at all, -o not writable or in use)\n"
     "  3  some inputs were rejected or damaged; every other input was converted\n"
     "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (convert: rerun with --resume)\n";
 

@@ -1,5 +1,7 @@
 // Command-line contract of tools/tracemill_main.cc: usage errors exit 2 and
 // write nothing; --help documents the exit statuses.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +121,40 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
     EXPECT_EQ(m->Int("/outputs/0/bytes"), 0);
     EXPECT_EQ(m->Int("/outputs/1/events"), 2);
   }
+}
+
+// A job holds flock(2) on OUTDIR: exclusive, or shared in a shard. While
+// another job holds it exclusively nothing runs (exit 2, OUTDIR untouched);
+// while a shard holds it shared, another shard runs and a whole job does not.
+TEST_F(TracemillCliTest, OneJobAtATimeWritesIntoAnOutputDirectory) {
+  const std::string in = DataPath("rules/single_plain_trace.json");
+  const std::string out = tmp_.Join("out");
+  ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+  const std::string busy = "tracemill: -o " + out +
+                           " is in use by another tracemill job (it holds the directory's lock); "
+                           "wait for it or write to another directory\n";
+  const int fd = ::open(out.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  for (const char* shard : {"", "0/2"}) {
+    SCOPED_TRACE(shard);
+    std::vector<std::string> args = {"convert", in, "-o", out};
+    if (*shard) args.insert(args.end(), {"--shard", shard});
+    CommandResult r = Tracemill(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, busy);
+    EXPECT_EQ(ListDir(out), std::vector<std::string>{});
+  }
+  ASSERT_EQ(::flock(fd, LOCK_SH), 0);  // as a running shard
+  CommandResult whole = Tracemill({"convert", in, "-o", out});
+  EXPECT_EQ(whole.exit_code, 2) << whole.err;
+  EXPECT_EQ(whole.err, busy);
+  CommandResult shard = Tracemill({"convert", in, "-o", out, "--shard", "0/2", "--quiet"});
+  EXPECT_EQ(shard.exit_code, 0) << shard.err;
+  EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.shard-0-of-2.json", "unranked.trace.json"}));
+  ::close(fd);
+  CommandResult after = Tracemill({"convert", in, "-o", out, "--quiet"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
 TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
