@@ -3,6 +3,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
 #include <fstream>
 #include <string>
 
@@ -40,6 +45,40 @@ int AvailableCpus() {
   }
   if (limit > 0) n = std::min(n, limit);
   return std::max(n, 1);
+}
+
+int ThreadsThatStart(int wanted) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<std::thread> started;
+  for (int i = 1; i < wanted; ++i) {
+    try {
+      started.emplace_back([&] {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return release; });
+      });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  for (auto& t : started) t.join();
+  return 1 + static_cast<int>(started.size());
+}
+
+int ThreadsToUse(int requested, std::string* note) {
+  const int wanted = requested > 0 ? requested : AvailableCpus();
+  const int threads = ThreadsThatStart(wanted);
+  note->clear();
+  if (threads < wanted)
+    *note = "only " + std::to_string(threads) + " of " + std::to_string(wanted) +
+            " threads can start (ulimit -u or the cgroup's pids.max); running with " + std::to_string(threads);
+  return threads;
 }
 
 }  // namespace tracemill::pipeline

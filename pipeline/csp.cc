@@ -301,7 +301,9 @@ RunSummary RunCsp(const CspOptions& opts) {
   std::vector<std::atomic<uint64_t>> dcgm_other_gpu(inputs.size());
   std::atomic<int64_t> span_first{INT64_MAX}, span_last{INT64_MIN};
 
-  const int threads = opts.threads > 0 ? opts.threads : AvailableCpus();
+  std::string threads_note;
+  const int threads = ThreadsToUse(opts.threads, &threads_note);
+  if (!threads_note.empty() && !opts.quiet) console.Line("tracemill csp: " + threads_note);
   summary.threads = threads;
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
   tbb::enumerable_thread_specific<CspWorker> workers;

@@ -526,7 +526,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   GroupSmdebugInputs(&records, opts.no_system_metrics);
   const size_t n = records.size();
   for (size_t i = 0; i < n; ++i) records[i].index = static_cast<int64_t>(i);
-  const int threads = opts.threads > 0 ? opts.threads : AvailableCpus();
+  std::string threads_note;
+  const int threads = ThreadsToUse(opts.threads, &threads_note);
+  if (!threads_note.empty() && !opts.quiet) console.Line("tracemill: " + threads_note);
   summary.threads = threads;
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads);
   if (opts.verbose) {

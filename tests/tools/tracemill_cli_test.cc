@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/convert_harness.h"
@@ -155,6 +157,40 @@ TEST_F(TracemillCliTest, OneJobAtATimeWritesIntoAnOutputDirectory) {
   ::close(fd);
   CommandResult after = Tracemill({"convert", in, "-o", out, "--quiet"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
+// Under `ulimit -u` with no room for a second thread, oneTBB aborted the
+// process when it could not create its worker (rc 134); the job now starts
+// the threads it can and says so. RLIMIT_NPROC does not hold root back, so
+// the job runs as `nobody` (skipped when not root, or when nobody cannot
+// reach the binary or the data, e.g. a clone under /root).
+TEST_F(TracemillCliTest, ThreadsThatCannotStartAreNotAsked) {
+  const std::string setpriv = "/usr/bin/setpriv", prlimit = "/usr/bin/prlimit";
+  if (::geteuid() != 0 || ::access(setpriv.c_str(), X_OK) != 0 || ::access(prlimit.c_str(), X_OK) != 0)
+    GTEST_SKIP() << "needs root, setpriv and prlimit";
+  const std::vector<std::string> as_nobody = {setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
+  const std::string in = DataPath("generated/multi_member_rank0.json.gz");
+  std::vector<std::string> probe = as_nobody;
+  probe.insert(probe.end(), {"/bin/sh", "-c", "test -x \"$0\" && test -r \"$1\"", TracemillBinary(), in});
+  if (RunCommand(probe, tmp_.path()).exit_code != 0) GTEST_SKIP() << "nobody cannot reach the binary or data";
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);
+  const std::string parent = tmp_.Join("nobody");
+  ASSERT_EQ(::mkdir(parent.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(parent.c_str(), 0777), 0);  // whatever the umask
+  const std::string out = parent + "/out";
+  std::vector<std::string> argv = as_nobody;
+  // LeakSanitizer's exit check needs a thread of its own (asan build).
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  argv.insert(argv.end(), {"/usr/bin/env", std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":detect_leaks=0",
+                           prlimit, "--nproc=1", "--", TracemillBinary(), "convert", in, "-o", out, "--threads", "2"});
+  CommandResult r = RunCommand(argv, parent);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tracemill: only 1 of 2 threads can start (ulimit -u or the cgroup's pids.max); "
+                               "running with 1\n"));
+  EXPECT_THAT(r.err, HasSubstr("40000 events read, 40000 written, 0 dropped; 1 output in "));
+  auto m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Int("/threads"), 1);
 }
 
 TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
