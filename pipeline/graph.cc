@@ -886,6 +886,10 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   auto write_group = [&](OutputGroup& og) {
     OutputRecord out;
     out.path = og.name;
+    const auto write_t0 = Clock::now();
+    if (opts.verbose)
+      console.Line(absl::StrCat("tracemill: writing ", og.name, " (", og.inputs.size(),
+                                og.inputs.size() == 1 ? " input)" : " inputs)"));
     try {
       std::vector<formats::WriterInput> winputs(og.inputs.size());
       std::vector<merge::SortedRun*> group_runs;
@@ -985,6 +989,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
           if (absl::Status js = journal->Append(out, done_inputs); !js.ok())
             console.Line(absl::StrCat("tracemill: journal: ", js.message()));
         }
+        if (opts.verbose)
+          console.Line(absl::StrFormat("tracemill: wrote %s (%d events, %d bytes, %.2f s)", og.name, out.events,
+                                       out.bytes, std::chrono::duration<double>(Clock::now() - write_t0).count()));
       }
     } catch (const std::exception& e) {
       out.error = absl::StrCat("internal error: ", e.what());

@@ -193,6 +193,43 @@ TEST_F(TracemillCliTest, ThreadsThatCannotStartAreNotAsked) {
   EXPECT_EQ(m->Int("/threads"), 1);
 }
 
+// Outputs are written in parallel (issue 5): with 2 threads and 2 outputs
+// whose writing takes a while (the hidden --debug-write-delay-ms sleeps
+// 200 ms per 1,000 events: 600 ms per output here), both outputs start
+// before either finishes. Written one after the other, the first "wrote"
+// line would come before the second "writing" line.
+TEST_F(TracemillCliTest, OutputsAreWrittenInParallel) {
+  std::vector<std::string> args;
+  for (int rank : {0, 1}) {
+    std::string json = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) +
+                       ",\"world_size\":2},\"traceEvents\":[";
+    for (int i = 0; i < 3000; ++i)
+      json += std::string(i ? "," : "") + "{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":" +
+              std::to_string(1000 + i) + ",\"dur\":1}";
+    json += "]}";
+    args.push_back(tmp_.Join("rank" + std::to_string(rank) + ".json"));
+    WriteFileBytes(args.back(), json);
+  }
+  args.insert(args.end(), {"--threads", "2", "--verbose", "--debug-write-delay-ms", "200"});
+  Run run = Convert(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> order;  // "writing gpu0", "wrote gpu1", ...
+  size_t at = 0;
+  while ((at = run.err.find("tracemill: wr", at)) != std::string::npos) {
+    const size_t end = run.err.find(".trace.json", at);
+    ASSERT_NE(end, std::string::npos);
+    order.push_back(run.err.substr(at + 11, end - at - 11));
+    at = end;
+  }
+  ASSERT_EQ(order.size(), 4u) << run.err;
+  EXPECT_EQ(order[0].substr(0, 8), "writing ") << run.err;
+  EXPECT_EQ(order[1].substr(0, 8), "writing ") << run.err;
+  EXPECT_EQ(order[2].substr(0, 6), "wrote ") << run.err;
+  EXPECT_EQ(order[3].substr(0, 6), "wrote ") << run.err;
+  EXPECT_THAT(run.err, HasSubstr("tracemill: wrote gpu0.trace.json (3000 events, "));
+  EXPECT_THAT(run.err, HasSubstr("tracemill: wrote gpu1.trace.json (3000 events, "));
+}
+
 TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
   CommandResult r = Tracemill({"convert", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
