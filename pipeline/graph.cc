@@ -34,6 +34,7 @@
 #include "formats/common/byte_buffer.h"
 #include "formats/common/cleanup.h"
 #include "formats/common/large_alloc.h"
+#include "formats/common/mapped_input.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/common/time_window.h"
@@ -219,6 +220,25 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
       return std::make_pair(w.inflated.view(), w.inflated.capacity());
     };
     return SortDecoded(r, DecodeSmdebugGroup(r, read, &w.decoder, opts.low_gpu_threshold), ranks, dopts);
+  }
+  // A large local file is mapped, not copied (formats/common/mapped_input.h).
+  if (int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    struct stat st;
+    formats::MappedInput mapped;
+    const bool map = ::fstat(fd, &st) == 0 && formats::ShouldMapInput(fd, st) &&
+                     mapped.Map(fd, static_cast<size_t>(st.st_size), simdjson::SIMDJSON_PADDING);
+    ::close(fd);
+    if (map) {
+      r.bytes = mapped.view().size();
+      auto run = DecodeInput(mapped.view(), mapped.capacity(), w, ranks, r, max_decoded_bytes, dopts);
+      if (std::optional<size_t> at = mapped.shrunk_at()) {
+        r.status = absl::DataLossError(absl::StrCat(
+            "the file shrank while it was read (another process truncated or rewrote it); of its ",
+            r.bytes, " bytes, those before byte ", *at, " were decoded"));
+        r.error_offset = *at;
+      }
+      return run;
+    }
   }
   if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
