@@ -227,18 +227,27 @@ std::unique_ptr<merge::SortedRun> DecodeAndSort(InputRecord& r, Worker& w,
     formats::MappedInput mapped;
     const bool map = ::fstat(fd, &st) == 0 && formats::ShouldMapInput(fd, st) &&
                      mapped.Map(fd, static_cast<size_t>(st.st_size), simdjson::SIMDJSON_PADDING);
-    ::close(fd);
     if (map) {
       r.bytes = mapped.view().size();
       auto run = DecodeInput(mapped.view(), mapped.capacity(), w, ranks, r, max_decoded_bytes, dopts);
+      struct stat after;
       if (std::optional<size_t> at = mapped.shrunk_at()) {
         r.status = absl::DataLossError(absl::StrCat(
             "the file shrank while it was read (another process truncated or rewrote it); of its ",
-            r.bytes, " bytes, those before byte ", *at, " were decoded"));
+            r.bytes, " bytes, those before about byte ", *at, " were decoded"));
         r.error_offset = *at;
+      } else if (::fstat(fd, &after) == 0 &&
+                 (after.st_size != st.st_size || after.st_mtim.tv_sec != st.st_mtim.tv_sec ||
+                  after.st_mtim.tv_nsec != st.st_mtim.tv_nsec)) {
+        // Rewritten in place: what was decoded may mix old and new bytes.
+        r.status = absl::DataLossError(
+            "the file was modified while it was read (another process wrote to it); its events "
+            "may mix the old and the new content");
       }
+      ::close(fd);
       return run;
     }
+    ::close(fd);
   }
   if (absl::Status s = ReadFile(r.path, &w.file); !s.ok()) {
     r.status = s;
@@ -995,6 +1004,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         out.bytes = 0;  // removed
         out.crc32 = 0;
         fail_inputs(og);
+        // An earlier run's file of that name would pass for this run's.
+        ::unlink((opts.out_dir + "/" + og.name).c_str());
         console.Line(absl::StrCat("tracemill: cannot write ", opts.out_dir, "/", og.name, ": ",
                                   st.message()));
       } else {
@@ -1251,6 +1262,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   } else if (journal) {
     journal->Remove();  // the manifest holds everything the journal did
   }
+  // On exit 1 no report is written: an earlier run's would describe another job.
+  if (summary.exit_code == kExitInternal && !opts.shard.sharded())
+    ::unlink((opts.out_dir + "/report.html").c_str());
   if (summary.exit_code != kExitInternal && opts.write_report && !opts.shard.sharded()) {
     // Built from the manifest just written, as `tracemill report` does.
     if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {

@@ -1,6 +1,7 @@
 // tracemill: batch converter for distributed-training profiler traces.
 // Flags -> ConvertOptions -> pipeline::RunConvert. CLI11 parses the command
 // line (Debian's libcli11-dev): subcommands, --help and typed options.
+#include <signal.h>
 #include <simdjson.h>
 #include <unistd.h>
 
@@ -42,6 +43,9 @@ std::string JoinArgs(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using tracemill::pipeline::ConvertOptions;
+  // Every subcommand: a file past `ulimit -f` fails its write with EFBIG (a
+  // clear error, temporaries removed) instead of SIGXFSZ killing the process.
+  ::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"tracemill: merge per-rank profiler traces (PyTorch profiler/Kineto, Chrome Trace "
                "Event Format, Paddle profiler protobuf, SageMaker Debugger folders, Horovod timelines, "
                "run event logs) into per-GPU Chrome traces, fast and in "

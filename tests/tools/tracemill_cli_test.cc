@@ -96,6 +96,11 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
   for (const char* mode : {"", "--no-direct-io"}) {
     SCOPED_TRACE(mode);
     const std::string out = tmp_.Join(*mode ? "out_buffered" : "out_direct");
+    // An earlier run's output of the same name and its report must not
+    // pass for this run's.
+    ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+    WriteFileBytes(out + "/gpu0.trace.json", "{\"traceEvents\":[]}");
+    WriteFileBytes(out + "/report.html", "<html></html>");
     std::vector<std::string> argv = {prlimit, "--fsize=2097152", "--", TracemillBinary(), "convert",
                                      big, small, "-o", out, "--threads", "2"};
     if (*mode) argv.push_back(mode);
@@ -122,7 +127,17 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
     EXPECT_THAT(m->Str("/outputs/0/error"), HasSubstr("File too large"));
     EXPECT_EQ(m->Int("/outputs/0/bytes"), 0);
     EXPECT_EQ(m->Int("/outputs/1/events"), 2);
+    EXPECT_NE(::access((out + "/report.html").c_str(), F_OK), 0);
   }
+  // The other subcommands too: `tracemill report` past the limit fails with
+  // exit 1 and leaves no temporary (SIGXFSZ killed it with rc 153).
+  Run ok = Convert({small, "--no-report"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  CommandResult r = RunCommand({prlimit, "--fsize=2000", "--", TracemillBinary(), "report", ok.out_dir},
+                               tmp_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("File too large"));
+  for (const auto& n : ListDir(ok.out_dir)) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
 }
 
 // A job holds flock(2) on OUTDIR: exclusive, or shared in a shard. While
