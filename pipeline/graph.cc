@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <simdjson.h>
 #include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -519,15 +522,36 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // returns, exclusive, or shared in a shard (shards of one job write
   // disjoint files side by side). A file system without flock (some NFS
   // setups refuse it on a directory) runs unlocked.
+  // Two runs of the same shard are kept apart by a name of the abstract
+  // UNIX socket namespace (OUTDIR's device and inode, the shard): no file in
+  // OUTDIR, released when the process ends (node-local; best effort).
   struct DirLock {
     int fd = -1;
+    int shard_socket = -1;
     ~DirLock() {
       if (fd >= 0) ::close(fd);
+      if (shard_socket >= 0) ::close(shard_socket);
     }
   } out_lock;
+  auto same_shard_running = [&] {
+    struct stat ds;
+    if (!opts.shard.sharded() || ::fstat(out_lock.fd, &ds) != 0) return false;
+    out_lock.shard_socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (out_lock.shard_socket < 0) return false;
+    const std::string name = absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-shard-",
+                                          opts.shard.index, "-of-", opts.shard.count);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const size_t n = std::min(name.size(), sizeof(addr.sun_path) - 1);
+    std::memcpy(addr.sun_path + 1, name.data(), n);  // sun_path[0] = 0: abstract
+    return ::bind(out_lock.shard_socket, reinterpret_cast<sockaddr*>(&addr),
+                  static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n)) != 0 &&
+           errno == EADDRINUSE;
+  };
   out_lock.fd = ::open(opts.out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (out_lock.fd >= 0 &&
-      ::flock(out_lock.fd, (opts.shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      ((::flock(out_lock.fd, (opts.shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 && errno == EWOULDBLOCK) ||
+       same_shard_running())) {
     console.Line(absl::StrCat("tracemill: -o ", opts.out_dir,
                               " is in use by another tracemill job (it holds the directory's lock); "
                               "wait for it or write to another directory"));

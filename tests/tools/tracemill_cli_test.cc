@@ -2,10 +2,14 @@
 // write nothing; --help documents the exit statuses.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -170,6 +174,26 @@ TEST_F(TracemillCliTest, OneJobAtATimeWritesIntoAnOutputDirectory) {
   EXPECT_EQ(shard.exit_code, 0) << shard.err;
   EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.shard-0-of-2.json", "unranked.trace.json"}));
   ::close(fd);
+  // A second run of the same shard is refused: the first holds the abstract
+  // socket name of OUTDIR's device, inode and shard (held here instead).
+  struct stat ds;
+  ASSERT_EQ(::stat(out.c_str(), &ds), 0);
+  const std::string name = "tracemill-outdir-" + std::to_string(ds.st_dev) + "-" + std::to_string(ds.st_ino) +
+                           "-shard-1-of-2";
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr),
+                   static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
+  CommandResult same = Tracemill({"convert", in, "-o", out, "--shard", "1/2"});
+  EXPECT_EQ(same.exit_code, 2) << same.err;
+  EXPECT_EQ(same.err, busy);
+  CommandResult other = Tracemill({"convert", in, "-o", out, "--shard", "0/2", "--quiet"});
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  ::close(sock);
   CommandResult after = Tracemill({"convert", in, "-o", out, "--quiet"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }
