@@ -359,13 +359,17 @@ int main(int argc, char** argv) {
         dropped += r.dropped.Total();
         bad += !r.status.ok();
       }
+      size_t failed = 0;
+      for (const auto& o : s.outputs) failed += !o.error.empty();
+      const std::string not_written =
+          failed ? absl::StrCat(", ", failed, " could not be written") : std::string();
       std::fprintf(stderr,
                    "tracemill csp: %zu inputs (%d with errors), %llu events read, %llu written, "
-                   "%llu dropped or not displayed; %zu outputs in %s (%.2f s)\n",
+                   "%llu dropped or not displayed; %zu outputs in %s%s (%.2f s)\n",
                    s.inputs.size(), bad, static_cast<unsigned long long>(read),
                    static_cast<unsigned long long>(written),
-                   static_cast<unsigned long long>(dropped), s.outputs.size(),
-                   csp_opts.timeline_path.c_str(), s.wall_seconds);
+                   static_cast<unsigned long long>(dropped), s.outputs.size() - failed,
+                   csp_opts.timeline_path.c_str(), not_written.c_str(), s.wall_seconds);
       if (csp_opts.verbose)
         for (const auto& o : s.outputs)
           std::fprintf(stderr, "tracemill csp:   %s: %llu events, %llu bytes\n", o.path.c_str(),

@@ -142,6 +142,20 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("File too large"));
   for (const auto& n : ListDir(ok.out_dir)) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+  // `tracemill csp` (Paddle): its outputs past the limit are removed and
+  // their events count as output_failed; the manifest balances.
+  const std::string timeline = tmp_.Join("csp_out");
+  CommandResult csp = RunCommand({prlimit, "--fsize=20000", "--", TracemillBinary(), "csp", "--profile-path",
+                                  DataPath("paddle-csp/small/data"), "--timeline-path", timeline},
+                                 tmp_.path());
+  EXPECT_EQ(csp.exit_code, 1) << csp.err;
+  EXPECT_THAT(csp.err, HasSubstr("; 0 outputs in " + timeline + ", 8 could not be written ("));
+  auto cm = Manifest::Load(timeline + "/manifest.json");
+  ASSERT_NE(cm, nullptr);
+  EXPECT_TRUE(cm->Bool("/totals/balanced"));
+  EXPECT_EQ(cm->Int("/totals/events_written"), 0);
+  EXPECT_GT(cm->Int("/totals/dropped_by_reason/output_failed"), 30000);
+  EXPECT_EQ(ListDir(timeline), std::vector<std::string>{"manifest.json"});
 }
 
 // A job holds flock(2) on OUTDIR: exclusive, or shared in a shard. While
