@@ -638,10 +638,7 @@ RunSummary RunCsp(const CspOptions& opts) {
   // Events of outputs that could not be written (removed): neither written
   // nor dropped for another reason, they count as output_failed.
   if (output_failed)
-    for (auto& r : inputs) {
-      const uint64_t accounted = r.events_written + r.dropped.Total();
-      if (r.events_read > accounted) r.dropped.Add(DropReason::kOutputFailed, r.events_read - accounted);
-    }
+    for (auto& r : inputs) r.DropUnaccounted(DropReason::kOutputFailed);
   bool any_input_error = !missing_ranks.empty();
   for (const auto& r : inputs) any_input_error |= !r.status.ok();
   summary.exit_code = output_failed ? kExitInternal : any_input_error ? kExitSomeRejected : kExitOk;

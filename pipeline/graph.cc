@@ -810,10 +810,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   // A decoded input rejected before writing: its events read count as
   // dropped, so that read = written + dropped still holds.
-  auto drop_decoded = [&](InputRecord& r) {
-    const uint64_t dropped = r.dropped.Total();
-    if (r.events_read > dropped) r.dropped.Add(formats::DropReason::kInputRejected, r.events_read - dropped);
-  };
+  auto drop_decoded = [&](InputRecord& r) { r.DropUnaccounted(formats::DropReason::kInputRejected); };
   // An output that could not be written (disk full, EFBIG) is removed: its
   // inputs' events not dropped already count as output_failed.
   auto fail_inputs = [&](const OutputGroup& og) {
@@ -821,8 +818,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       InputRecord& r = records[i];
       r.events_written = 0;
       r.output.clear();
-      const uint64_t dropped = r.dropped.Total();
-      if (r.events_read > dropped) r.dropped.Add(formats::DropReason::kOutputFailed, r.events_read - dropped);
+      r.DropUnaccounted(formats::DropReason::kOutputFailed);
     }
   };
   // Place puts decoded input i in the output of its decoded rank, unless

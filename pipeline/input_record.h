@@ -49,6 +49,12 @@ struct InputRecord {
 
   // Conservation: every event read was written or dropped with a reason.
   bool Balanced() const { return events_read == events_written + dropped.Total(); }
+  // DropUnaccounted counts the events read but neither written nor dropped
+  // yet under `why` (an input rejected before writing, an output that failed).
+  void DropUnaccounted(formats::DropReason why) {
+    const uint64_t accounted = events_written + dropped.Total();
+    if (events_read > accounted) dropped.Add(why, events_read - accounted);
+  }
 };
 
 // ErrorLine formats the one-line stderr message for a failed input:

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/time_window.h"
@@ -32,6 +33,14 @@ constexpr const char kExitCodes[] =
     "  2  usage error (bad command line, no input file at all, -o not writable or in use)\n"
     "  3  some inputs were rejected or damaged; every other input was converted\n"
     "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left (convert: rerun with --resume)\n";
+
+// Outputs of `s` that could not be written, and the summary line's note on
+// them (", N could not be written", or "").
+std::pair<size_t, std::string> FailedOutputs(const tracemill::pipeline::RunSummary& s) {
+  size_t failed = 0;
+  for (const auto& o : s.outputs) failed += !o.error.empty();
+  return {failed, failed ? absl::StrCat(", ", failed, " could not be written") : std::string()};
+}
 
 std::string JoinArgs(int argc, char** argv) {
   std::string s;
@@ -324,10 +333,7 @@ int main(int argc, char** argv) {
         dropped += r.dropped.Total();
         bad += !r.status.ok();
       }
-      size_t failed = 0;
-      for (const auto& o : s.outputs) failed += !o.error.empty();
-      const std::string not_written =
-          failed ? absl::StrCat(", ", failed, " could not be written") : std::string();
+      const auto [failed, not_written] = FailedOutputs(s);
       std::fprintf(stderr,
                    "tracemill: %zu input%s (%d with errors), %llu events read, %llu written, %llu "
                    "dropped; %zu output%s in %s%s (%.2f s)\n",
@@ -359,10 +365,7 @@ int main(int argc, char** argv) {
         dropped += r.dropped.Total();
         bad += !r.status.ok();
       }
-      size_t failed = 0;
-      for (const auto& o : s.outputs) failed += !o.error.empty();
-      const std::string not_written =
-          failed ? absl::StrCat(", ", failed, " could not be written") : std::string();
+      const auto [failed, not_written] = FailedOutputs(s);
       std::fprintf(stderr,
                    "tracemill csp: %zu inputs (%d with errors), %llu events read, %llu written, "
                    "%llu dropped or not displayed; %zu outputs in %s%s (%.2f s)\n",
