@@ -32,7 +32,13 @@ bool ValidScalarToken(std::string_view raw, bool is_string) {
 }
 
 // Raw JSON text of any value (objects and arrays consume the value).
-error_code RawValue(od::value& v, std::string_view* raw) {
+//
+// Always inlined: called out of line, it takes `v` by address, so GCC 12
+// builds each field's value iterator in memory with scalar stores and copies
+// it with one 16-byte load, a failed store-to-load forwarding (~15 cycles)
+// twice per member: 44% of DecodeEvent's samples (perf annotate; -10% CPU
+// on the 64-rank job at 2 threads, bench/RESULTS.md).
+[[gnu::always_inline]] inline error_code RawValue(od::value& v, std::string_view* raw) {
   od::json_type t;
   if (auto e = v.type().get(t)) return e;
   if (t == od::json_type::object) {
