@@ -293,23 +293,81 @@ bool AppendSanitizedStringBody(std::string_view s, std::string* out) {
 
 namespace {
 
-// Character classes for CopyCleanJson's dispatch.
-enum CharClass : uint8_t {
-  kClsOther, kClsSpace, kClsQuote, kClsOpen, kClsClose, kClsColon, kClsComma, kClsNumber, kClsLiteral
-};
-constexpr auto kClassOf = [] {
-  std::array<uint8_t, 256> t{};
-  t[' '] = t['\n'] = t['\r'] = t['\t'] = kClsSpace;
-  t['"'] = kClsQuote;
-  t['{'] = t['['] = kClsOpen;
-  t['}'] = t[']'] = kClsClose;
-  t[':'] = kClsColon;
-  t[','] = kClsComma;
-  t['-'] = kClsNumber;
-  for (int c = '0'; c <= '9'; ++c) t[c] = kClsNumber;
-  t['t'] = t['f'] = t['n'] = kClsLiteral;
-  return t;
-}();
+// True for JSON's insignificant whitespace: space, \n, \r, \t.
+inline bool IsJsonSpace(unsigned char c) {
+  return c <= ' ' && ((uint64_t{1} << c) & ((uint64_t{1} << ' ') | (uint64_t{1} << '\n') |
+                                           (uint64_t{1} << '\r') | (uint64_t{1} << '\t')));
+}
+
+// CopyCleanString copies the string token at `p` (its opening quote) to `o`
+// and moves both past its closing quote. False if it is not a clean JSON
+// string (an invalid escape, a lone surrogate escape, a control character,
+// invalid UTF-8, or no closing quote).
+//
+// 16 bytes at a time with SSE2: each block is stored whole, then the cursors
+// move to its first special byte, so the output cursor never passes the
+// input cursor (a store that reads in bounds writes in bounds).
+inline bool CopyCleanString(const char*& p, const char* end, char*& o) {
+  *o++ = *p++;
+  while (true) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+      // Bytes < 0x20 and >= 0x80 are both "less than space" as signed bytes.
+      const __m128i special = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmplt_epi8(v, space));
+      if (const int mask = _mm_movemask_epi8(special)) {
+        const int k = __builtin_ctz(mask);
+        p += k;
+        o += k;
+        goto special_byte;
+      }
+      p += 16;
+      o += 16;
+    }
+#endif
+    while (p < end) {
+      const unsigned char d = static_cast<unsigned char>(*p);
+      if (d < 0x20 || d == '"' || d == '\\' || d >= 0x80) break;
+      *o++ = *p++;
+    }
+    if (p >= end) return false;
+#if defined(__SSE2__)
+  special_byte:
+#endif
+    const unsigned char d = static_cast<unsigned char>(*p);
+    if (d == '"') {
+      *o++ = *p++;
+      return true;
+    }
+    size_t len;
+    if (d == '\\') {
+      if (end - p < 2) return false;
+      const char e = p[1];
+      if (e == 'u') {
+        const int v = Hex4(std::string_view(p, static_cast<size_t>(end - p)), 2);
+        if (v < 0 || (v >= 0xD800 && v <= 0xDFFF)) return false;
+        len = 6;
+      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+                 e == 't') {
+        len = 2;
+      } else {
+        return false;
+      }
+    } else if (d < 0x20) {
+      return false;
+    } else {
+      len = Utf8SeqLen(std::string_view(p, static_cast<size_t>(end - p)), 0);
+      if (!len) return false;
+    }
+    for (size_t k = 0; k < len; ++k) *o++ = *p++;
+  }
+}
+
 // CopyCleanJson: the common case of AppendSanitizedJson, in one pass. If
 // `in` is one JSON value that needs no repair, writes it without
 // insignificant whitespace to `out` (room for in.size() bytes: the result is
@@ -318,179 +376,103 @@ constexpr auto kClassOf = [] {
 // repairs or rejects. Everything it accepts, the general path accepts as kOk
 // with the same bytes (json_text_test CleanPathAgreesWithGeneralPath).
 //
-// Bytes are copied as they are checked: strings 16 at a time with SSE2
-// (stored whole, then the cursor moves to the first special byte: the output
-// cursor never passes the input cursor, so a store that reads in bounds
-// writes in bounds), numbers and punctuation byte by byte.
+// A state machine whose states are code positions (value, key, after a
+// value): after a value only `,` or the matching close may follow, after a
+// key only `:`, so most bytes are checked by a predictable direct branch
+// instead of an indirect jump on a character class (which was ~40% of this
+// function's samples on Kineto args). Strings are copied by CopyCleanString,
+// numbers and punctuation byte by byte.
 char* CopyCleanJson(std::string_view in, char* out) {
   constexpr size_t kMaxDepth = 512;
-  char stack[kMaxDepth];
+  char stack[kMaxDepth];  // the open containers' closing bytes: '}' or ']'
   size_t depth = 0;
-  // What may come next: a value (`allow_close`: or `]` right after `[`), a
-  // key (or `}` right after `{`), `:`, or `,`/close after a value.
-  enum Want { kValue, kKey, kColon, kAfter };
-  Want want = kValue;
-  bool allow_close = false, done = false;
   const char* p = in.data();
   const char* const end = p + in.size();
   char* o = out;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  while (p < end) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    const uint8_t cls = kClassOf[c];
-    if (cls == kClsSpace) {
-      ++p;
-      continue;
-    }
-    if (done) return nullptr;
-    switch (cls) {
-      case kClsQuote: {
-        if (want != kValue && want != kKey) return nullptr;
-        *o++ = *p++;
-        while (true) {
-#if defined(__SSE2__)
-          const __m128i quote = _mm_set1_epi8('"');
-          const __m128i backslash = _mm_set1_epi8('\\');
-          const __m128i space = _mm_set1_epi8(0x20);
-          while (end - p >= 16) {
-            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
-            const __m128i special = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                _mm_cmplt_epi8(v, space));
-            if (const int mask = _mm_movemask_epi8(special)) {
-              const int k = __builtin_ctz(mask);
-              p += k;
-              o += k;
-              goto special_byte;
-            }
-            p += 16;
-            o += 16;
-          }
-#endif
-          while (p < end) {
-            const unsigned char d = static_cast<unsigned char>(*p);
-            if (d < 0x20 || d == '"' || d == '\\' || d >= 0x80) break;
-            *o++ = *p++;
-          }
-          if (p >= end) return nullptr;
-#if defined(__SSE2__)
-        special_byte:
-#endif
-          const unsigned char d = static_cast<unsigned char>(*p);
-          if (d == '"') {
-            *o++ = *p++;
-            break;
-          }
-          size_t len;
-          if (d == '\\') {
-            if (end - p < 2) return nullptr;
-            const char e = p[1];
-            if (e == 'u') {
-              const int v = Hex4(std::string_view(p, static_cast<size_t>(end - p)), 2);
-              if (v < 0 || (v >= 0xD800 && v <= 0xDFFF)) return nullptr;
-              len = 6;
-            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
-                       e == 'r' || e == 't') {
-              len = 2;
-            } else {
-              return nullptr;
-            }
-          } else if (d < 0x20) {
-            return nullptr;
-          } else {
-            len = Utf8SeqLen(std::string_view(p, static_cast<size_t>(end - p)), 0);
-            if (!len) return nullptr;
-          }
-          for (size_t k = 0; k < len; ++k) *o++ = *p++;
-        }
-        if (want == kKey) {
-          want = kColon;
-        } else {
-          want = kAfter;
-          done = depth == 0;
-        }
-        allow_close = false;
-        break;
-      }
-      case kClsOpen:
-        if (want != kValue || depth >= kMaxDepth) return nullptr;
-        stack[depth++] = static_cast<char>(c);
-        *o++ = *p++;
-        want = c == '{' ? kKey : kValue;
-        allow_close = true;
-        break;
-      case kClsClose:
-        if (!(want == kAfter || ((want == kValue || want == kKey) && allow_close))) return nullptr;
-        if (depth == 0 || stack[depth - 1] != (c == '}' ? '{' : '[')) return nullptr;
-        --depth;
-        *o++ = *p++;
-        want = kAfter;
-        allow_close = false;
-        done = depth == 0;
-        break;
-      case kClsColon:
-        if (want != kColon) return nullptr;
-        *o++ = *p++;
-        want = kValue;
-        break;
-      case kClsComma:
-        if (want != kAfter) return nullptr;
-        *o++ = *p++;
-        want = stack[depth - 1] == '{' ? kKey : kValue;
-        break;
-      case kClsNumber: {
-        // RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-        if (want != kValue) return nullptr;
-        const char* start = p;
-        if (*p == '-') *o++ = *p++;
-        if (p >= end) return nullptr;
-        if (*p == '0') {
-          *o++ = *p++;
-        } else if (*p >= '1' && *p <= '9') {
-          while (p < end && digit(*p)) *o++ = *p++;
-        } else {
-          return nullptr;
-        }
-        if (p < end && *p == '.') {
-          *o++ = *p++;
-          if (p >= end || !digit(*p)) return nullptr;
-          while (p < end && digit(*p)) *o++ = *p++;
-        }
-        if (p < end && (*p == 'e' || *p == 'E')) {
-          *o++ = *p++;
-          if (p < end && (*p == '+' || *p == '-')) *o++ = *p++;
-          if (p >= end || !digit(*p)) return nullptr;
-          while (p < end && digit(*p)) *o++ = *p++;
-        }
-        if (static_cast<size_t>(p - start) > kMaxNumberChars) return nullptr;
-        want = kAfter;
-        allow_close = false;
-        done = depth == 0;
-        break;
-      }
-      case kClsLiteral: {
-        if (want != kValue) return nullptr;
-        const std::string_view rest(p, static_cast<size_t>(std::min<ptrdiff_t>(end - p, 5)));
-        size_t len;
-        if (rest.starts_with("true") || rest.starts_with("null")) {
-          len = 4;
-        } else if (rest == "false") {
-          len = 5;
-        } else {
-          return nullptr;
-        }
-        for (size_t k = 0; k < len; ++k) *o++ = *p++;
-        want = kAfter;
-        allow_close = false;
-        done = depth == 0;
-        break;
-      }
-      default:
-        return nullptr;
-    }
+  auto skip_space = [&] {
+    while (p < end && IsJsonSpace(static_cast<unsigned char>(*p))) ++p;
+  };
+value:
+  skip_space();
+  if (p >= end) return nullptr;
+  if (*p == '"') {
+    if (!CopyCleanString(p, end, o)) return nullptr;
+    goto after;
   }
-  return done ? o : nullptr;
+  if (digit(*p) || *p == '-') {
+    // RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+    const char* start = p;
+    if (*p == '-') *o++ = *p++;
+    if (p >= end) return nullptr;
+    if (*p == '0') {
+      *o++ = *p++;
+    } else if (*p >= '1' && *p <= '9') {
+      while (p < end && digit(*p)) *o++ = *p++;
+    } else {
+      return nullptr;
+    }
+    if (p < end && *p == '.') {
+      *o++ = *p++;
+      if (p >= end || !digit(*p)) return nullptr;
+      while (p < end && digit(*p)) *o++ = *p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+      *o++ = *p++;
+      if (p < end && (*p == '+' || *p == '-')) *o++ = *p++;
+      if (p >= end || !digit(*p)) return nullptr;
+      while (p < end && digit(*p)) *o++ = *p++;
+    }
+    if (static_cast<size_t>(p - start) > kMaxNumberChars) return nullptr;
+    goto after;
+  }
+  if (*p == '[' || *p == '{') {
+    if (depth >= kMaxDepth) return nullptr;
+    const bool object = *p == '{';
+    stack[depth++] = object ? '}' : ']';
+    *o++ = *p++;
+    skip_space();
+    if (p < end && *p == stack[depth - 1]) {  // empty
+      --depth;
+      *o++ = *p++;
+      goto after;
+    }
+    if (object) goto key;
+    goto value;
+  }
+  {
+    const std::string_view word(p, static_cast<size_t>(std::min<ptrdiff_t>(end - p, 5)));
+    size_t len;
+    if (word.starts_with("true") || word.starts_with("null")) {
+      len = 4;
+    } else if (word == "false") {
+      len = 5;
+    } else {
+      return nullptr;
+    }
+    for (size_t k = 0; k < len; ++k) *o++ = *p++;
+    goto after;
+  }
+key:
+  skip_space();
+  if (p >= end || *p != '"' || !CopyCleanString(p, end, o)) return nullptr;
+  skip_space();
+  if (p >= end || *p != ':') return nullptr;
+  *o++ = *p++;
+  goto value;
+after:
+  skip_space();
+  if (depth == 0) return p == end ? o : nullptr;
+  if (p >= end) return nullptr;
+  if (*p == ',') {
+    *o++ = *p++;
+    if (stack[depth - 1] == '}') goto key;
+    goto value;
+  }
+  if (*p != stack[depth - 1]) return nullptr;
+  --depth;
+  *o++ = *p++;
+  goto after;
 }
 
 }  // namespace
