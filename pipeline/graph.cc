@@ -55,6 +55,7 @@
 #include "pipeline/cpus.h"
 #include "pipeline/decode_input.h"
 #include "pipeline/journal.h"
+#include "pipeline/merge_write.h"
 #include "pipeline/plan.h"
 #include "pipeline/rank_name.h"
 #include "pipeline/smdebug_inputs.h"
@@ -988,18 +989,18 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
         merge::KWayMerger merger(group_runs);
         uint64_t since_pause = 0;
-        while (st.ok()) {
-          auto [run, e] = merger.Next();
-          if (!e) break;
-          if (!window.Keeps(*e)) {
-            records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
-            continue;
-          }
-          st = w.WriteEvent(winputs[run], *e);
-          if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
-            since_pause = 0;
-            std::this_thread::sleep_for(std::chrono::milliseconds(opts.debug_write_delay_ms));
-          }
+        if (st.ok()) {
+          st = WriteMerged(merger, winputs, w, threads, n_spilled == 0, [&](int run, const formats::Event& e) {
+            if (!window.Keeps(e)) {
+              records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
+              return false;
+            }
+            if (opts.debug_write_delay_ms > 0 && ++since_pause == 1000) {
+              since_pause = 0;
+              std::this_thread::sleep_for(std::chrono::milliseconds(opts.debug_write_delay_ms));
+            }
+            return true;
+          });
         }
         for (auto* r : group_runs)
           if (st.ok() && !r->read_status().ok()) st = r->read_status();

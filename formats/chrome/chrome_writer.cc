@@ -40,7 +40,7 @@ void ChromeWriter::BeginEvent() {
   first_ = false;
 }
 
-void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid) {
+void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out) {
   // "rank 3 · GPU 3" (process_labels), "rank 3 · python3 (pid 26)",
   // "rank 3 · Spans" (string pid), "rank 3 · pid 26" (no name at all).
   const ProcessInfo& p = in.data->processes[pid];
@@ -66,7 +66,7 @@ void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid) {
     name.append("pid ");
     name.append(pid_text);
   }
-  AppendJsonString(name, &buf_);
+  AppendJsonString(name, out);
 }
 
 absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
@@ -77,7 +77,7 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
       buf_.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
       AppendInt(in.out_pid[pid], &buf_);
       buf_.append(",\"args\":{\"name\":");
-      AppendProcessName(in, pid);
+      AppendProcessName(in, pid, &buf_);
       buf_.append("}}");
       ++metadata_added_;
     }
@@ -95,77 +95,89 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
 }
 
 absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
+  FormatEvent(in, e, ts_offset_ns_, CountEvent(in), &buf_);
+  return MaybeFlush();
+}
+
+absl::Status ChromeWriter::AppendFormatted(std::string_view bytes) {
+  if (!buf_.empty()) {
+    absl::Status s = out_->Append(buf_);
+    buf_.clear();
+    if (!s.ok()) return s;
+  }
+  return out_->Append(bytes);
+}
+
+void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
+                               std::string* out) {
   const auto& s = in.data->strings;
-  BeginEvent();
-  ++events_;
-  ++in.events_written;
+  out->append(first ? "\n" : ",\n");
   if (e.phase == 'M' && (e.flags & kHasPid)) {
     std::string_view name = s[e.name];
     if (name == "process_name" || name == "process_sort_index") {
-      buf_.append("{\"ph\":\"M\",\"name\":\"");
-      buf_.append(name);
-      buf_.append("\",\"pid\":");
-      AppendInt(in.out_pid[e.pid], &buf_);
+      out->append("{\"ph\":\"M\",\"name\":\"");
+      out->append(name);
+      out->append("\",\"pid\":");
+      AppendInt(in.out_pid[e.pid], out);
       if (name == "process_name") {
-        buf_.append(",\"args\":{\"name\":");
-        AppendProcessName(in, e.pid);
-        buf_.append("}}");
+        out->append(",\"args\":{\"name\":");
+        AppendProcessName(in, e.pid, out);
+        out->append("}}");
       } else {
-        buf_.append(",\"args\":{\"sort_index\":");
-        AppendInt(in.out_pid[e.pid], &buf_);
-        buf_.append("}}");
+        out->append(",\"args\":{\"sort_index\":");
+        AppendInt(in.out_pid[e.pid], out);
+        out->append("}}");
       }
-      return MaybeFlush();
+      return;
     }
   }
-  buf_.append("{\"ph\":\"");
-  buf_.append(s[e.ph]);
-  buf_.push_back('"');
+  out->append("{\"ph\":\"");
+  out->append(s[e.ph]);
+  out->push_back('"');
   if (e.name) {
-    buf_.append(",\"name\":\"");
-    buf_.append(s[e.name]);
-    buf_.push_back('"');
+    out->append(",\"name\":\"");
+    out->append(s[e.name]);
+    out->push_back('"');
   }
   if (e.cat) {
-    buf_.append(",\"cat\":\"");
-    buf_.append(s[e.cat]);
-    buf_.push_back('"');
+    out->append(",\"cat\":\"");
+    out->append(s[e.cat]);
+    out->push_back('"');
   }
   if (e.flags & kHasPid) {
-    buf_.append(",\"pid\":");
-    AppendInt(in.out_pid[e.pid], &buf_);
+    out->append(",\"pid\":");
+    AppendInt(in.out_pid[e.pid], out);
   }
   if (e.flags & kHasTid) {
-    buf_.append(",\"tid\":");
-    buf_.append(s[e.tid]);
+    out->append(",\"tid\":");
+    out->append(s[e.tid]);
   }
   if ((e.flags & kHasTs) && e.phase != 'M') {
-    buf_.append(",\"ts\":");
-    AppendMicros(e.ts_ns - ts_offset_ns_, &buf_);
+    out->append(",\"ts\":");
+    AppendMicros(e.ts_ns - ts_offset_ns, out);
   }
   if (e.flags & kHasDur) {
-    buf_.append(",\"dur\":");
-    AppendMicros(e.dur_ns, &buf_);
+    out->append(",\"dur\":");
+    AppendMicros(e.dur_ns, out);
   }
   if (e.flags & kHasId) {
-    buf_.append(",\"id\":");
-    AppendInt(static_cast<int64_t>(in.id_base + e.id), &buf_);
+    out->append(",\"id\":");
+    AppendInt(static_cast<int64_t>(in.id_base + e.id), out);
   }
   if (e.flags & kHasBindId) {
-    buf_.append(",\"bind_id\":");
-    AppendInt(static_cast<int64_t>(in.id_base + e.bind_id), &buf_);
+    out->append(",\"bind_id\":");
+    AppendInt(static_cast<int64_t>(in.id_base + e.bind_id), out);
   }
   if (e.flags & kHasId2Global) {
-    buf_.append(",\"id2\":{\"global\":");
-    AppendInt(static_cast<int64_t>(in.id_base + e.id2), &buf_);
-    buf_.push_back('}');
+    out->append(",\"id2\":{\"global\":");
+    AppendInt(static_cast<int64_t>(in.id_base + e.id2), out);
+    out->push_back('}');
   }
   if (e.rest_len) {
-    buf_.push_back(',');
-    buf_.append(e.rest, e.rest_len);
+    out->push_back(',');
+    out->append(e.rest, e.rest_len);
   }
-  buf_.push_back('}');
-  return MaybeFlush();
+  out->push_back('}');
 }
 
 absl::Status ChromeWriter::MaybeFlush() {

@@ -44,8 +44,32 @@ class ChromeWriter {
   // WriteProcessMetadata writes `process_name` / `process_sort_index` for the
   // processes of `in` that the input does not name or order itself.
   absl::Status WriteProcessMetadata(WriterInput& in);
-  // WriteEvent writes one event of `in`.
+  // WriteEvent writes one event of `in` (CountEvent + FormatEvent + flush).
   absl::Status WriteEvent(WriterInput& in, const Event& e);
+
+  // Formatting on other threads (pipeline/parallel_write.h): the caller
+  // counts each event in output order (CountEvent), formats batches with
+  // FormatEvent on any thread, and appends the batches' bytes in order
+  // (AppendFormatted). The bytes are those WriteEvent would have written.
+  //
+  // CountEvent counts one event of `in` and returns true if it is the first
+  // entry of the traceEvents array (its separator is "\n", else ",\n").
+  bool CountEvent(WriterInput& in) {
+    ++events_;
+    ++in.events_written;
+    const bool first = first_;
+    first_ = false;
+    return first;
+  }
+  // FormatEvent appends event `e` of `in`, preceded by its separator, to
+  // `out`. `ts_offset_ns` as the constructor's. Reads `in` only: safe on
+  // several threads at once.
+  static void FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
+                          std::string* out);
+  // AppendFormatted writes bytes from FormatEvent (after this writer's own
+  // buffered bytes); reports the file's write errors.
+  absl::Status AppendFormatted(std::string_view bytes);
+  int64_t ts_offset_ns() const { return ts_offset_ns_; }
   // Finish closes the array and the object and flushes (does not Commit).
   absl::Status Finish();
 
@@ -55,7 +79,7 @@ class ChromeWriter {
  private:
   absl::Status MaybeFlush();
   void BeginEvent();
-  void AppendProcessName(const WriterInput& in, uint32_t pid);
+  static void AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out);
 
   OutputFile* out_;
   int64_t ts_offset_ns_;

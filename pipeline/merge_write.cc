@@ -1,0 +1,126 @@
+#include "pipeline/merge_write.h"
+
+#include <tbb/concurrent_queue.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace tracemill::pipeline {
+namespace {
+
+// Bytes FormatEvent writes for an event besides its rest and name, at most
+// (separator, keys, pid, tid, ts, dur, ids): only sizes the batches.
+constexpr size_t kEventOverhead = 192;
+// Events per batch at most (events without args).
+constexpr size_t kMaxBatchEvents = 4096;
+
+struct Batch {
+  std::vector<std::pair<int, const formats::Event*>> events;
+  bool first = false;  // events[0] is the first entry of the traceEvents array
+  std::string bytes;   // formatted
+};
+
+absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
+                         formats::ChromeWriter& w,
+                         const std::function<bool(int, const formats::Event&)>& keep) {
+  while (true) {
+    auto [run, e] = merger.Next();
+    if (!e) return absl::OkStatus();
+    if (!keep(run, *e)) continue;
+    if (absl::Status st = w.WriteEvent(winputs[run], *e); !st.ok()) return st;
+  }
+}
+
+}  // namespace
+
+absl::Status WriteMerged(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
+                         formats::ChromeWriter& w, int threads, bool parallel_ok,
+                         const std::function<bool(int run, const formats::Event& e)>& keep) {
+  if (threads <= 1 || !parallel_ok) return WriteSerial(merger, winputs, w, keep);
+
+  // Batches are reused: each token holds one from the input stage until the
+  // output stage gives it back, so kBatchTokens of them are enough.
+  std::vector<std::unique_ptr<Batch>> owned;
+  tbb::concurrent_queue<Batch*> free_batches;
+  for (size_t i = 0; i < kBatchTokens; ++i) {
+    owned.push_back(std::make_unique<Batch>());
+    owned.back()->bytes.reserve(kBatchBytes + (64 << 10));
+    free_batches.push(owned.back().get());
+  }
+  std::mutex extra_mu;  // batches beyond kBatchTokens (not expected)
+  auto take = [&]() -> Batch* {
+    Batch* b = nullptr;
+    if (free_batches.try_pop(b)) return b;
+    std::lock_guard<std::mutex> lock(extra_mu);
+    owned.push_back(std::make_unique<Batch>());
+    return owned.back().get();
+  };
+
+  std::atomic<bool> failed{false};
+  absl::Status status;  // the first write error; set by the output stage only
+  bool merged_all = false;
+  // Isolated: while this thread waits for the pipeline it runs only the
+  // pipeline's tasks, not a decode of the flow graph around it (which would
+  // hold up this output's serial stages); other threads still take the
+  // format tasks when they are free.
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_pipeline(
+        kBatchTokens,
+        tbb::make_filter<void, Batch*>(
+            tbb::filter_mode::serial_in_order,
+            [&](tbb::flow_control& fc) -> Batch* {
+              if (merged_all || failed.load(std::memory_order_relaxed)) {
+                fc.stop();
+                return nullptr;
+              }
+              Batch* b = take();
+              b->events.clear();
+              b->bytes.clear();
+              b->first = false;
+              size_t estimate = 0;
+              while (estimate < kBatchBytes && b->events.size() < kMaxBatchEvents) {
+                auto [run, e] = merger.Next();
+                if (!e) {
+                  merged_all = true;
+                  break;
+                }
+                if (!keep(run, *e)) continue;
+                const bool first = w.CountEvent(winputs[run]);
+                if (b->events.empty()) b->first = first;
+                b->events.emplace_back(run, e);
+                estimate += e->rest_len + kEventOverhead;
+              }
+              if (b->events.empty()) {
+                free_batches.push(b);
+                fc.stop();
+                return nullptr;
+              }
+              return b;
+            }) &
+            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
+                                             [&](Batch* b) {
+                                               const int64_t offset = w.ts_offset_ns();
+                                               for (size_t i = 0; i < b->events.size(); ++i) {
+                                                 const auto [run, e] = b->events[i];
+                                                 formats::ChromeWriter::FormatEvent(
+                                                     winputs[run], *e, offset, i == 0 && b->first, &b->bytes);
+                                               }
+                                               return b;
+                                             }) &
+            tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
+              if (status.ok()) {
+                status = w.AppendFormatted(b->bytes);
+                if (!status.ok()) failed.store(true, std::memory_order_relaxed);
+              }
+              free_batches.push(b);
+            }));
+  });
+  return status;
+}
+
+}  // namespace tracemill::pipeline

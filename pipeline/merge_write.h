@@ -1,0 +1,45 @@
+#pragma once
+// WriteMerged: the merge-and-write loop of one output, on one thread or
+// formatted on several.
+//
+// The k-way merge is serial (it is a heap over the run heads), but most of
+// an output's write time is formatting (WriteEvent: ts and dur as decimal
+// microseconds, the rest bytes copied) and the copy into the file's buffers.
+// With `threads` > 1 the loop is a oneTBB parallel_pipeline: a serial,
+// in-order stage pulls events from the merger and counts them in batches of
+// about kBatchBytes, a parallel stage formats each batch into its own
+// buffer, and a serial, in-order stage appends the buffers to the file. The
+// output bytes are the same as the serial loop's (MergeWriteTest). It lets
+// the last output of a job, written after every decode has finished, use
+// both cores instead of one.
+//
+// Events of a spilled run are valid only until that run's next event, so a
+// group with a spilled run is written by the serial loop.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "formats/chrome/chrome_writer.h"
+#include "merge/kway_merger.h"
+
+namespace tracemill::pipeline {
+
+// Batches of about this many formatted bytes; at most kBatchTokens in
+// flight (so at most ~1 MiB, the format buffer kWriterBytes counts).
+inline constexpr size_t kBatchBytes = 256 << 10;
+inline constexpr size_t kBatchTokens = 4;
+
+// WriteMerged writes every event `merger` yields, in its order, with `w`
+// (Begin and the process metadata written before, Finish after, by the
+// caller). `keep(run, e)` is called once per event in merge order on one
+// thread at a time; false skips the event (the caller counts why).
+// `winputs[run]` is the input of run `run`. `threads` > 1 formats on up to
+// that many threads; `parallel_ok` false (a spilled run) forces the serial
+// loop. Returns the first write error, or OK. Exceptions from `keep` or the
+// allocator propagate.
+absl::Status WriteMerged(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
+                         formats::ChromeWriter& w, int threads, bool parallel_ok,
+                         const std::function<bool(int run, const formats::Event& e)>& keep);
+
+}  // namespace tracemill::pipeline

@@ -1,0 +1,166 @@
+// pipeline/merge_write: formatting on several threads writes the bytes the
+// serial loop writes, counts the same events per input, and calls `keep` in
+// merge order.
+#include "pipeline/merge_write.h"
+
+#include <simdjson.h>
+#include <tbb/task_arena.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "formats/chrome/output_file.h"
+#include "gtest/gtest.h"
+#include "merge/namespacer.h"
+#include "pipeline/decode_input.h"
+#include "pipeline/rank_name.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+// A Kineto-like rank file: metadata first, then `n` X events out of ts
+// order, args of varying length (some events have none).
+std::string RankJson(int rank, int n) {
+  std::string s = absl::StrCat(R"({"distributedInfo": {"rank": )", rank, R"(}, "traceEvents": [)",
+                               R"({"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "python"}})");
+  for (int i = 0; i < n; ++i) {
+    const int64_t ts_ns = 1682725898001000000 + int64_t{(i * 7919) % n} * 1000 + rank * 333 + i % 3;
+    absl::StrAppend(&s, ",\n{\"ph\": \"X\", \"name\": \"op", i % 13, "\", \"pid\": 7, \"tid\": ", i % 4,
+                    ", \"ts\": ", ts_ns / 1000, ".", absl::StrFormat("%03d", ts_ns % 1000), ", \"dur\": ", i % 50);
+    if (i % 5) absl::StrAppend(&s, ", \"args\": {\"Call stack\": \"", std::string(i % 700, 'a' + i % 26), "\"}");
+    s.push_back('}');
+  }
+  s.append("]}");
+  return s;
+}
+
+struct Job {
+  std::vector<std::unique_ptr<merge::SortedRun>> runs;
+  std::vector<formats::WriterInput> winputs;
+};
+
+Job Decode(int ranks, int events) {
+  static DecodeWorker worker;
+  auto matcher = RankMatcher::Create("");
+  Job job;
+  merge::Namespacer ns;
+  for (int r = 0; r < ranks; ++r) {
+    std::string json = RankJson(r, events);
+    const size_t size = json.size();
+    json.resize(size + simdjson::SIMDJSON_PADDING, '\0');
+    InputRecord rec;
+    rec.path = absl::StrCat("rank", r, ".json");
+    auto run = DecodeInput(std::string_view(json.data(), size), json.size(), worker, *matcher, rec);
+    EXPECT_NE(run, nullptr) << rec.status;
+    if (!run) continue;
+    job.runs.push_back(std::move(run));
+  }
+  for (auto& run : job.runs) {
+    merge::InputNamespace ids = ns.Add(run->data());
+    formats::WriterInput in;
+    in.data = &run->data();
+    in.out_pid = std::move(ids.out_pid);
+    in.pid_order = std::move(ids.pid_order);
+    in.id_base = ids.id_base;
+    in.label = absl::StrCat("rank ", job.winputs.size());
+    job.winputs.push_back(std::move(in));
+  }
+  return job;
+}
+
+struct Written {
+  std::string bytes;
+  std::vector<uint64_t> per_input;
+  uint64_t events = 0;
+  std::vector<std::pair<int, int64_t>> kept;  // (run, ts_ns) in the order keep saw them
+};
+
+// Writes the job's runs (from their start) as one output, keeping events
+// whose ts is not a multiple of 11 us.
+Written Write(Job& job, int threads, bool metadata) {
+  for (auto& run : job.runs) EXPECT_TRUE(run->Open(1 << 16).ok());
+  for (auto& in : job.winputs) in.events_written = 0;
+  auto out = formats::OutputFile::CreateInMemory(/*gzip=*/false);
+  formats::ChromeWriter w(out.get(), 1000);
+  Written r;
+  EXPECT_TRUE(w.Begin("ms", "{}").ok());
+  if (metadata) {
+    for (auto& in : job.winputs) EXPECT_TRUE(w.WriteProcessMetadata(in).ok());
+  }
+  std::vector<merge::SortedRun*> runs;
+  for (auto& run : job.runs) runs.push_back(run.get());
+  merge::KWayMerger merger(runs);
+  tbb::task_arena arena(threads);
+  absl::Status st;
+  arena.execute([&] {
+    st = WriteMerged(merger, job.winputs, w, threads, /*parallel_ok=*/true,
+                     [&](int run, const formats::Event& e) {
+                       r.kept.emplace_back(run, e.ts_ns);
+                       return e.ts_ns % 11000 != 0;
+                     });
+  });
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_TRUE(w.Finish().ok());
+  EXPECT_TRUE(out->Commit().ok());
+  r.bytes = out->memory();
+  r.events = w.events_written();
+  for (auto& in : job.winputs) r.per_input.push_back(in.events_written);
+  return r;
+}
+
+TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
+  // 3 x 4,000 events with args up to 700 bytes: about 4 MB, 16 batches.
+  Job job = Decode(3, 4000);
+  ASSERT_EQ(job.runs.size(), 3u);
+  for (bool metadata : {true, false}) {
+    SCOPED_TRACE(metadata ? "with process metadata first" : "an event first");
+    const Written serial = Write(job, 1, metadata);
+    const Written parallel = Write(job, 2, metadata);
+    ASSERT_GT(serial.bytes.size(), 4 * kBatchBytes);
+    EXPECT_EQ(serial.kept.size(), 3u * 4001);
+    EXPECT_LT(serial.events, 3u * 4001);  // some were not kept
+    EXPECT_GT(serial.events, 3u * 3000);
+    EXPECT_EQ(parallel.bytes, serial.bytes);
+    EXPECT_EQ(parallel.events, serial.events);
+    EXPECT_EQ(parallel.per_input, serial.per_input);
+    EXPECT_EQ(parallel.kept, serial.kept);
+    // The array opens with "\n" and every later entry with ",\n".
+    EXPECT_NE(serial.bytes.find("\"traceEvents\":[\n{"), std::string::npos);
+    EXPECT_EQ(serial.bytes.find("[,"), std::string::npos);
+    EXPECT_EQ(serial.bytes.substr(serial.bytes.size() - 4), "\n]}\n");
+  }
+}
+
+TEST(MergeWriteTest, NothingKeptWritesAnEmptyArray) {
+  Job job = Decode(2, 50);
+  ASSERT_EQ(job.runs.size(), 2u);
+  for (int threads : {1, 2}) {
+    for (auto& run : job.runs) ASSERT_TRUE(run->Open(1 << 16).ok());
+    auto out = formats::OutputFile::CreateInMemory(/*gzip=*/false);
+    formats::ChromeWriter w(out.get(), 0);
+    ASSERT_TRUE(w.Begin("ms", "{}").ok());
+    merge::KWayMerger merger({job.runs[0].get(), job.runs[1].get()});
+    tbb::task_arena arena(threads);
+    absl::Status st;
+    size_t seen = 0;
+    arena.execute([&] {
+      st = WriteMerged(merger, job.winputs, w, threads, true, [&](int, const formats::Event&) {
+        ++seen;
+        return false;
+      });
+    });
+    ASSERT_TRUE(st.ok());
+    ASSERT_TRUE(w.Finish().ok());
+    ASSERT_TRUE(out->Commit().ok());
+    EXPECT_EQ(seen, 2u * 51);
+    EXPECT_EQ(w.events_written(), 0u);
+    EXPECT_EQ(out->memory(), "{\"displayTimeUnit\":\"ms\",\"otherData\":{},\"traceEvents\":[\n]}\n");
+  }
+}
+
+}  // namespace
+}  // namespace tracemill::pipeline
