@@ -990,7 +990,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
         merge::KWayMerger merger(group_runs);
         uint64_t since_pause = 0;
         if (st.ok()) {
-          st = WriteMerged(merger, winputs, w, threads, n_spilled == 0, [&](int run, const formats::Event& e) {
+          st = WriteMerged(merger, group_runs, winputs, w, threads, [&](int run, const formats::Event& e) {
             if (!window.Keeps(e)) {
               records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
               return false;

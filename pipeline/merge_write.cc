@@ -20,7 +20,11 @@ constexpr size_t kEventOverhead = 192;
 constexpr size_t kMaxBatchEvents = 4096;
 
 struct Batch {
-  std::vector<std::pair<int, const formats::Event*>> events;
+  // Copies of the events (64 bytes each). An event of a spilled run is
+  // valid only until its run's next event, so its rest bytes are copied to
+  // `spilled_rest` and its `rest` holds their offset there until formatted.
+  std::vector<std::pair<int, formats::Event>> events;
+  std::string spilled_rest;
   bool first = false;  // events[0] is the first entry of the traceEvents array
   std::string bytes;   // formatted
 };
@@ -38,10 +42,12 @@ absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterI
 
 }  // namespace
 
-absl::Status WriteMerged(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
-                         formats::ChromeWriter& w, int threads, bool parallel_ok,
+absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+                         std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
                          const std::function<bool(int run, const formats::Event& e)>& keep) {
-  if (threads <= 1 || !parallel_ok) return WriteSerial(merger, winputs, w, keep);
+  if (threads <= 1) return WriteSerial(merger, winputs, w, keep);
+  std::vector<char> spilled(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
 
   // Batches are reused: each token holds one from the input stage until the
   // output stage gives it back, so kBatchTokens of them are enough.
@@ -64,61 +70,68 @@ absl::Status WriteMerged(merge::KWayMerger& merger, std::vector<formats::WriterI
   std::atomic<bool> failed{false};
   absl::Status status;  // the first write error; set by the output stage only
   bool merged_all = false;
+  // Stage 1 (serial, in order): the next ~kBatchBytes of events, counted.
+  auto merge_stage = [&](tbb::flow_control& fc) -> Batch* {
+    if (merged_all || failed.load(std::memory_order_relaxed)) {
+      fc.stop();
+      return nullptr;
+    }
+    Batch* b = take();
+    b->events.clear();
+    b->spilled_rest.clear();
+    b->bytes.clear();
+    b->first = false;
+    size_t estimate = 0;
+    while (estimate < kBatchBytes && b->events.size() < kMaxBatchEvents) {
+      auto [run, e] = merger.Next();
+      if (!e) {
+        merged_all = true;
+        break;
+      }
+      if (!keep(run, *e)) continue;
+      const bool first = w.CountEvent(winputs[run]);
+      if (b->events.empty()) b->first = first;
+      formats::Event& copy = b->events.emplace_back(run, *e).second;
+      if (spilled[run] && e->rest_len) {
+        copy.rest = reinterpret_cast<const char*>(uintptr_t{b->spilled_rest.size()});
+        b->spilled_rest.append(e->rest, e->rest_len);
+      }
+      estimate += e->rest_len + kEventOverhead;
+    }
+    if (b->events.empty()) {
+      free_batches.push(b);
+      fc.stop();
+      return nullptr;
+    }
+    return b;
+  };
+  // Stage 2 (parallel): format a batch into its own buffer.
+  auto format_stage = [&](Batch* b) {
+    const int64_t offset = w.ts_offset_ns();
+    for (size_t i = 0; i < b->events.size(); ++i) {
+      auto& [run, e] = b->events[i];
+      if (spilled[run] && e.rest_len) e.rest = b->spilled_rest.data() + reinterpret_cast<uintptr_t>(e.rest);
+      formats::ChromeWriter::FormatEvent(winputs[run], e, offset, i == 0 && b->first, &b->bytes);
+    }
+    return b;
+  };
+  // Stage 3 (serial, in order): append to the file.
+  auto append_stage = [&](Batch* b) {
+    if (status.ok()) {
+      status = w.AppendFormatted(b->bytes);
+      if (!status.ok()) failed.store(true, std::memory_order_relaxed);
+    }
+    free_batches.push(b);
+  };
   // Isolated: while this thread waits for the pipeline it runs only the
   // pipeline's tasks, not a decode of the flow graph around it (which would
   // hold up this output's serial stages); other threads still take the
   // format tasks when they are free.
   tbb::this_task_arena::isolate([&] {
     tbb::parallel_pipeline(
-        kBatchTokens,
-        tbb::make_filter<void, Batch*>(
-            tbb::filter_mode::serial_in_order,
-            [&](tbb::flow_control& fc) -> Batch* {
-              if (merged_all || failed.load(std::memory_order_relaxed)) {
-                fc.stop();
-                return nullptr;
-              }
-              Batch* b = take();
-              b->events.clear();
-              b->bytes.clear();
-              b->first = false;
-              size_t estimate = 0;
-              while (estimate < kBatchBytes && b->events.size() < kMaxBatchEvents) {
-                auto [run, e] = merger.Next();
-                if (!e) {
-                  merged_all = true;
-                  break;
-                }
-                if (!keep(run, *e)) continue;
-                const bool first = w.CountEvent(winputs[run]);
-                if (b->events.empty()) b->first = first;
-                b->events.emplace_back(run, e);
-                estimate += e->rest_len + kEventOverhead;
-              }
-              if (b->events.empty()) {
-                free_batches.push(b);
-                fc.stop();
-                return nullptr;
-              }
-              return b;
-            }) &
-            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
-                                             [&](Batch* b) {
-                                               const int64_t offset = w.ts_offset_ns();
-                                               for (size_t i = 0; i < b->events.size(); ++i) {
-                                                 const auto [run, e] = b->events[i];
-                                                 formats::ChromeWriter::FormatEvent(
-                                                     winputs[run], *e, offset, i == 0 && b->first, &b->bytes);
-                                               }
-                                               return b;
-                                             }) &
-            tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
-              if (status.ok()) {
-                status = w.AppendFormatted(b->bytes);
-                if (!status.ok()) failed.store(true, std::memory_order_relaxed);
-              }
-              free_batches.push(b);
-            }));
+        kBatchTokens, tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order, merge_stage) &
+                          tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, format_stage) &
+                          tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, append_stage));
   });
   return status;
 }

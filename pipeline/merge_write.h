@@ -13,8 +13,8 @@
 // the last output of a job, written after every decode has finished, use
 // both cores instead of one.
 //
-// Events of a spilled run are valid only until that run's next event, so a
-// group with a spilled run is written by the serial loop.
+// Events of a spilled run are valid only until that run's next event: the
+// batches hold copies of the events, and of a spilled run's rest bytes.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -34,12 +34,12 @@ inline constexpr size_t kBatchTokens = 4;
 // (Begin and the process metadata written before, Finish after, by the
 // caller). `keep(run, e)` is called once per event in merge order on one
 // thread at a time; false skips the event (the caller counts why).
-// `winputs[run]` is the input of run `run`. `threads` > 1 formats on up to
-// that many threads; `parallel_ok` false (a spilled run) forces the serial
-// loop. Returns the first write error, or OK. Exceptions from `keep` or the
-// allocator propagate.
-absl::Status WriteMerged(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
-                         formats::ChromeWriter& w, int threads, bool parallel_ok,
+// `runs` are the merger's runs and `winputs[run]` the input of run `run`.
+// `threads` > 1 formats on the current task arena's threads. Returns the
+// first write error, or OK. Exceptions from `keep` or the allocator
+// propagate.
+absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+                         std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
                          const std::function<bool(int run, const formats::Event& e)>& keep);
 
 }  // namespace tracemill::pipeline

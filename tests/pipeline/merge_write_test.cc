@@ -16,6 +16,7 @@
 #include "formats/chrome/output_file.h"
 #include "gtest/gtest.h"
 #include "merge/namespacer.h"
+#include "merge/spill_file.h"
 #include "pipeline/decode_input.h"
 #include "pipeline/rank_name.h"
 
@@ -25,13 +26,16 @@ namespace {
 // A Kineto-like rank file: metadata first, then `n` X events out of ts
 // order, args of varying length (some events have none).
 std::string RankJson(int rank, int n) {
-  std::string s = absl::StrCat(R"({"distributedInfo": {"rank": )", rank, R"(}, "traceEvents": [)",
-                               R"({"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "python"}})");
+  std::string s =
+      absl::StrCat(R"({"distributedInfo": {"rank": )", rank, R"(}, "traceEvents": [)",
+                   R"({"ph": "M", "name": "process_name", "pid": 7, "args": {"name": "python"}})");
   for (int i = 0; i < n; ++i) {
     const int64_t ts_ns = 1682725898001000000 + int64_t{(i * 7919) % n} * 1000 + rank * 333 + i % 3;
     absl::StrAppend(&s, ",\n{\"ph\": \"X\", \"name\": \"op", i % 13, "\", \"pid\": 7, \"tid\": ", i % 4,
-                    ", \"ts\": ", ts_ns / 1000, ".", absl::StrFormat("%03d", ts_ns % 1000), ", \"dur\": ", i % 50);
-    if (i % 5) absl::StrAppend(&s, ", \"args\": {\"Call stack\": \"", std::string(i % 700, 'a' + i % 26), "\"}");
+                    ", \"ts\": ", ts_ns / 1000, ".", absl::StrFormat("%03d", ts_ns % 1000),
+                    ", \"dur\": ", i % 50);
+    if (i % 5)
+      absl::StrAppend(&s, ", \"args\": {\"Call stack\": \"", std::string(i % 700, 'a' + i % 26), "\"}");
     s.push_back('}');
   }
   s.append("]}");
@@ -97,11 +101,10 @@ Written Write(Job& job, int threads, bool metadata) {
   tbb::task_arena arena(threads);
   absl::Status st;
   arena.execute([&] {
-    st = WriteMerged(merger, job.winputs, w, threads, /*parallel_ok=*/true,
-                     [&](int run, const formats::Event& e) {
-                       r.kept.emplace_back(run, e.ts_ns);
-                       return e.ts_ns % 11000 != 0;
-                     });
+    st = WriteMerged(merger, runs, job.winputs, w, threads, [&](int run, const formats::Event& e) {
+      r.kept.emplace_back(run, e.ts_ns);
+      return e.ts_ns % 11000 != 0;
+    });
   });
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_TRUE(w.Finish().ok());
@@ -135,6 +138,28 @@ TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
   }
 }
 
+// Events of a spilled run live in its read buffer only until its next event:
+// the batches copy them (and their rest bytes).
+TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
+  Job job = Decode(3, 4000);
+  ASSERT_EQ(job.runs.size(), 3u);
+  const Written in_memory = Write(job, 1, true);
+  auto file = merge::SpillFile::Create(::testing::TempDir());
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_TRUE(job.runs[0]->Spill(file->get()).ok());
+  ASSERT_TRUE(job.runs[2]->Spill(file->get()).ok());
+  ASSERT_TRUE(job.runs[0]->spilled() && !job.runs[1]->spilled() && job.runs[2]->spilled());
+  // Small read buffers (Write opens runs with 64 KiB): a batch spans many
+  // refills.
+  const Written parallel = Write(job, 2, true);
+  const Written serial = Write(job, 1, true);
+  EXPECT_EQ(parallel.bytes, in_memory.bytes);
+  EXPECT_EQ(serial.bytes, in_memory.bytes);
+  EXPECT_EQ(parallel.per_input, in_memory.per_input);
+  EXPECT_EQ(parallel.kept, in_memory.kept);
+  for (auto& run : job.runs) run->DiscardSpill();
+}
+
 TEST(MergeWriteTest, NothingKeptWritesAnEmptyArray) {
   Job job = Decode(2, 50);
   ASSERT_EQ(job.runs.size(), 2u);
@@ -148,10 +173,11 @@ TEST(MergeWriteTest, NothingKeptWritesAnEmptyArray) {
     absl::Status st;
     size_t seen = 0;
     arena.execute([&] {
-      st = WriteMerged(merger, job.winputs, w, threads, true, [&](int, const formats::Event&) {
-        ++seen;
-        return false;
-      });
+      st = WriteMerged(merger, {job.runs[0].get(), job.runs[1].get()}, job.winputs, w, threads,
+                       [&](int, const formats::Event&) {
+                         ++seen;
+                         return false;
+                       });
     });
     ASSERT_TRUE(st.ok());
     ASSERT_TRUE(w.Finish().ok());
