@@ -31,6 +31,7 @@
 #include "pipeline/cpus.h"
 #include "pipeline/console.h"
 #include "pipeline/options.h"
+#include "pipeline/out_dir_lock.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -268,6 +269,10 @@ RunSummary RunCsp(const CspOptions& opts) {
     summary.exit_code = kExitInternal;
     return summary;
   }
+  // One job at a time in the output folder: the stale temporaries removed
+  // below could be another running job's.
+  OutDirLock out_lock;
+  if (!out_lock.Acquire(opts.timeline_path)) return usage(OutDirLock::InUseMessage(opts.timeline_path));
   if (DIR* d = ::opendir(opts.timeline_path.c_str())) {
     while (dirent* de = ::readdir(d))
       if (formats::IsTemporaryName(de->d_name))
@@ -298,6 +303,7 @@ RunSummary RunCsp(const CspOptions& opts) {
     rank_info.push_back(ri);
   }
   std::vector<std::atomic<uint64_t>> dcgm_written(inputs.size());
+  std::vector<std::atomic<uint64_t>> dcgm_failed(inputs.size());  // rows of outputs not written
   std::vector<std::atomic<uint64_t>> dcgm_other_gpu(inputs.size());
   std::atomic<int64_t> span_first{INT64_MAX}, span_last{INT64_MIN};
 
@@ -494,6 +500,8 @@ RunSummary RunCsp(const CspOptions& opts) {
       out.error = std::string(st.message());
       console.Line(absl::StrCat("tracemill csp: cannot write ", opts.timeline_path, "/", task.name,
                                 ": ", st.message()));
+      for (const formats::CspDcgmTrainer& t : in.dcgm)
+        dcgm_failed[trainer_input.at(task.group * group_size + t.slot)] += t.samples.size();
     } else {
       for (size_t j = 0; j < in.ranks.size(); ++j) {
         RankInfo& ri = rank_info[displayed_info[j]];
@@ -554,6 +562,7 @@ RunSummary RunCsp(const CspOptions& opts) {
     InputRecord& r = inputs[idx];
     if (t >= trainer_num || t % group_size >= display) continue;
     r.events_written = dcgm_written[idx];
+    if (dcgm_failed[idx]) r.dropped.Add(DropReason::kOutputFailed, dcgm_failed[idx]);
     const uint64_t rest = r.events_read - r.dropped.Total();
     if (rest > r.events_written) r.dropped.Add(DropReason::kOtherDevice, rest - r.events_written);
     r.output = absl::StrCat("traceFile_", t / group_size, "_*.json", opts.compress ? ".gz" : "");

@@ -3,9 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <simdjson.h>
-#include <sys/file.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,6 +53,7 @@
 #include "pipeline/decode_input.h"
 #include "pipeline/journal.h"
 #include "pipeline/merge_write.h"
+#include "pipeline/out_dir_lock.h"
 #include "pipeline/plan.h"
 #include "pipeline/rank_name.h"
 #include "pipeline/smdebug_inputs.h"
@@ -518,44 +516,11 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       return summary;
     }
   }
-  // Two jobs writing into one OUTDIR would remove each other's temporaries
-  // (below) and interleave journals: a job holds flock(2) on OUTDIR until it
-  // returns, exclusive, or shared in a shard (shards of one job write
-  // disjoint files side by side). A file system without flock (some NFS
-  // setups refuse it on a directory) runs unlocked.
-  // Two runs of the same shard are kept apart by a name of the abstract
-  // UNIX socket namespace (OUTDIR's device and inode, the shard): no file in
-  // OUTDIR, released when the process ends (node-local; best effort).
-  struct DirLock {
-    int fd = -1;
-    int shard_socket = -1;
-    ~DirLock() {
-      if (fd >= 0) ::close(fd);
-      if (shard_socket >= 0) ::close(shard_socket);
-    }
-  } out_lock;
-  auto same_shard_running = [&] {
-    struct stat ds;
-    if (!opts.shard.sharded() || ::fstat(out_lock.fd, &ds) != 0) return false;
-    out_lock.shard_socket = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (out_lock.shard_socket < 0) return false;
-    const std::string name = absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-shard-",
-                                          opts.shard.index, "-of-", opts.shard.count);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    const size_t n = std::min(name.size(), sizeof(addr.sun_path) - 1);
-    std::memcpy(addr.sun_path + 1, name.data(), n);  // sun_path[0] = 0: abstract
-    return ::bind(out_lock.shard_socket, reinterpret_cast<sockaddr*>(&addr),
-                  static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n)) != 0 &&
-           errno == EADDRINUSE;
-  };
-  out_lock.fd = ::open(opts.out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (out_lock.fd >= 0 &&
-      ((::flock(out_lock.fd, (opts.shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 && errno == EWOULDBLOCK) ||
-       same_shard_running())) {
-    console.Line(absl::StrCat("tracemill: -o ", opts.out_dir,
-                              " is in use by another tracemill job (it holds the directory's lock); "
-                              "wait for it or write to another directory"));
+  // One job at a time in OUTDIR (pipeline/out_dir_lock.h): it removes stale
+  // temporaries below.
+  OutDirLock out_lock;
+  if (!out_lock.Acquire(opts.out_dir, opts.shard)) {
+    console.Line(absl::StrCat("tracemill: -o ", OutDirLock::InUseMessage(opts.out_dir)));
     summary.exit_code = kExitUsage;
     return summary;
   }
@@ -570,8 +535,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     return summary;
   }
   // Inputs that name no file at all (an empty directory, a wrong path in a
-  // batch script) are a usage error, not a successful job of 0 inputs.
-  if (records.empty()) {
+  // batch script) are a usage error, not a successful job of 0 inputs. Only
+  // the paths that cannot be read are rejected here: when that is all of
+  // them, each gets its line and nothing is written. (A missing path beside
+  // readable ones is a rejected input, and the job goes on: exit 3.)
+  if (std::all_of(records.begin(), records.end(), [](const InputRecord& r) { return r.rejected; })) {
+    for (const InputRecord& r : records)
+      console.Line(absl::StrCat("tracemill: ", r.path, ": ", r.status.message()));
     console.Line(absl::StrCat("tracemill: no input files in ", absl::StrJoin(opts.inputs, ", "),
                               ": nothing to convert"));
     summary.exit_code = kExitUsage;
@@ -646,6 +616,20 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   ::unlink((opts.out_dir + "/" + ManifestFileName(opts.shard)).c_str());
   if (opts.shard.sharded()) ::unlink((opts.out_dir + "/manifest.json").c_str());
+  // A whole job replaces an earlier sharded one's files too: a later
+  // `manifest merge` would describe that job's outputs, some of them
+  // overwritten by this one.
+  if (!opts.shard.sharded()) {
+    if (DIR* d = ::opendir(opts.out_dir.c_str())) {
+      while (dirent* de = ::readdir(d)) {
+        const std::string_view name = de->d_name;
+        if ((name.starts_with("manifest.shard-") && name.ends_with(".json")) ||
+            (name.starts_with("journal.shard-") && name.ends_with(".jsonl")))
+          ::unlink((opts.out_dir + "/" + de->d_name).c_str());
+      }
+      ::closedir(d);
+    }
+  }
 
   // Which inputs this process reads: those planned to its outputs, every
   // undetermined one, and (shard 0) those that are no trace at all; not
@@ -1291,6 +1275,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {
       console.Line(absl::StrCat("tracemill: cannot write report: ", rs.message()));
       summary.exit_code = kExitInternal;
+      // The manifest says how the job ended: exit 1 now, as the process.
+      if (absl::Status st = WriteManifest(opts.out_dir, summary); !st.ok())
+        console.Line(absl::StrCat("tracemill: cannot write manifest: ", st.message()));
     }
   }
   return summary;

@@ -16,6 +16,7 @@
 #include "pipeline/journal.h"
 #include "pipeline/manifest.h"
 #include "pipeline/options.h"
+#include "pipeline/out_dir_lock.h"
 #include "pipeline/plan.h"
 
 namespace tracemill::pipeline {
@@ -34,6 +35,14 @@ bool ReadWhole(const std::string& path, std::string* out) {
 
 MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line) {
   MergeReport rep;
+  // Not while a shard (or any other tracemill job) still writes here on this
+  // node: its manifest would be missing or stale.
+  OutDirLock lock;
+  if (!lock.Acquire(out_dir)) {
+    rep.exit_code = kExitUsage;
+    rep.problems.push_back(OutDirLock::InUseMessage(out_dir));
+    return rep;
+  }
   // Which shard counts have manifests (or journals) here?
   std::map<int, std::set<int>> found;  // count -> indices with a manifest
   std::set<int> counts;

@@ -341,6 +341,27 @@ TEST(ShardRun, MergeFailsNamingMissingShard) {
   EXPECT_TRUE(fs::exists(out + "/manifest.json"));
 }
 
+// A whole job into a folder where a sharded job ran removes that job's shard
+// manifests and journals: a later merge would describe the sharded job.
+TEST(ShardRun, AWholeJobRemovesAnEarlierShardedJobsManifests) {
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  std::string out = Fresh("whole_after_shards");
+  for (int i : {0, 1}) {
+    Result r = Tracemill({"convert", job, "-o", out, "--shard", std::to_string(i) + "/2", "-q"});
+    EXPECT_TRUE(r.code == 0 || r.code == 3) << r.err;
+  }
+  ASSERT_TRUE(fs::exists(out + "/manifest.shard-0-of-2.json"));
+  ASSERT_TRUE(fs::exists(out + "/manifest.shard-1-of-2.json"));
+  Result r = Tracemill({"convert", job, "-o", out, "-q"});
+  EXPECT_TRUE(r.code == 0 || r.code == 3) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/manifest.json"));
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_EQ(e.path().filename().string().find(".shard-"), std::string::npos) << e.path();
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 2) << m.err;
+  EXPECT_NE(m.err.find("no shard manifests"), std::string::npos) << m.err;
+}
+
 TEST(ShardRun, MergeWithoutShardManifestsIsUsageError) {
   std::string out = Fresh("nomanifests");
   Result m = Tracemill({"manifest", "merge", out});

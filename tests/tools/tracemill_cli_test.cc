@@ -59,6 +59,43 @@ TEST_F(TracemillCliTest, EmptyInputDirectoryIsAUsageError) {
   EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
 }
 
+// A mistyped input path, when it is the only one, is a usage error naming
+// the path (no manifest, no report, no OUTDIR), as an empty directory is.
+// Beside a readable input it is a rejected input, and the job goes on.
+TEST_F(TracemillCliTest, AMissingInputPathIsAUsageErrorWhenNothingElseIsThere) {
+  const std::string missing = tmp_.Join("rank0.pt.trace.jsn");
+  const std::string out = tmp_.Join("out");
+  CommandResult r = Tracemill({"convert", missing, "-o", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "tracemill: " + missing + ": cannot read input: No such file or directory\n" +
+                       "tracemill: no input files in " + missing + ": nothing to convert\n");
+  EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
+
+  const std::string good = DataPath("rules/single_plain_trace.json");
+  r = Tracemill({"convert", good, missing, "-o", out});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(missing + ": at byte 0: cannot read input: No such file or directory (input rejected)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(::access((out + "/manifest.json").c_str(), F_OK), 0);
+}
+
+// When only report.html cannot be written (here a directory holds its
+// name), the job exits 1 and its manifest says so too (it said 0).
+TEST_F(TracemillCliTest, AReportThatCannotBeWrittenIsExitOneInTheManifestToo) {
+  const std::string out = tmp_.Join("out");
+  ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((out + "/report.html").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((out + "/report.html/keep").c_str(), 0755), 0);
+  CommandResult r = Tracemill({"convert", DataPath("rules/single_plain_trace.json"), "-o", out, "-q"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tracemill: cannot write report: "));
+  auto m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Int("/exit_code"), 1);
+  EXPECT_TRUE(m->Bool("/totals/balanced"));
+}
+
 // Outputs go out with O_DIRECT by default (a writer thread per output, the
 // last partial block buffered): the bytes equal --no-direct-io's, plain and
 // gzip, for an output of several direct buffers (17.9 MB of input JSON).
@@ -156,6 +193,19 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
   EXPECT_EQ(cm->Int("/totals/events_written"), 0);
   EXPECT_GT(cm->Int("/totals/dropped_by_reason/output_failed"), 30000);
   EXPECT_EQ(ListDir(timeline), std::vector<std::string>{"manifest.json"});
+  // Every event a successful run writes is output_failed here, DCGM rows
+  // included (they were counted as other_device); other drops are the same.
+  const std::string timeline_ok = tmp_.Join("csp_ok");
+  CommandResult csp_ok = Tracemill({"csp", "--profile-path", DataPath("paddle-csp/small/data"), "--timeline-path",
+                                    timeline_ok, "-q"});
+  ASSERT_EQ(csp_ok.exit_code, 0) << csp_ok.err;
+  auto ok_m = Manifest::Load(timeline_ok + "/manifest.json");
+  ASSERT_NE(ok_m, nullptr);
+  EXPECT_EQ(cm->Int("/totals/dropped_by_reason/output_failed"), ok_m->Int("/totals/events_written"));
+  auto other_device = [](const Manifest& m) {
+    return m.Has("/totals/dropped_by_reason/other_device") ? m.Int("/totals/dropped_by_reason/other_device") : 0;
+  };
+  EXPECT_EQ(other_device(*cm), other_device(*ok_m));
 }
 
 // A job holds flock(2) on OUTDIR: exclusive, or shared in a shard. While
@@ -187,6 +237,17 @@ TEST_F(TracemillCliTest, OneJobAtATimeWritesIntoAnOutputDirectory) {
   CommandResult shard = Tracemill({"convert", in, "-o", out, "--shard", "0/2", "--quiet"});
   EXPECT_EQ(shard.exit_code, 0) << shard.err;
   EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.shard-0-of-2.json", "unranked.trace.json"}));
+  // `manifest merge` waits for every shard on this node to finish (it read
+  // a manifest a running shard was about to write).
+  CommandResult merge = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(merge.exit_code, 2) << merge.err;
+  EXPECT_EQ(merge.err, "tracemill: manifest merge: " + busy.substr(std::string("tracemill: -o ").size()));
+  // `tracemill csp` too: two runs into one folder removed each other's
+  // temporaries and final files.
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  CommandResult csp = Tracemill({"csp", "--profile-path", DataPath("paddle-csp/small/data"), "--timeline-path", out});
+  EXPECT_EQ(csp.exit_code, 2) << csp.err;
+  EXPECT_EQ(csp.err, "tracemill csp: " + busy.substr(std::string("tracemill: -o ").size()));
   ::close(fd);
   // A second run of the same shard is refused: the first holds the abstract
   // socket name of OUTDIR's device, inode and shard (held here instead).

@@ -1,0 +1,49 @@
+#include "pipeline/out_dir_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace tracemill::pipeline {
+
+OutDirLock::~OutDirLock() {
+  if (fd_ >= 0) ::close(fd_);
+  if (shard_socket_ >= 0) ::close(shard_socket_);
+}
+
+bool OutDirLock::Acquire(const std::string& dir, const ShardSpec& shard) {
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) return true;
+  if (::flock(fd_, (shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) return errno != EWOULDBLOCK;
+  if (!shard.sharded()) return true;
+  struct stat ds;
+  if (::fstat(fd_, &ds) != 0) return true;
+  shard_socket_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (shard_socket_ < 0) return true;
+  const std::string name = absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-shard-", shard.index,
+                                        "-of-", shard.count);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const size_t n = std::min(name.size(), sizeof(addr.sun_path) - 1);
+  std::memcpy(addr.sun_path + 1, name.data(), n);  // sun_path[0] = 0: abstract
+  return ::bind(shard_socket_, reinterpret_cast<sockaddr*>(&addr),
+                static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n)) == 0 ||
+         errno != EADDRINUSE;
+}
+
+std::string OutDirLock::InUseMessage(const std::string& dir) {
+  return absl::StrCat(dir, " is in use by another tracemill job (it holds the directory's lock); "
+                           "wait for it or write to another directory");
+}
+
+}  // namespace tracemill::pipeline

@@ -1,0 +1,41 @@
+#pragma once
+// OutDirLock: one tracemill job at a time writes into an output directory.
+//
+// Two jobs writing into one OUTDIR would remove each other's temporaries
+// (each job removes stale ones when it starts), replace each other's
+// outputs and interleave journals. A job holds flock(2) on OUTDIR until it
+// ends: exclusive, or shared in a shard of `convert` (the shards of one job
+// write disjoint files side by side). Two runs of the same shard are kept
+// apart by a name in the abstract UNIX socket namespace built from OUTDIR's
+// device and inode and the shard: no file in OUTDIR, released when the
+// process ends (node-local; best effort). A file system without flock (some
+// NFS setups refuse it on a directory) runs unlocked.
+#include <string>
+
+#include "pipeline/shard.h"
+
+namespace tracemill::pipeline {
+
+class OutDirLock {
+ public:
+  OutDirLock() = default;
+  OutDirLock(const OutDirLock&) = delete;
+  OutDirLock& operator=(const OutDirLock&) = delete;
+  ~OutDirLock();
+
+  // Acquire locks the existing directory `dir`: shared if `shard` is a
+  // shard of a sharded job, else exclusive. Returns false if another
+  // tracemill job holds it (the caller exits 2 with InUseMessage); true if
+  // this process holds it now, or if it cannot be locked at all (no such
+  // directory, no flock on the file system).
+  bool Acquire(const std::string& dir, const ShardSpec& shard = ShardSpec{});
+
+  // InUseMessage: the one line to print when Acquire returned false.
+  static std::string InUseMessage(const std::string& dir);
+
+ private:
+  int fd_ = -1;
+  int shard_socket_ = -1;
+};
+
+}  // namespace tracemill::pipeline
