@@ -52,6 +52,7 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
   for (uint32_t i = 0; i < events.size(); ++i) {
     run->keys_[i] = MakeSortKey(events[i], i);
     if (i && sorted && KeyLess(run->keys_[i], run->keys_[i - 1])) sorted = false;
+    run->max_rest_len_ = std::max(run->max_rest_len_, events[i].rest_len);
   }
   if (!sorted) std::sort(run->keys_.begin(), run->keys_.end(), KeyLess);
   run->count_ = events.size();

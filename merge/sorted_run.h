@@ -83,6 +83,8 @@ class SortedRun {
 
   const formats::TraceData& data() const { return *data_; }
   size_t size() const { return count_; }
+  // The longest `rest` of its events (bytes); kept when spilled.
+  uint32_t max_rest_len() const { return max_rest_len_; }
   bool spilled() const { return spilled_; }
   // Bytes of heap the run holds now.
   size_t ResidentBytes() const;
@@ -99,6 +101,7 @@ class SortedRun {
   std::vector<SortKey, formats::LargeAllocator<SortKey>> keys_;
   size_t pos_ = 0;
   size_t count_ = 0;
+  uint32_t max_rest_len_ = 0;
 
   bool spilled_ = false;
   SpillFile* file_ = nullptr;

@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "formats/chrome/output_file.h"
 #include "formats/common/byte_buffer.h"
+#include "formats/common/cleanup.h"
 #include "formats/common/json_text.h"
 #include "formats/common/ts_text.h"
 #include "formats/dcgm/dcgm_reader.h"
@@ -169,6 +170,9 @@ RunSummary RunCsp(const CspOptions& opts) {
   summary.group_by = "csp";
   summary.gpus_per_node = opts.gpus_per_trainer;
   Console console(opts.progress && !opts.quiet);
+  // SIGINT/SIGTERM (Slurm's time limit, a pod's deletion) remove the outputs'
+  // temporaries and exit 130/143, as in convert.
+  formats::InstallInterruptCleanup();
   auto usage = [&](const std::string& msg) {
     console.Line(absl::StrCat("tracemill csp: ", msg));
     summary.exit_code = kExitUsage;
@@ -485,6 +489,7 @@ RunSummary RunCsp(const CspOptions& opts) {
       // (os.remove, then write): renaming over an existing file makes ext4
       // (auto_da_alloc) start writeback of the new one inside rename(2), which
       // cost ~0.1 s per run when rerunning into the same folder.
+      formats::DeferInterrupts defer;  // both, or the temporary is removed
       ::unlink((*file)->final_path().c_str());
       st = (*file)->Commit();
     }

@@ -117,6 +117,21 @@ bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> 
       std::string prefix = p.back() == '/' ? p : p + "/";
       for (const auto& n : names) walk(prefix + n, false);
     } else if (S_ISREG(st.st_mode)) {
+      // A file named on the command line that this user cannot open is
+      // known now: if every input is such a path, the job is a usage error.
+      if (top) {
+        const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+          int e = errno;
+          InputRecord r;
+          r.path = p;
+          r.status = absl::ErrnoToStatus(e, "cannot read input");
+          r.rejected = true;
+          bad.push_back(std::move(r));
+          return;
+        }
+        ::close(fd);
+      }
       found.emplace_back(p, !top);
     } else if (top) {
       found.emplace_back(p, false);  // a FIFO or device named explicitly: try it

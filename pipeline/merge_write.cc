@@ -27,6 +27,7 @@ struct Batch {
   std::string spilled_rest;
   bool first = false;  // events[0] is the first entry of the traceEvents array
   std::string bytes;   // formatted
+  std::vector<uint32_t> ends;  // end offset of each event in `bytes`
 };
 
 absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
@@ -42,10 +43,20 @@ absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterI
 
 }  // namespace
 
+bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads) {
+  // A batch holds whole events, twice (a copy of a spilled one's rest, and
+  // formatted), and kBatchTokens of them are in flight: runs with larger
+  // events are written by the serial loop, which holds one at a time.
+  if (threads <= 1) return false;
+  for (const merge::SortedRun* r : runs)
+    if (r->max_rest_len() > kMaxParallelRestBytes) return false;
+  return true;
+}
+
 absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
                          std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
                          const std::function<bool(int run, const formats::Event& e)>& keep) {
-  if (threads <= 1) return WriteSerial(merger, winputs, w, keep);
+  if (!FormatsInParallel(runs, threads)) return WriteSerial(merger, winputs, w, keep);
   std::vector<char> spilled(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
 
@@ -80,6 +91,7 @@ absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::Sor
     b->events.clear();
     b->spilled_rest.clear();
     b->bytes.clear();
+    b->ends.clear();
     b->first = false;
     size_t estimate = 0;
     while (estimate < kBatchBytes && b->events.size() < kMaxBatchEvents) {
@@ -112,13 +124,14 @@ absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::Sor
       auto& [run, e] = b->events[i];
       if (spilled[run] && e.rest_len) e.rest = b->spilled_rest.data() + reinterpret_cast<uintptr_t>(e.rest);
       formats::ChromeWriter::FormatEvent(winputs[run], e, offset, i == 0 && b->first, &b->bytes);
+      b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
     }
     return b;
   };
   // Stage 3 (serial, in order): append to the file.
   auto append_stage = [&](Batch* b) {
     if (status.ok()) {
-      status = w.AppendFormatted(b->bytes);
+      status = w.AppendFormatted(b->bytes, b->ends);
       if (!status.ok()) failed.store(true, std::memory_order_relaxed);
     }
     free_batches.push(b);

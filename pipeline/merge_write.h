@@ -14,7 +14,11 @@
 // both cores instead of one.
 //
 // Events of a spilled run are valid only until that run's next event: the
-// batches hold copies of the events, and of a spilled run's rest bytes.
+// batches hold copies of the events, and of a spilled run's rest bytes. So
+// that the batches stay small, an output with an event whose rest is longer
+// than kMaxParallelRestBytes (64 KiB; Kineto's args are ~1 KB) is written by
+// the serial loop. A gzip output gets the members of the serial loop
+// (ChromeWriter::AppendFormatted): its bytes do not depend on `threads`.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -26,9 +30,18 @@
 namespace tracemill::pipeline {
 
 // Batches of about this many formatted bytes; at most kBatchTokens in
-// flight (so at most ~1 MiB, the format buffer kWriterBytes counts).
+// flight. Each also holds up to 4,096 event copies (72 bytes each) and, for
+// spilled runs, their rest bytes: under 4 MiB in all, counted in
+// kWriterBytes (pipeline/budget.h).
 inline constexpr size_t kBatchBytes = 256 << 10;
 inline constexpr size_t kBatchTokens = 4;
+// Outputs with an event whose rest is longer are written by the serial loop.
+inline constexpr size_t kMaxParallelRestBytes = 64 << 10;
+
+// FormatsInParallel: whether WriteMerged formats on several threads: more
+// than one thread, and no event of `runs` with a rest over
+// kMaxParallelRestBytes.
+bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads);
 
 // WriteMerged writes every event `merger` yields, in its order, with `w`
 // (Begin and the process metadata written before, Finish after, by the

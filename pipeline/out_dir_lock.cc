@@ -18,25 +18,34 @@ namespace tracemill::pipeline {
 
 OutDirLock::~OutDirLock() {
   if (fd_ >= 0) ::close(fd_);
-  if (shard_socket_ >= 0) ::close(shard_socket_);
+  if (name_socket_ >= 0) ::close(name_socket_);
 }
 
 bool OutDirLock::Acquire(const std::string& dir, const ShardSpec& shard) {
+  struct stat ds;
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd_ < 0) return true;
+  if (fd_ < 0) {
+    // A directory this user may write but not read (mode 0333): no flock
+    // without a descriptor, so only a name, and one for every job and shard
+    // (exclusive).
+    if (::stat(dir.c_str(), &ds) != 0 || !S_ISDIR(ds.st_mode)) return true;
+    return BindName(absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-unreadable"));
+  }
   if (::flock(fd_, (shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) return errno != EWOULDBLOCK;
   if (!shard.sharded()) return true;
-  struct stat ds;
   if (::fstat(fd_, &ds) != 0) return true;
-  shard_socket_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (shard_socket_ < 0) return true;
-  const std::string name = absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-shard-", shard.index,
-                                        "-of-", shard.count);
+  return BindName(absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-shard-", shard.index, "-of-",
+                               shard.count));
+}
+
+bool OutDirLock::BindName(const std::string& name) {
+  name_socket_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (name_socket_ < 0) return true;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   const size_t n = std::min(name.size(), sizeof(addr.sun_path) - 1);
   std::memcpy(addr.sun_path + 1, name.data(), n);  // sun_path[0] = 0: abstract
-  return ::bind(shard_socket_, reinterpret_cast<sockaddr*>(&addr),
+  return ::bind(name_socket_, reinterpret_cast<sockaddr*>(&addr),
                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n)) == 0 ||
          errno != EADDRINUSE;
 }

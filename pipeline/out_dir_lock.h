@@ -8,8 +8,10 @@
 // write disjoint files side by side). Two runs of the same shard are kept
 // apart by a name in the abstract UNIX socket namespace built from OUTDIR's
 // device and inode and the shard: no file in OUTDIR, released when the
-// process ends (node-local; best effort). A file system without flock (some
-// NFS setups refuse it on a directory) runs unlocked.
+// process ends (node-local; best effort). A directory the user cannot read
+// (write and search only) gets such a name instead of the flock, exclusive.
+// A file system without flock (some NFS setups refuse it on a directory)
+// runs unlocked.
 #include <string>
 
 #include "pipeline/shard.h"
@@ -34,8 +36,12 @@ class OutDirLock {
   static std::string InUseMessage(const std::string& dir);
 
  private:
+  // BindName holds `name` in the abstract UNIX socket namespace: false if
+  // another process holds it.
+  bool BindName(const std::string& name);
+
   int fd_ = -1;
-  int shard_socket_ = -1;
+  int name_socket_ = -1;
 };
 
 }  // namespace tracemill::pipeline

@@ -99,13 +99,33 @@ absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
   return MaybeFlush();
 }
 
-absl::Status ChromeWriter::AppendFormatted(std::string_view bytes) {
-  if (!buf_.empty()) {
-    absl::Status s = out_->Append(buf_);
-    buf_.clear();
-    if (!s.ok()) return s;
+absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends) {
+  if (!out_->gzip()) {
+    if (!buf_.empty()) {
+      absl::Status s = out_->Append(buf_);
+      buf_.clear();
+      if (!s.ok()) return s;
+    }
+    return out_->Append(bytes);
   }
-  return out_->Append(bytes);
+  // Where WriteEvent's MaybeFlush would have flushed: after the first event
+  // that brings the buffer to kFlushBytes.
+  size_t start = 0;
+  for (uint32_t end : ends) {
+    if (buf_.size() + (end - start) < kFlushBytes) continue;
+    absl::Status s;
+    if (buf_.empty()) {
+      s = out_->Append(bytes.substr(start, end - start));
+    } else {
+      buf_.append(bytes.data() + start, end - start);
+      s = out_->Append(buf_);
+      buf_.clear();
+    }
+    if (!s.ok()) return s;
+    start = end;
+  }
+  buf_.append(bytes.data() + start, bytes.size() - start);
+  return absl::OkStatus();
 }
 
 void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,

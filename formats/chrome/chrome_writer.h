@@ -66,9 +66,12 @@ class ChromeWriter {
   // several threads at once.
   static void FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
                           std::string* out);
-  // AppendFormatted writes bytes from FormatEvent (after this writer's own
-  // buffered bytes); reports the file's write errors.
-  absl::Status AppendFormatted(std::string_view bytes);
+  // AppendFormatted writes bytes from FormatEvent; `ends` holds the end
+  // offset of each event in them. A gzip output gets the members WriteEvent
+  // would have given it (a member ends after the event that fills the 1 MiB
+  // buffer), so its bytes do not depend on the batching; a plain one is
+  // appended as is. Reports the file's write errors.
+  absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends);
   int64_t ts_offset_ns() const { return ts_offset_ns_; }
   // Finish closes the array and the object and flushes (does not Commit).
   absl::Status Finish();

@@ -74,6 +74,8 @@ class OutputFile {
   static std::unique_ptr<OutputFile> CreateInMemory(bool gzip, int gzip_level = 6);
   ~OutputFile();  // aborts (removes the temporary) unless committed
 
+  // gzip: whether the output is compressed (each Append one member).
+  bool gzip() const { return gzip_; }
   // Append writes `bytes` (compressed as one member if gzip). Errors: kInternal
   // with strerror (ENOSPC, EIO).
   absl::Status Append(std::string_view bytes);

@@ -485,6 +485,43 @@ void ExpectOnlyJournaledOutputs(const std::string& out, const std::string& journ
   }
 }
 
+// `tracemill csp` on SIGTERM mid-write: exits 143 itself and removes its
+// temporaries, as convert does (it was killed by the signal and left a
+// .traceFile_*.tmp.<pid> behind; found by an attack helper). The small csp
+// job takes ~35 ms, so the test polls for a temporary and retries.
+TEST(ShardResume, CspInterruptedMidWriteExits143AndLeavesNoTemporary) {
+  const std::string data = std::string(TEST_SOURCE_DIR) + "/../data/paddle-csp/small/data";
+  int caught = 0;
+  for (int attempt = 0; attempt < 300 && caught < 3; ++attempt) {
+    std::string out = Fresh("csp-term");
+    pid_t pid = Spawn({kBin, "csp", "--profile-path", data, "--timeline-path", out, "--threads", "1"}, {},
+                      out + ".stderr");
+    ASSERT_GT(pid, 0);
+    int st = 0;
+    bool signalled = false, ended = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!ended && std::chrono::steady_clock::now() < deadline) {
+      if (AnyTemporary(out)) {
+        kill(pid, SIGTERM);
+        signalled = true;
+        break;
+      }
+      ended = waitpid(pid, &st, WNOHANG) == pid;
+    }
+    if (!ended)
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    if (!signalled) continue;
+    ++caught;
+    EXPECT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (WIFEXITED(st)) {
+      EXPECT_EQ(WEXITSTATUS(st), 143);
+    }
+    EXPECT_FALSE(AnyTemporary(out)) << "a partial output was left behind";
+  }
+  EXPECT_GE(caught, 1) << "never caught csp mid-write";
+}
+
 TEST(ShardResume, SigtermMidWriteLeavesNoPartialFileAndResumeCompletes) {
   std::string job = MakeBigJob();
   std::string ref = Fresh("big-ref");

@@ -307,6 +307,64 @@ TEST_F(TracemillCliTest, ThreadsThatCannotStartAreNotAsked) {
   EXPECT_EQ(m->Int("/threads"), 1);
 }
 
+// As a user who may not read them (found by an attack helper): an input file
+// that cannot be opened, when it is the only input, is a usage error as a
+// missing one is (it was exit 3 with an empty job); an OUTDIR that can be
+// written but not listed (mode 0333) is still locked, by a name instead of
+// flock (two jobs ran into it at once).
+TEST_F(TracemillCliTest, AsAnotherUserUnreadableInputsAndOutputDirectories) {
+  const std::string setpriv = "/usr/bin/setpriv";
+  if (::geteuid() != 0 || ::access(setpriv.c_str(), X_OK) != 0) GTEST_SKIP() << "needs root and setpriv";
+  const std::vector<std::string> as_nobody = {setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"};
+  const std::string good = DataPath("rules/single_plain_trace.json");
+  std::vector<std::string> probe = as_nobody;
+  probe.insert(probe.end(), {"/bin/sh", "-c", "test -x \"$0\" && test -r \"$1\"", TracemillBinary(), good});
+  if (RunCommand(probe, tmp_.path()).exit_code != 0) GTEST_SKIP() << "nobody cannot reach the binary or data";
+  ASSERT_EQ(::chmod(tmp_.path().c_str(), 0755), 0);
+  const std::string home = tmp_.Join("nobody");
+  ASSERT_EQ(::mkdir(home.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(home.c_str(), 0777), 0);
+  auto run = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = as_nobody;
+    argv.push_back(TracemillBinary());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, home);
+  };
+  const std::string secret = home + "/secret.json";
+  WriteFileBytes(secret, ReadFileBytes(good));
+  ASSERT_EQ(::chmod(secret.c_str(), 0), 0);
+  const std::string out = home + "/out";
+  CommandResult r = run({"convert", secret, "-o", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "tracemill: " + secret + ": cannot read input: Permission denied\n" +
+                       "tracemill: no input files in " + secret + ": nothing to convert\n");
+  EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
+
+  const std::string blind = home + "/blind";
+  ASSERT_EQ(::mkdir(blind.c_str(), 0333), 0);
+  ASSERT_EQ(::chmod(blind.c_str(), 0333), 0);
+  ASSERT_EQ(::chown(blind.c_str(), 65534, 65534), 0);  // nobody:nogroup
+  struct stat ds;
+  ASSERT_EQ(::stat(blind.c_str(), &ds), 0);
+  const std::string name = "tracemill-outdir-" + std::to_string(ds.st_dev) + "-" + std::to_string(ds.st_ino) +
+                           "-unreadable";
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr),
+                   static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+            0);
+  r = run({"convert", good, "-o", blind});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(" is in use by another tracemill job"));
+  ::close(sock);
+  r = run({"convert", good, "-o", blind, "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(::access((blind + "/manifest.json").c_str(), F_OK), 0);
+}
+
 // Outputs are written in parallel (issue 5): with 2 threads and 2 outputs
 // whose writing takes a while (the hidden --debug-write-delay-ms sleeps
 // 200 ms per 1,000 events: 600 ms per output here), both outputs start
