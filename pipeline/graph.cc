@@ -78,17 +78,18 @@ bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> 
   std::vector<InputRecord> bad;
   std::set<std::pair<dev_t, ino_t>> walked_dirs;
   bool names_out_dir = false;
+  // A path that cannot be read: a rejected record (errno as it is now).
+  auto reject = [&](const std::string& p, const char* what) {
+    int e = errno;
+    InputRecord r;
+    r.path = p;
+    r.status = absl::ErrnoToStatus(e, what);
+    r.rejected = true;
+    bad.push_back(std::move(r));
+  };
   std::function<void(const std::string&, bool)> walk = [&](const std::string& p, bool top) {
     struct stat st;
-    if (::stat(p.c_str(), &st) != 0) {
-      int e = errno;
-      InputRecord r;
-      r.path = p;
-      r.status = absl::ErrnoToStatus(e, "cannot read input");
-      r.rejected = true;
-      bad.push_back(std::move(r));
-      return;
-    }
+    if (::stat(p.c_str(), &st) != 0) return reject(p, "cannot read input");
     if (S_ISDIR(st.st_mode)) {
       if (std::pair(st.st_dev, st.st_ino) == out_dir) {
         names_out_dir |= top;
@@ -96,15 +97,7 @@ bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> 
       }
       if (!walked_dirs.insert({st.st_dev, st.st_ino}).second) return;  // a loop, or named twice
       DIR* d = ::opendir(p.c_str());
-      if (!d) {
-        int e = errno;
-        InputRecord r;
-        r.path = p;
-        r.status = absl::ErrnoToStatus(e, "cannot list directory");
-        r.rejected = true;
-        bad.push_back(std::move(r));
-        return;
-      }
+      if (!d) return reject(p, "cannot list directory");
       std::vector<std::string> names;
       while (dirent* de = ::readdir(d)) {
         std::string n = de->d_name;
@@ -121,15 +114,7 @@ bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> 
       // known now: if every input is such a path, the job is a usage error.
       if (top) {
         const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-          int e = errno;
-          InputRecord r;
-          r.path = p;
-          r.status = absl::ErrnoToStatus(e, "cannot read input");
-          r.rejected = true;
-          bad.push_back(std::move(r));
-          return;
-        }
+        if (fd < 0) return reject(p, "cannot read input");
         ::close(fd);
       }
       found.emplace_back(p, !top);

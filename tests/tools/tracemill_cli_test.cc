@@ -208,6 +208,23 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
   EXPECT_EQ(other_device(*cm), other_device(*ok_m));
 }
 
+// HoldAbstractName binds `name` in the abstract UNIX socket namespace, as a
+// running tracemill job holds its OUTDIR's name; returns the socket (close
+// it to release), or -1.
+int HoldAbstractName(const std::string& name) {
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (sock < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  if (::bind(sock, reinterpret_cast<sockaddr*>(&addr),
+             static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())) != 0) {
+    ::close(sock);
+    return -1;
+  }
+  return sock;
+}
+
 // A job holds flock(2) on OUTDIR: exclusive, or shared in a shard. While
 // another job holds it exclusively nothing runs (exit 2, OUTDIR untouched);
 // while a shard holds it shared, another shard runs and a whole job does not.
@@ -253,16 +270,9 @@ TEST_F(TracemillCliTest, OneJobAtATimeWritesIntoAnOutputDirectory) {
   // socket name of OUTDIR's device, inode and shard (held here instead).
   struct stat ds;
   ASSERT_EQ(::stat(out.c_str(), &ds), 0);
-  const std::string name = "tracemill-outdir-" + std::to_string(ds.st_dev) + "-" + std::to_string(ds.st_ino) +
-                           "-shard-1-of-2";
-  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  const int sock = HoldAbstractName("tracemill-outdir-" + std::to_string(ds.st_dev) + "-" +
+                                    std::to_string(ds.st_ino) + "-shard-1-of-2");
   ASSERT_GE(sock, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr),
-                   static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
-            0);
   CommandResult same = Tracemill({"convert", in, "-o", out, "--shard", "1/2"});
   EXPECT_EQ(same.exit_code, 2) << same.err;
   EXPECT_EQ(same.err, busy);
@@ -346,16 +356,9 @@ TEST_F(TracemillCliTest, AsAnotherUserUnreadableInputsAndOutputDirectories) {
   ASSERT_EQ(::chown(blind.c_str(), 65534, 65534), 0);  // nobody:nogroup
   struct stat ds;
   ASSERT_EQ(::stat(blind.c_str(), &ds), 0);
-  const std::string name = "tracemill-outdir-" + std::to_string(ds.st_dev) + "-" + std::to_string(ds.st_ino) +
-                           "-unreadable";
-  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  const int sock = HoldAbstractName("tracemill-outdir-" + std::to_string(ds.st_dev) + "-" +
+                                    std::to_string(ds.st_ino) + "-unreadable");
   ASSERT_GE(sock, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr),
-                   static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
-            0);
   r = run({"convert", good, "-o", blind});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr(" is in use by another tracemill job"));
