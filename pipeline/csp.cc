@@ -267,10 +267,14 @@ RunSummary RunCsp(const CspOptions& opts) {
           "tracemill csp: rank %d (trainer %d, GPU %d, group %d) has no profile file in %s", r,
           r / gpt, r % gpt, (r / gpt) / group_size, profile_dir));
 
-  if (::mkdir(opts.timeline_path.c_str(), 0755) != 0 && errno != EEXIST) {
-    console.Line(absl::StrCat("tracemill csp: cannot create output directory ", opts.timeline_path,
-                              ": ", std::strerror(errno)));
-    summary.exit_code = kExitInternal;
+  // Created with its parents, as convert's -o; a path that exists as a file
+  // is a usage error now, not a job that fails at every output.
+  bool created_timeline_dir = false;
+  std::string mkdir_error;
+  if (int code = CreateOutputDirectory(opts.timeline_path, &created_timeline_dir, &mkdir_error)) {
+    console.Line(absl::StrCat("tracemill csp: cannot create output directory ", opts.timeline_path, ": ",
+                              mkdir_error));
+    summary.exit_code = code;
     return summary;
   }
   // One job at a time in the output folder: the stale temporaries removed

@@ -475,8 +475,12 @@ RunSummary RunConvert(const ConvertOptions& opts) {
     return summary;
   }
   // Created with its parents, as `-o` promises ("created if missing").
-  std::error_code mkdir_error;
-  const bool created_out_dir = std::filesystem::create_directories(opts.out_dir, mkdir_error);
+  // A path that exists as something else (a file), or one the user may not
+  // create (read-only mount, no permission), is the user's to fix (exit 2),
+  // as an existing -o that is not writable (below).
+  bool created_out_dir = false;
+  std::string mkdir_error;
+  const int mkdir_exit = CreateOutputDirectory(opts.out_dir, &created_out_dir, &mkdir_error);
   // A usage error found after this point (an unknown --start-step, ...)
   // leaves no empty OUTDIR behind it (rmdir(2) removes only an empty one).
   struct RemoveEmptyOutDir {
@@ -487,17 +491,9 @@ RunSummary RunConvert(const ConvertOptions& opts) {
       if (created && s.exit_code == kExitUsage) ::rmdir(dir.c_str());
     }
   } remove_empty_out_dir{created_out_dir, summary, opts.out_dir};
-  if (mkdir_error) {
-    console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ",
-                              mkdir_error.message()));
-    // A path that exists as something else (a file), or one the user may
-    // not create (read-only mount, no permission), is the user's to fix, as
-    // an existing -o that is not writable (below).
-    struct stat sb;
-    const int e = mkdir_error.value();
-    const bool users = (::stat(opts.out_dir.c_str(), &sb) == 0 && !S_ISDIR(sb.st_mode)) ||
-                       e == EROFS || e == EACCES || e == EPERM || e == ENOTDIR;
-    summary.exit_code = users ? kExitUsage : kExitInternal;
+  if (mkdir_exit != 0) {
+    console.Line(absl::StrCat("tracemill: cannot create output directory ", opts.out_dir, ": ", mkdir_error));
+    summary.exit_code = mkdir_exit;
     return summary;
   }
   // -o and --tmp-dir must be writable directories: checked before any input

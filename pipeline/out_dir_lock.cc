@@ -11,10 +11,27 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/options.h"
 
 namespace tracemill::pipeline {
+
+int CreateOutputDirectory(const std::string& dir, bool* created, std::string* error) {
+  std::error_code ec;
+  *created = std::filesystem::create_directories(dir, ec);
+  struct stat sb;
+  const bool exists = ::stat(dir.c_str(), &sb) == 0;
+  if (!ec && exists && S_ISDIR(sb.st_mode)) return 0;
+  if (!ec) ec = std::make_error_code(std::errc::not_a_directory);
+  *error = ec.message();
+  const int e = ec.value();
+  const bool users = (exists && !S_ISDIR(sb.st_mode)) || e == EROFS || e == EACCES || e == EPERM ||
+                     e == ENOTDIR || e == ENOENT || e == EEXIST;
+  return users ? kExitUsage : kExitInternal;
+}
 
 OutDirLock::~OutDirLock() {
   if (fd_ >= 0) ::close(fd_);

@@ -18,6 +18,14 @@
 
 namespace tracemill::pipeline {
 
+// CreateOutputDirectory creates `dir` with its parents if missing (`-o`,
+// csp's --timeline-path). Returns 0 if it is a directory now (`*created`:
+// whether this call made it); else the exit code, with the reason in
+// `*error`: kExitUsage for what the user must fix (a path that exists as
+// something else, a read-only file system, no permission, a missing or
+// uncreatable parent such as one in /proc), kExitInternal otherwise.
+int CreateOutputDirectory(const std::string& dir, bool* created, std::string* error);
+
 class OutDirLock {
  public:
   OutDirLock() = default;

@@ -19,6 +19,7 @@ namespace tracemill::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class TracemillCliTest : public ConvertTest {};
 
@@ -57,6 +58,31 @@ TEST_F(TracemillCliTest, EmptyInputDirectoryIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "tracemill: no input files in " + empty + ": nothing to convert\n");
   EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
+}
+
+// Output folders: convert's -o and csp's --timeline-path are created with
+// their parents; one that cannot be (a regular file, a path under /proc) is a
+// usage error before any input is read (csp decoded everything, then failed
+// at every output with exit 1; -o /proc/x was exit 1).
+TEST_F(TracemillCliTest, OutputFoldersAreCreatedOrAUsageError) {
+  const std::string csp_data = DataPath("paddle-csp/small/data");
+  const std::string nested = tmp_.Join("a/b/c");
+  CommandResult r = Tracemill({"csp", "--profile-path", csp_data, "--timeline-path", nested, "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(::access((nested + "/traceFile_0_0.json").c_str(), F_OK), 0);
+  const std::string afile = tmp_.Join("afile");
+  WriteFileBytes(afile, "not a folder\n");
+  r = Tracemill({"csp", "--profile-path", csp_data, "--timeline-path", afile});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tracemill csp: cannot create output directory " + afile + ": "));
+  EXPECT_THAT(r.err, Not(HasSubstr("could not be written")));
+  EXPECT_EQ(ReadFileBytes(afile), "not a folder\n");
+  const std::string in = DataPath("rules/single_plain_trace.json");
+  for (const std::string& bad : {afile, std::string("/proc/tracemill-test/out")}) {
+    r = Tracemill({"convert", in, "-o", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("tracemill: cannot create output directory " + bad + ": "));
+  }
 }
 
 // A mistyped input path, when it is the only one, is a usage error naming
