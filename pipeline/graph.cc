@@ -427,8 +427,11 @@ absl::StatusOr<formats::TimeWindow> ResolveStepWindow(
   formats::TimeWindow w;
   bool found_first = !first, found_last = !last;
   int64_t lo = INT64_MAX, hi = INT64_MIN;
+  size_t decoded = 0, rejected = 0;
   for (size_t i = 0; i < records.size(); ++i) {
+    rejected += !runs[i] && records[i].rejected;
     if (!runs[i]) continue;
+    ++decoded;
     for (const formats::StepSpan& st : records[i].timeline.steps) {
       lo = std::min(lo, st.step);
       hi = std::max(hi, st.step);
@@ -444,9 +447,14 @@ absl::StatusOr<formats::TimeWindow> ResolveStepWindow(
   }
   if (!found_first || !found_last) {
     int64_t missing = !found_first ? *first : *last;
-    return absl::InvalidArgumentError(absl::StrCat(
-        !found_first ? "--start-step " : "--end-step ", missing, ": no input has step ", missing,
-        lo <= hi ? absl::StrCat(" (steps found: ", lo, "..", hi, ")") : std::string(" (no step markers found)")));
+    std::string why = " (no step markers found)";
+    if (lo <= hi) {
+      why = absl::StrCat(" (steps found: ", lo, "..", hi, ")");
+    } else if (decoded == 0 && rejected > 0) {  // not the inputs' steps: the inputs
+      why = absl::StrCat(" (no input could be decoded: ", rejected, rejected == 1 ? " was" : " were", " rejected)");
+    }
+    return absl::InvalidArgumentError(absl::StrCat(!found_first ? "--start-step " : "--end-step ", missing,
+                                                   ": no input has step ", missing, why));
   }
   if (first && last && *last < *first)
     return absl::InvalidArgumentError(absl::StrCat("--end-step ", *last, " is before --start-step ", *first));

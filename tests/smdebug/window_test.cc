@@ -74,6 +74,18 @@ TEST_F(WindowTest, UnknownStepIsAnError) {
   EXPECT_TRUE(ListDir(tmp_.Join("out")).empty());  // no empty trace
 }
 
+// When no input could be decoded, the step error says so, rather than that
+// the inputs have no step markers (every input was rejected by the decode
+// budget in an attack helper's run: "no step markers found" misled).
+TEST_F(WindowTest, UnknownStepWhenEveryInputIsRejectedSaysSo) {
+  const std::string bad = tmp_.Join("rank0.json");
+  WriteFileBytes(bad, std::string("\x00\x01garbage", 9));
+  auto r = Tracemill({"convert", bad, "-o", tmp_.Join("out"), "--start-step", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("(input rejected)"));
+  EXPECT_THAT(r.err, HasSubstr("--start-step 1: no input has step 1 (no input could be decoded: 1 was rejected)"));
+}
+
 TEST_F(WindowTest, EmptyWindowIsAValidTraceAndExitZero) {
   auto t = ConvertAll({DataPath("smdebug/merge_traces"), "--start", "1000", "--end", "2000"});
   ASSERT_TRUE(t);
