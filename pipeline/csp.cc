@@ -509,8 +509,6 @@ RunSummary RunCsp(const CspOptions& opts) {
       out.error = std::string(st.message());
       console.Line(absl::StrCat("tracemill csp: cannot write ", opts.timeline_path, "/", task.name,
                                 ": ", st.message()));
-      for (const formats::CspDcgmTrainer& t : in.dcgm)
-        dcgm_failed[trainer_input.at(task.group * group_size + t.slot)] += t.samples.size();
     } else {
       for (size_t j = 0; j < in.ranks.size(); ++j) {
         RankInfo& ri = rank_info[displayed_info[j]];
@@ -519,9 +517,11 @@ RunSummary RunCsp(const CspOptions& opts) {
         r.events_written = rs.events_written + rs.mem_events_written;
         r.dropped.Add(DropReason::kOtherDevice, rs.mem_events_other_device);
       }
-      for (const formats::CspDcgmTrainer& t : in.dcgm)
-        dcgm_written[trainer_input.at(task.group * group_size + t.slot)] += t.samples.size();
     }
+    // The output's DCGM rows: written, or lost with it (output_failed).
+    auto& dcgm_rows = st.ok() ? dcgm_written : dcgm_failed;
+    for (const formats::CspDcgmTrainer& t : in.dcgm)
+      dcgm_rows[trainer_input.at(task.group * group_size + t.slot)] += t.samples.size();
     if (first <= last) {
       int64_t cur = span_first.load();
       while (first < cur && !span_first.compare_exchange_weak(cur, first)) {}

@@ -586,8 +586,17 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // Temporaries a killed run left behind are never outputs: remove them
   // (in a shard, only those of its own outputs, manifest and journal: the
   // other shards may be writing theirs into the same directory right now).
+  // A whole job also removes an earlier sharded job's manifests and
+  // journals: a later `manifest merge` would describe that job's outputs,
+  // some of them overwritten by this one.
   if (DIR* d = ::opendir(opts.out_dir.c_str())) {
     while (dirent* de = ::readdir(d)) {
+      const std::string_view name = de->d_name;
+      if (!opts.shard.sharded() && ((name.starts_with("manifest.shard-") && name.ends_with(".json")) ||
+                                    (name.starts_with("journal.shard-") && name.ends_with(".jsonl")))) {
+        ::unlink((opts.out_dir + "/" + de->d_name).c_str());
+        continue;
+      }
       std::string base = TemporaryBase(de->d_name);
       if (base.empty()) continue;
       bool mine = !opts.shard.sharded() || base == ManifestFileName(opts.shard) ||
@@ -620,20 +629,6 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   }
   ::unlink((opts.out_dir + "/" + ManifestFileName(opts.shard)).c_str());
   if (opts.shard.sharded()) ::unlink((opts.out_dir + "/manifest.json").c_str());
-  // A whole job replaces an earlier sharded one's files too: a later
-  // `manifest merge` would describe that job's outputs, some of them
-  // overwritten by this one.
-  if (!opts.shard.sharded()) {
-    if (DIR* d = ::opendir(opts.out_dir.c_str())) {
-      while (dirent* de = ::readdir(d)) {
-        const std::string_view name = de->d_name;
-        if ((name.starts_with("manifest.shard-") && name.ends_with(".json")) ||
-            (name.starts_with("journal.shard-") && name.ends_with(".jsonl")))
-          ::unlink((opts.out_dir + "/" + de->d_name).c_str());
-      }
-      ::closedir(d);
-    }
-  }
 
   // Which inputs this process reads: those planned to its outputs, every
   // undetermined one, and (shard 0) those that are no trace at all; not

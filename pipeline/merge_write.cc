@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -69,11 +68,12 @@ absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::Sor
     owned.back()->bytes.reserve(kBatchBytes + (64 << 10));
     free_batches.push(owned.back().get());
   }
-  std::mutex extra_mu;  // batches beyond kBatchTokens (not expected)
+  // Called by the (serial) merge stage only. The append stage gives a batch
+  // back before its token is released, so one is always free; a new one
+  // only if that ever failed to hold.
   auto take = [&]() -> Batch* {
     Batch* b = nullptr;
     if (free_batches.try_pop(b)) return b;
-    std::lock_guard<std::mutex> lock(extra_mu);
     owned.push_back(std::make_unique<Batch>());
     return owned.back().get();
   };
