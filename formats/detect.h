@@ -1,7 +1,9 @@
 #pragma once
-// Format detection from content, never from the file name (Perfetto's
-// GuessTraceType is the model): gzip magic, then the first non-space JSON
-// token of the (inflated) bytes.
+// Shape detection from content, never from the file name (Perfetto's
+// GuessTraceType is the model): gzip magic, the protobuf wire shape of a
+// Paddle profile, then the first non-space JSON token of the (inflated)
+// bytes. Which format of that shape an input is, and how it decodes, is the
+// registry's (formats/registry.h).
 #include <string_view>
 
 namespace tracemill::formats {

@@ -11,10 +11,7 @@
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
 #include "formats/common/time_window.h"
-#include "formats/paddle/paddle_decoder.h"
-#include "formats/smdebug/system_metrics_decoder.h"
 #include "pipeline/budget.h"
-#include "pipeline/smdebug_inputs.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -37,6 +34,43 @@ void TakeReport(formats::DecodeReport& rep, InputRecord& r) {
     r.status = rep.status;
     r.error_offset = rep.error_offset;
   }
+}
+
+// DecodeAs decodes `in` as `format` into a new builder and returns its data
+// (nullptr if the input was skipped); the report goes into `r` (a decoder's
+// kInvalidArgument rejects the input).
+std::unique_ptr<formats::TraceData> DecodeAs(const formats::InputFormat& format, const formats::InputBytes& in,
+                                             DecodeWorker& w, const DecodeOptions& o, InputRecord& r) {
+  formats::TraceBuilder builder;
+  formats::DecodeReport rep = w.decoders.For(format).Decode(in, o.settings, &builder);
+  if (!rep.skip_note.empty()) {
+    r.skipped = true;
+    r.warnings.push_back(std::move(rep.skip_note));
+    return nullptr;
+  }
+  TakeReport(rep, r);
+  if (rep.tolerant) r.format += "+tolerant";
+  if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
+  return builder.Finish();
+}
+
+// RejectOrSkip: an input no format recognizes. A file found in a directory
+// that is not a trace (a README or log next to the traces) is skipped, not
+// an error; anything else is rejected. `plain`: not inflated from gzip.
+void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, InputRecord& r) {
+  if (shape == formats::FormatId::kEmpty) {
+    if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
+    r.rejected = true;
+    return;
+  }
+  if (r.from_directory && r.status.ok() && plain) {
+    r.skipped = true;
+    r.warnings.push_back(absl::StrCat("skipped: not a trace (first bytes: ", HeadBytes(data), ")"));
+    return;
+  }
+  if (r.status.ok())
+    r.status = absl::InvalidArgumentError(absl::StrCat("unrecognized format (first bytes: ", HeadBytes(data), ")"));
+  r.rejected = true;
 }
 
 }  // namespace
@@ -73,59 +107,13 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
     format_prefix = "gzip+";
   }
   r.decoded_bytes = data.size();
-  r.format = absl::StrCat(format_prefix, AbslView(formats::FormatName(f)));
   std::unique_ptr<formats::TraceData> trace;
-  switch (f) {
-    case formats::FormatId::kTraceEventArray:
-    case formats::FormatId::kTraceEventObject: {
-      formats::TraceBuilder builder;
-      formats::DecodeReport rep = w.decoder.Decode(data, capacity, &builder);
-      TakeReport(rep, r);
-      if (rep.tolerant) r.format += "+tolerant";
-      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
-      trace = builder.Finish();
-      break;
-    }
-    case formats::FormatId::kPaddleProfile: {
-      formats::TraceBuilder builder;
-      formats::DecodeReport rep = formats::DecodePaddleToTrace(data, &builder);
-      TakeReport(rep, r);
-      trace = builder.Finish();
-      break;
-    }
-    case formats::FormatId::kJsonLines: {
-      formats::TraceBuilder builder;
-      const bool metrics = formats::LooksLikeSystemMetrics(data);
-      r.format = absl::StrCat(format_prefix, metrics ? "smdebug_system_metrics" : "run_event_log");
-      if (metrics && o.no_system_metrics) {  // a loose sample file, outside system/
-        r.skipped = true;
-        r.warnings.push_back("skipped: system metrics (--no-system-metrics)");
-        break;
-      }
-      formats::DecodeReport rep =
-          metrics ? DecodeSystemMetricsFile(r.path, data, capacity, o.low_gpu_threshold, &builder)
-                  : w.run_log.Decode(data, &builder);
-      TakeReport(rep, r);
-      if (absl::IsInvalidArgument(rep.status)) r.rejected = true;
-      trace = builder.Finish();
-      break;
-    }
-    case formats::FormatId::kEmpty:
-      if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
-      r.rejected = true;
-      break;
-    default:
-      if (r.from_directory && r.status.ok() && format_prefix.empty()) {
-        // A README or log next to the traces: not an input, not an error.
-        r.skipped = true;
-        r.warnings.push_back(absl::StrCat("skipped: not a trace (first bytes: ", HeadBytes(data), ")"));
-        break;
-      }
-      if (r.status.ok())
-        r.status = absl::InvalidArgumentError(
-            absl::StrCat("unrecognized format (first bytes: ", HeadBytes(data), ")"));
-      r.rejected = true;
-      break;
+  if (const formats::InputFormat* format = formats::RecognizeFormat(f, data)) {
+    r.format = absl::StrCat(format_prefix, AbslView(format->name));
+    trace = DecodeAs(*format, formats::InputBytes{data, capacity, r.path}, w, o, r);
+  } else {
+    r.format = absl::StrCat(format_prefix, AbslView(formats::FormatName(f)));
+    RejectOrSkip(f, data, format_prefix.empty(), r);
   }
   return SortDecoded(r, std::move(trace), ranks, o);
 }

@@ -9,9 +9,8 @@
 #include <memory>
 #include <string_view>
 
-#include "formats/chrome/tef_decoder.h"
 #include "formats/common/byte_buffer.h"
-#include "formats/orchestrator/run_event_log_decoder.h"
+#include "formats/registry.h"
 #include "merge/sorted_run.h"
 #include "pipeline/input_record.h"
 #include "pipeline/options.h"
@@ -20,24 +19,23 @@
 namespace tracemill::pipeline {
 
 // DecodeWorker: per-worker state reused across inputs (one per decode slot):
-// the decoders (simdjson parsers) and the read and inflate buffers.
+// a decoder per format (formats/registry.h: simdjson parsers and scratch)
+// and the read and inflate buffers.
 struct DecodeWorker {
-  formats::TefDecoder decoder;
-  formats::RunEventLogDecoder run_log;
+  formats::DecoderSet decoders;
   formats::ByteBuffer file;
   formats::ByteBuffer inflated;
 };
 
 // DecodeOptions: the convert options that change how an input decodes.
 struct DecodeOptions {
-  int64_t time_offset_ns = 0;      // --time-offset, added to every ts and step (ns)
-  double low_gpu_threshold = 85;   // smdebug system metrics: percent
-  bool no_system_metrics = false;  // skip smdebug system metrics (loose files too)
+  int64_t time_offset_ns = 0;          // --time-offset, added to every ts and step (ns)
+  formats::DecodeSettings settings;    // the decoders' own (formats/registry.h)
 };
 
 // DecodeOptionsOf picks them out of a convert job's options.
 inline DecodeOptions DecodeOptionsOf(const ConvertOptions& o) {
-  return DecodeOptions{o.time_offset_ns, o.low_gpu_threshold, o.no_system_metrics};
+  return DecodeOptions{o.time_offset_ns, formats::DecodeSettings{o.low_gpu_threshold, o.no_system_metrics}};
 }
 
 // DecodeInput decodes `data` (the whole input; its allocation extends to

@@ -14,11 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "formats/chrome/tef_decoder.h"
-#include "formats/chrome/tef_head.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "formats/registry.h"
 #include "pipeline/shard.h"
 #include "tracemill/version.h"
 
@@ -29,7 +28,7 @@ constexpr std::string_view kSuffix = ".trace.json";
 
 // Per-thread scratch of the pre-scan.
 struct HeadScratch {
-  formats::TefDecoder decoder;
+  formats::DecoderSet decoders;
   std::string raw;
   std::string inflated;
 };
@@ -98,65 +97,31 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
         break;
       }
     }
-    formats::FormatId f = formats::Sniff(data);
-    if (f == formats::FormatId::kPaddleProfile) {
-      // A Paddle profile has no rank inside: its file name's (`.N`) decides.
-      p.kind = PlanKind::kOutput;
-      p.rank = ranks.Match(r.path);
-      break;
-    }
-    if (f == formats::FormatId::kJsonLines) {
-      // A run event log (the whole job, unranked) or loose smdebug system
-      // metrics: only decoding tells; every shard decodes it.
-      p.kind = PlanKind::kUndetermined;
-      break;
-    }
-    if (f != formats::FormatId::kTraceEventArray && f != formats::FormatId::kTraceEventObject) {
+    // The format plans its own head (formats/registry.h): not a trace at
+    // all (READMEs, empty files) goes to no output.
+    const formats::FormatId shape = formats::Sniff(data);
+    const formats::InputFormat* format = formats::RecognizeFormat(shape, data);
+    if (!format) {
       p.kind = PlanKind::kNoOutput;
       break;
     }
-    formats::TefHead h = formats::ScanTefHead(data, whole, &s.decoder);
+    const formats::HeadPlan h = s.decoders.For(*format).PlanHead(data, whole);
     p.device_count = h.device_count;
-    p.bytes_per_event = HeadBytesPerEvent(data);
-    if (h.shape == formats::TefHead::Shape::kArray) {
-      p.kind = PlanKind::kOutput;
-      p.rank = ranks.Match(r.path);
-      break;
-    }
-    if (h.malformed) {
-      p.kind = PlanKind::kUndetermined;
-      break;
-    }
-    if (h.rank && h.reached_events) {
-      p.kind = PlanKind::kOutput;
-      p.rank = h.rank;
-      p.rank_from_head = true;
-      break;
-    }
-    if (h.complete) {
+    p.bytes_per_event = h.bytes_per_event;
+    if (h.kind == formats::HeadPlan::Kind::kOutput) {
       p.kind = PlanKind::kOutput;
       p.rank = h.rank ? h.rank : ranks.Match(r.path);
       p.rank_from_head = h.rank.has_value();
       break;
     }
     p.kind = PlanKind::kUndetermined;
-    if (h.reached_events || whole) break;
+    if (h.kind == formats::HeadPlan::Kind::kUndetermined) break;
   }
   ::close(fd);
   return p;
 }
 
 }  // namespace
-
-uint32_t HeadBytesPerEvent(std::string_view data) {
-  size_t start = data.find("\"traceEvents\"");
-  if (start == std::string_view::npos) start = 0;  // JSON Array Format
-  size_t events = 0;
-  for (size_t at = data.find("\"ph\"", start); at != std::string_view::npos; at = data.find("\"ph\"", at + 4))
-    ++events;
-  if (events < kDensitySampleEvents) return 0;
-  return static_cast<uint32_t>((data.size() - start) / events);
-}
 
 OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpn) {
   OutputKey k;
@@ -223,6 +188,15 @@ int JobPlan::OwnerOf(const OutputKey& key) const {
   if (it != planned_owner.end()) return it->second;
   if (key.kind != 0 || shard_count <= 1) return 0;
   return static_cast<int>(((key.number % shard_count) + shard_count) % shard_count);
+}
+
+int JobPlan::OwnerOfInput(size_t i) const {
+  switch (inputs[i].kind) {
+    case PlanKind::kOutput: return OwnerOf(*planned_key[i]);
+    case PlanKind::kNoOutput: return 0;
+    case PlanKind::kUndetermined: break;
+  }
+  return -1;
 }
 
 JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan> plans,

@@ -31,20 +31,16 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/chrome/tef_head.h"
 #include "pipeline/input_record.h"
 #include "pipeline/options.h"
 #include "pipeline/rank_name.h"
 
 namespace tracemill::pipeline {
 
-// Events a head must show for its bytes per event to be trusted.
-inline constexpr size_t kDensitySampleEvents = 16;
-
-// HeadBytesPerEvent: bytes per event of a TEF document's head (`data`, the
-// first bytes of the inflated input): the bytes from `"traceEvents"` (or the
-// start, for the JSON Array Format) to the end of the head, divided by the
-// `"ph"` keys among them. 0 if fewer than kDensitySampleEvents were seen.
-uint32_t HeadBytesPerEvent(std::string_view data);
+// Bytes per event of a Trace Event Format head (formats/chrome/tef_head.h).
+using formats::HeadBytesPerEvent;
+using formats::kDensitySampleEvents;
 
 // Head bytes read by the pre-scan: a first try, then the most it reads.
 inline constexpr size_t kHeadFirstBytes = 64 << 10;
@@ -104,6 +100,11 @@ struct JobPlan {
   // that depends on nothing but the key: number % shard_count (unranked:
   // shard 0).
   int OwnerOf(const OutputKey& key) const;
+
+  // OwnerOfInput: the shard that reports input `i`, as planned: the owner
+  // of its planned output (kOutput), shard 0 (kNoOutput), or -1 when only
+  // its decode tells (kUndetermined).
+  int OwnerOfInput(size_t i) const;
 };
 
 // MakePlan groups the pre-scan's planned inputs into outputs and assigns

@@ -136,15 +136,6 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
   *records = std::move(out);
 }
 
-formats::DecodeReport DecodeSystemMetricsFile(std::string_view name, std::string_view text,
-                                              size_t capacity, double low_gpu_threshold,
-                                              formats::TraceBuilder* builder) {
-  formats::SystemMetricsDecoder dec(builder, low_gpu_threshold);
-  formats::DecodeReport rep = dec.AddFile(BaseName(name), text, capacity);
-  dec.Finish(&rep);
-  return rep;
-}
-
 std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const ReadMember& read,
                                                        formats::TefDecoder* tef,
                                                        double low_gpu_threshold) {

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "formats/chrome/tef_decoder.h"
+#include "formats/smdebug/system_metrics_format.h"
 #include "formats/common/trace_data.h"
 #include "pipeline/input_record.h"
 
@@ -50,10 +51,8 @@ std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const Rea
                                                        formats::TefDecoder* tef,
                                                        double low_gpu_threshold);
 
-// DecodeSystemMetricsFile decodes one system-metrics file given on its own
-// (recognized by content) into `builder`, with its low-GPU slices.
-formats::DecodeReport DecodeSystemMetricsFile(std::string_view name, std::string_view text,
-                                              size_t capacity, double low_gpu_threshold,
-                                              formats::TraceBuilder* builder);
+// A system-metrics file given on its own is a format of the registry
+// (formats/smdebug/system_metrics_format.h).
+using formats::DecodeSystemMetricsFile;
 
 }  // namespace tracemill::pipeline

@@ -17,7 +17,7 @@
 #include "formats/common/ts_text.h"
 #include "pipeline/budget.h"
 #include "pipeline/csp.h"
-#include "pipeline/graph.h"
+#include "pipeline/convert.h"
 #include "pipeline/manifest_merge.h"
 #include "pipeline/options.h"
 #include "pipeline/shard.h"

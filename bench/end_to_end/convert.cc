@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/end_to_end/input.h"
 #include "bench/end_to_end/measure.h"
-#include "pipeline/graph.h"
+#include "pipeline/convert.h"
 #include "pipeline/options.h"
 
 namespace tracemill::bench {

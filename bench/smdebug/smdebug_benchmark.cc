@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "pipeline/graph.h"
+#include "pipeline/convert.h"
 #include "pipeline/options.h"
 
 namespace {

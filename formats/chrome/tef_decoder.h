@@ -21,23 +21,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "formats/common/decode_report.h"
 #include "formats/common/stats.h"
 #include "formats/common/trace_data.h"
 
 
 namespace tracemill::formats {
-
-// DecodeReport: what decoding one input found.
-struct DecodeReport {
-  uint64_t events_read = 0;  // array elements seen: decoded + dropped
-  DropCounts dropped;
-  std::vector<std::string> warnings;  // tolerated oddities, one line each
-  // OK; kDataLoss (truncated or corrupt: what was readable is in the
-  // builder); kInvalidArgument (not a Trace Event Format document: nothing kept).
-  absl::Status status;
-  uint64_t error_offset = 0;  // byte offset of the first error in the input
-  bool tolerant = false;      // the tolerant path was used
-};
 
 // TefDecoder: bytes of one JSON document -> events in a TraceBuilder
 // (InputBytes -> TraceBuilder). Reentrant per instance: one per worker thread;

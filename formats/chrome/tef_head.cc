@@ -111,4 +111,14 @@ TefHead ScanTefHead(std::string_view json, bool head_is_whole, TefDecoder* decod
   return h;
 }
 
+uint32_t HeadBytesPerEvent(std::string_view data) {
+  size_t start = data.find("\"traceEvents\"");
+  if (start == std::string_view::npos) start = 0;  // JSON Array Format
+  size_t events = 0;
+  for (size_t at = data.find("\"ph\"", start); at != std::string_view::npos; at = data.find("\"ph\"", at + 4))
+    ++events;
+  if (events < kDensitySampleEvents) return 0;
+  return static_cast<uint32_t>((data.size() - start) / events);
+}
+
 }  // namespace tracemill::formats

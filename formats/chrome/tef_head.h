@@ -15,6 +15,7 @@
 // `{<members>,"traceEvents":[]}`), so the head's rank is read by exactly the
 // rules of the full decode (the first `distributedInfo.rank` wins, negative ranks are
 // ignored, a string rank "3" is read as 3).
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -51,5 +52,14 @@ struct TefHead {
 // the end when the whole document is in `head`, and applies the members it
 // passes with `decoder` (reused scratch; one per thread).
 TefHead ScanTefHead(std::string_view head, bool head_is_whole, TefDecoder* decoder);
+
+// Events a head must show for its bytes per event to be trusted.
+inline constexpr size_t kDensitySampleEvents = 16;
+
+// HeadBytesPerEvent: bytes per event of a TEF document's head (`data`, the
+// first bytes of the inflated input): the bytes from `"traceEvents"` (or the
+// start, for the JSON Array Format) to the end of the head, divided by the
+// `"ph"` keys among them. 0 if fewer than kDensitySampleEvents were seen.
+uint32_t HeadBytesPerEvent(std::string_view data);
 
 }  // namespace tracemill::formats

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/chrome/tef_decoder.h"  // DecodeReport
+#include "formats/common/decode_report.h"
 #include "formats/common/trace_data.h"
 
 namespace tracemill::formats {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "pipeline/graph.h"
+#include "pipeline/convert.h"
 
 namespace tracemill::testing {
 

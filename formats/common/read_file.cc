@@ -1,0 +1,42 @@
+#include "formats/common/read_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace tracemill::formats {
+
+absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return absl::ErrnoToStatus(e, "cannot open");
+  }
+  struct stat st;
+  size_t size = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) size = static_cast<size_t>(st.st_size);
+  out->Clear();
+  // One read for a regular file (+1 byte to see EOF without growing); pipes grow.
+  out->Reserve(std::max<size_t>(size + 1, 1 << 16) + padding);
+  while (true) {
+    size_t old = out->size();
+    if (out->capacity() - padding == old) out->Reserve(old * 2 + padding);
+    ssize_t n = ::read(fd, out->data() + old, out->capacity() - padding - old);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      out->Clear();
+      return absl::ErrnoToStatus(e, "cannot read");
+    }
+    if (n == 0) break;
+    out->Resize(old + static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return absl::OkStatus();
+}
+
+}  // namespace tracemill::formats

@@ -1,0 +1,20 @@
+#pragma once
+// ReadWholeFile: a whole file into a reusable buffer, with spare capacity
+// past its end for parsers that read ahead (simdjson's SIMDJSON_PADDING).
+// Large local inputs of `convert` are mapped instead (mapped_input.h).
+#include <cstddef>
+#include <string>
+
+#include "absl/status/status.h"
+#include "formats/common/byte_buffer.h"
+
+namespace tracemill::formats {
+
+// ReadWholeFile replaces the contents of `out` with the file at `path`
+// (one read(2) for a regular file, +1 byte to see EOF without growing;
+// pipes and devices grow the buffer), leaving at least `padding` bytes of
+// capacity past the data. Errors: the errno of open(2) ("cannot open") or
+// read(2) ("cannot read") as a Status; `out` is then empty.
+absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out);
+
+}  // namespace tracemill::formats

@@ -1,0 +1,101 @@
+#include "pipeline/account.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "report/html_report.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+// Inputs read without a run: the shard they belong to reports them; an
+// undetermined one's error line is printed now.
+void SettleInputsWithoutRun(ConvertContext& cx, const OutputGroups& groups) {
+  for (size_t i = 0; i < cx.records.size(); ++i) {
+    InputRecord& r = cx.records[i];
+    if (!cx.read[i] || groups.placed(i) || groups.refused(i) || r.owner_shard >= 0) continue;
+    const int planned = cx.plan.OwnerOfInput(i);
+    const int owner = std::max(planned, 0);
+    if (owner != cx.me()) r.owner_shard = owner;
+    else if (planned < 0 && !r.status.ok() && !cx.opts.quiet) cx.job.console().Line(ErrorLine(r));
+  }
+}
+
+// A rejected input still names its rank by its file name: the report then
+// draws that rank as dead rather than as an anonymous file.
+void NameRanksOfRejected(ConvertContext& cx) {
+  for (InputRecord& r : cx.records) {
+    if (r.rank || r.skipped || r.status.ok() || !r.timeline.tracks.empty()) continue;
+    if (auto named = cx.ranks.Match(r.path)) {
+      r.rank = named;
+      r.rank_source = "file name";
+    }
+  }
+}
+
+// The job's time span: over the inputs written here and those carried over.
+void TakeJobSpan(ConvertContext& cx, const OutputGroups& groups) {
+  RunSummary& s = cx.job.summary();
+  for (size_t i = 0; i < cx.records.size(); ++i) {
+    const InputRecord& r = cx.records[i];
+    if (!(groups.placed(i) || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
+    if (!s.has_span) {
+      s.first_ts_ns = r.first_ts_ns;
+      s.last_ts_ns = r.last_ts_ns;
+      s.has_span = true;
+    } else {
+      s.first_ts_ns = std::min(s.first_ts_ns, r.first_ts_ns);
+      s.last_ts_ns = std::max(s.last_ts_ns, r.last_ts_ns);
+    }
+  }
+}
+
+// The outputs carried over by --resume join the list; outputs are listed
+// in output order, whatever order they were written in. Then the records
+// this process reports (or decoded for another shard).
+void ListOutputsAndInputs(ConvertContext& cx, const ResumeState& resume) {
+  RunSummary& s = cx.job.summary();
+  for (auto& c : resume.outputs) s.outputs.push_back(c.output);
+  std::stable_sort(s.outputs.begin(), s.outputs.end(), [](const auto& a, const auto& b) {
+    auto ka = ParseOutputName(a.path), kb = ParseOutputName(b.path);
+    return ka && kb ? *ka < *kb : a.path < b.path;
+  });
+  s.resumed = cx.opts.resume;
+  s.outputs_reused = resume.outputs.size();
+  s.inputs_not_read = resume.input_of_path.size();
+  for (size_t i = 0; i < cx.records.size(); ++i)
+    if (cx.read[i] || cx.records[i].reused) s.inputs.push_back(std::move(cx.records[i]));
+}
+
+// The report, built from the manifest just written, as `tracemill report`
+// does. On exit 1 none (an earlier one would describe another job).
+void WriteReport(ConvertContext& cx) {
+  RunSummary& s = cx.job.summary();
+  const ConvertOptions& opts = cx.opts;
+  if (s.exit_code == kExitInternal && !opts.shard.sharded()) ::unlink((opts.out_dir + "/report.html").c_str());
+  if (s.exit_code == kExitInternal || !opts.write_report || opts.shard.sharded()) return;
+  if (absl::Status rs = report::WriteReport(opts.out_dir); !rs.ok()) {
+    cx.job.Say(absl::StrCat("cannot write report: ", rs.message()));
+    // The manifest says how the job ended: exit 1 now, as the process.
+    cx.job.WriteManifest(opts.out_dir, true, false).IgnoreError();  // said by WriteManifest
+  }
+}
+
+}  // namespace
+
+void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume) {
+  SettleInputsWithoutRun(cx, groups);
+  NameRanksOfRejected(cx);
+  // Records carried over by --resume take their place in the list.
+  for (auto& c : resume.outputs)
+    for (auto& r : c.inputs) cx.records[static_cast<size_t>(r.index)] = r;
+  TakeJobSpan(cx, groups);
+  ListOutputsAndInputs(cx, resume);
+  if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken(), false).ok() && resume.journal)
+    resume.journal->Remove();  // the manifest holds everything the journal did
+  WriteReport(cx);
+}
+
+}  // namespace tracemill::pipeline

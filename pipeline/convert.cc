@@ -1,0 +1,174 @@
+#include "pipeline/convert.h"
+
+#include <malloc.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "pipeline/account.h"
+#include "pipeline/convert_context.h"
+#include "pipeline/decode_stage.h"
+#include "pipeline/graph.h"
+#include "pipeline/inputs.h"
+#include "pipeline/output_dir.h"
+#include "pipeline/output_groups.h"
+#include "pipeline/resume.h"
+#include "pipeline/step_window.h"
+#include "pipeline/write_output.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+std::string GroupByName(GroupBy g) {
+  switch (g) {
+    case GroupBy::kLocalGpu: return "local-gpu";
+    case GroupBy::kRank: return "rank";
+    case GroupBy::kNode: return "node";
+    case GroupBy::kAll: return "all";
+  }
+  return "";
+}
+
+// Freed memory goes back to the OS: fixed mmap threshold (glibc raises it
+// dynamically after large frees, which keeps big buffers on the heap) and
+// few arenas, so RSS follows the budget.
+void ReturnFreedMemoryToTheSystem() {
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_ARENA_MAX, 4);
+}
+
+// PlanJob: the pre-scan of every input's head and the plan of outputs and
+// shards (plan.h), identical in every shard; then the stale files this run
+// owns are removed (in a shard only its own outputs' temporaries, manifest
+// and journal: the other shards may be writing theirs into OUTDIR now).
+void PlanJob(ConvertContext& cx) {
+  cx.plan = MakePlan(cx.records, PreScan(cx.records, cx.ranks), cx.opts, cx.opts.shard.count);
+  RunSummary& s = cx.job.summary();
+  s.gpus_per_node = cx.plan.gpus_per_node;
+  s.fingerprint = cx.plan.fingerprint;
+  s.shard = cx.opts.shard;
+  s.inputs_in_job = cx.records.size();
+  const ShardSpec& shard = cx.opts.shard;
+  RemoveStaleFiles(
+      cx.opts.out_dir,
+      [&](std::string_view base) {
+        if (!shard.sharded() || base == ManifestFileName(shard) || base == JournalFileName(shard)) return true;
+        auto key = ParseOutputName(base);
+        return key && cx.plan.OwnerOf(*key) == cx.me();
+      },
+      !shard.sharded());
+}
+
+// ChooseInputsToRead: those planned to this shard's outputs, every
+// undetermined one, and (shard 0) those that are no trace at all; not those
+// of outputs carried over by --resume.
+void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
+  const size_t n = cx.records.size();
+  cx.read.assign(n, false);
+  size_t n_undetermined = 0, n_read = 0;
+  uint64_t read_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    n_undetermined += cx.plan.inputs[i].kind == PlanKind::kUndetermined;
+    if (resume.input_of_path.count(cx.records[i].path)) continue;
+    const int owner = cx.plan.OwnerOfInput(i);
+    cx.read[i] = owner < 0 || owner == cx.me();
+    n_read += cx.read[i];
+    if (cx.read[i]) read_bytes += cx.plan.inputs[i].bytes;
+  }
+  if (cx.opts.verbose || (cx.opts.shard.sharded() && !cx.opts.quiet))
+    cx.job.Say(absl::StrCat("plan ", cx.plan.fingerprint, ": ", n, " inputs, ", cx.plan.planned_bytes.size(),
+                            " outputs planned, ", n_undetermined, " inputs undetermined until decoded; gpus per node ",
+                            cx.plan.gpus_per_node, "; this process reads ", n_read, " inputs (", read_bytes >> 20,
+                            " MiB)"));
+}
+
+// BeforeWritingAll (two stages): every input is decoded, so the window can
+// be narrowed to the steps asked for, every input placed, and the base of
+// --relative-time taken. False: a step no input has (said; exit 2).
+bool BeforeWritingAll(ConvertContext& cx, DecodedRuns& runs, DecodeStage& decode, OutputGroups& groups,
+                      ResumeState& resume, OutputTimes* times) {
+  decode.DoneDecoding(/*keep_spills=*/true);
+  if (cx.opts.start_step || cx.opts.end_step) {
+    auto resolved = ResolveStepWindow(cx.records, runs.all(), cx.opts.start_step, cx.opts.end_step);
+    if (!resolved.ok()) {
+      if (resume.journal) resume.journal->Remove();
+      cx.job.UsageError(resolved.status().message());
+      return false;
+    }
+    times->window.start_ns = std::max(times->window.start_ns, resolved->start_ns);
+    times->window.end_ns = std::min(times->window.end_ns, resolved->end_ns);
+    if (cx.opts.verbose)
+      cx.job.Say(absl::StrCat("steps resolve to [", times->window.start_ns, ", ", times->window.end_ns, "] ns"));
+  }
+  // Every decoded input's rank is known now: the decoded rank decides its
+  // output, and the output's shard decides who reports it.
+  groups.PlaceAll();
+  int64_t first = INT64_MAX;
+  for (size_t i = 0; i < cx.records.size(); ++i)
+    if (groups.placed(i) && cx.records[i].has_span) first = std::min(first, cx.records[i].first_ts_ns);
+  for (auto& c : resume.outputs)
+    for (auto& r : c.inputs)
+      if (r.has_span) first = std::min(first, r.first_ts_ns);
+  if (cx.opts.relative_time && first != INT64_MAX) times->offset_ns = first;
+  return true;
+}
+
+// OutputTimesOf: the window of --start/--end (absolute ns).
+OutputTimes OutputTimesOf(const ConvertOptions& opts) {
+  OutputTimes t;
+  if (opts.window_start_ns) t.window.start_ns = *opts.window_start_ns;
+  if (opts.window_end_ns) t.window.end_ns = *opts.window_end_ns;
+  return t;
+}
+
+}  // namespace
+
+RunSummary RunConvert(const ConvertOptions& opts) {
+  Job job("tracemill", opts.progress && !opts.quiet, opts.command_line);
+  job.summary().group_by = GroupByName(opts.group_by);
+  ReturnFreedMemoryToTheSystem();
+  auto ranks = RankMatcher::Create(opts.rank_pattern);
+  if (!ranks.ok()) return job.UsageError(ranks.status().message());
+
+  // 1. The output directory, made ready before any input is read.
+  OutputDirectory out_dir(job, opts.out_dir);
+  if (!out_dir.Open("-o ", opts.tmp_dir, opts.shard)) return job.summary();
+  // 2. The inputs.
+  ConvertContext cx{opts, job, *ranks};
+  if (!ListInputs(opts.inputs, opts.out_dir, out_dir.id(), opts.no_system_metrics, job, &cx.records))
+    return job.summary();
+  cx.threads = job.StartThreads(opts.threads, opts.quiet);
+  if (opts.verbose)
+    job.Say(absl::StrCat(cx.records.size(), " inputs, ", cx.threads, " threads, simdjson kernel ",
+                         simdjson::get_active_implementation()->name(), " (",
+                         simdjson::get_active_implementation()->description(), ")"));
+  // 3. The plan: outputs and shards from the heads, then --resume.
+  PlanJob(cx);
+  ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job);
+  ChooseInputsToRead(cx, resume);
+
+  // 4-6. Decode and sort, group and place, merge and write: one flow graph.
+  const MemoryPlan memory = PlanMemory(opts.memory_limit ? opts.memory_limit : DefaultMemoryLimit());
+  ChunkPoolScope chunk_pool(memory);
+  const DecodeSchedule schedule = ScheduleDecodes(cx, memory);
+  DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir);
+  ConvertProgress progress(job.console(), schedule.order.size(), schedule.overlap);
+  DecodeStage decode(cx, schedule, runs, progress);
+  OutputGroups groups(cx, runs, resume.carried_outputs);
+  if (schedule.overlap) groups.ExpectInputs(schedule.order);
+  OutputTimes times = OutputTimesOf(opts);
+  OutputWriter writer(cx, runs, times, schedule.memory.merge, resume.journal.get(), progress);
+  if (!DecodeAndWrite(schedule, decode, groups, writer,
+                      [&] { return BeforeWritingAll(cx, runs, decode, groups, resume, &times); }))
+    return job.summary();
+  if (schedule.overlap) decode.DoneDecoding(/*keep_spills=*/false);
+  progress.End();
+
+  // 7. Account: records, manifest, journal, report.
+  AccountForConvert(cx, groups, resume);
+  return job.summary();
+}
+
+}  // namespace tracemill::pipeline

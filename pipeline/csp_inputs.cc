@@ -1,0 +1,162 @@
+#include "pipeline/csp_inputs.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "formats/chrome/output_file.h"
+#include "formats/paddle/csp_trace.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+// A file of `<dir>/<anything>.<N>`.
+struct SuffixedFile {
+  std::string path;
+  int64_t id = -1;  // N, or -1 if the name has no numeric suffix
+};
+
+// Lists the regular files of `dir` (sorted by name). Returns false if `dir`
+// cannot be opened (`*err` = errno).
+bool ListSuffixed(const std::string& dir, std::vector<SuffixedFile>* out, int* err) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    *err = errno;
+    return false;
+  }
+  std::vector<std::string> names;
+  while (dirent* de = ::readdir(d)) {
+    std::string n = de->d_name;
+    if (n == "." || n == ".." || formats::IsTemporaryName(n)) continue;
+    names.push_back(std::move(n));
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string path = absl::StrCat(dir, dir.back() == '/' ? "" : "/", n);
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    SuffixedFile f;
+    f.path = std::move(path);
+    // CrossStackProfiler: int(fileName.split(".")[-1]).
+    size_t dot = n.rfind('.');
+    if (dot != std::string::npos && dot + 1 < n.size() && n.size() - dot - 1 <= 9) {
+      int64_t v = 0;
+      bool digits = true;
+      for (size_t k = dot + 1; k < n.size(); ++k) {
+        if (n[k] < '0' || n[k] > '9') {
+          digits = false;
+          break;
+        }
+        v = v * 10 + (n[k] - '0');
+      }
+      if (digits) f.id = v;
+    }
+    out->push_back(std::move(f));
+  }
+  return true;
+}
+
+// AddFiles adds a record per file of `files` (profile files when
+// `profile`, else DCGM logs), indexing them by their suffix in `by_id`.
+void AddFiles(const std::vector<SuffixedFile>& files, bool profile, std::vector<InputRecord>& inputs,
+              std::map<int64_t, size_t>* by_id) {
+  for (const auto& f : files) {
+    InputRecord r;
+    r.path = f.path;
+    r.from_directory = true;
+    r.format = profile ? "paddle_profile" : "dcgm_dmon";
+    struct stat st;
+    if (::stat(f.path.c_str(), &st) == 0) r.bytes = static_cast<uint64_t>(st.st_size);
+    if (f.id < 0) {
+      r.skipped = true;
+      r.format = "";
+      r.warnings.push_back(absl::StrCat("skipped: no .<", profile ? "rank" : "trainer",
+                                        "> suffix in the file name"));
+    } else if (auto it = by_id->find(f.id); it != by_id->end()) {
+      r.rejected = true;
+      r.status = absl::InvalidArgumentError(absl::StrCat(
+          profile ? "rank " : "trainer ", f.id, " is already read from ", inputs[it->second].path,
+          "; this file is ignored (CrossStackProfiler stops on duplicates)"));
+    } else {
+      (*by_id)[f.id] = inputs.size();
+      if (profile) {
+        r.rank = f.id;
+        r.rank_source = "file name";
+        r.label = formats::CspRankLabel(f.id);
+      } else {
+        r.label = absl::StrCat("trainer ", f.id);
+      }
+    }
+    inputs.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+bool ListCspInputs(const CspOptions& opts, Job& job, CspInputs* in) {
+  in->root = opts.profile_path.empty() ? "." : opts.profile_path;
+  in->profile_dir = absl::StrCat(in->root, "/profile");
+  const std::string dcgm_dir = absl::StrCat(in->root, "/dcgm");
+  std::vector<SuffixedFile> profile_files, dcgm_files;
+  int err = 0;
+  if (!ListSuffixed(in->profile_dir, &profile_files, &err)) {
+    job.UsageError(absl::StrCat("cannot read ", in->profile_dir, ": ", std::strerror(err),
+                                " (--profile-path must be the folder holding profile/ and dcgm/)"));
+    return false;
+  }
+  in->have_dcgm_dir = ListSuffixed(dcgm_dir, &dcgm_files, &err);  // missing: fine
+  std::vector<InputRecord>& inputs = job.summary().inputs;
+  AddFiles(profile_files, true, inputs, &in->rank_input);
+  if (in->rank_input.empty()) {
+    job.UsageError(absl::StrCat("no rank profiles (<name>.<rank>) in ", in->profile_dir));
+    return false;
+  }
+  AddFiles(dcgm_files, false, inputs, &in->trainer_input);
+  return true;
+}
+
+bool ShapeCspJob(const CspOptions& opts, const CspInputs& in, Job& job, CspShape* shape) {
+  std::vector<InputRecord>& inputs = job.summary().inputs;
+  const int64_t gpt = opts.gpus_per_trainer;
+  shape->gpus_per_trainer = gpt;
+  shape->trainer_num = opts.trainer_num > 0 ? opts.trainer_num : in.rank_input.rbegin()->first / gpt + 1;
+  shape->group_size = opts.group_size > 0 ? opts.group_size : shape->trainer_num;
+  shape->display = opts.display_size;
+  const int64_t trainer_num = shape->trainer_num, group_size = shape->group_size, display = shape->display;
+  if (trainer_num % group_size != 0) {
+    job.UsageError(absl::StrCat("--trainer-num ", trainer_num, " is not a multiple of --group-size ", group_size));
+    return false;
+  }
+  shape->groups = trainer_num / group_size;
+  shape->shown = std::min(display, group_size);
+  for (int64_t r = 0; r < trainer_num * gpt; ++r)
+    if (!in.rank_input.count(r)) shape->missing_ranks.push_back(r);
+  for (auto& [rank, idx] : in.rank_input)
+    if (rank >= trainer_num * gpt)
+      inputs[idx].warnings.push_back(absl::StrCat("rank ", rank, " is outside --trainer-num x --gpus-per-trainer (",
+                                                  trainer_num, " x ", gpt, "): not converted"));
+  for (auto& [t, idx] : in.trainer_input) {
+    if (t >= trainer_num)
+      inputs[idx].warnings.push_back(absl::StrCat("trainer ", t, " is outside --trainer-num (", trainer_num,
+                                                  "): not read"));
+    else if (t % group_size >= display)
+      inputs[idx].warnings.push_back(
+          absl::StrCat("trainer ", t, " is not displayed (--display-size ", display, "): not read"));
+  }
+  if (in.have_dcgm_dir && !in.trainer_input.empty())
+    for (int64_t t = 0; t < trainer_num; ++t)
+      if (t % group_size < display && !in.trainer_input.count(t)) shape->missing_dcgm.push_back(t);
+  for (int64_t r : shape->missing_ranks)
+    if (!opts.quiet)
+      job.console().Line(absl::StrFormat("tracemill csp: rank %d (trainer %d, GPU %d, group %d) has no profile file in %s",
+                                         r, r / gpt, r % gpt, (r / gpt) / group_size, in.profile_dir));
+  return true;
+}
+
+}  // namespace tracemill::pipeline
