@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -31,6 +32,225 @@ bool ReadWhole(const std::string& path, std::string* out) {
   return true;
 }
 
+// ShardCount: the one shard count of the shard files in OUTDIR; or, when
+// there is none or more than one, the exit code and the problem.
+struct ShardCount {
+  int count = 0;
+  int exit_code = kExitOk;
+  std::string problem;  // empty: `count` holds
+};
+
+// Which shard counts have manifests (or journals) in `out_dir`?
+ShardCount FindShardCount(const std::string& out_dir) {
+  std::set<int> counts;
+  static const std::regex kName(R"(^(manifest|journal)\.shard-(\d{1,6})-of-(\d{1,6})\.jsonl?$)");
+  DIR* d = ::opendir(out_dir.c_str());
+  if (!d) return ShardCount{0, kExitUsage, absl::StrCat("cannot list ", out_dir)};
+  while (dirent* de = ::readdir(d)) {
+    std::cmatch m;
+    if (std::regex_match(de->d_name, m, kName)) counts.insert(std::stoi(m[3].str()));
+  }
+  ::closedir(d);
+  if (counts.empty())
+    return ShardCount{0, kExitUsage,
+                      absl::StrCat("no shard manifests (manifest.shard-<i>-of-<n>.json) in ", out_dir,
+                                   ": was the job run with --shard or a job array?")};
+  if (counts.size() > 1) {
+    std::vector<std::string> c;
+    for (int n : counts) c.push_back(absl::StrCat(n));
+    return ShardCount{0, kExitInternal,
+                      absl::StrCat("shard files of different shard counts (", absl::StrJoin(c, ", "), ") in ",
+                                   out_dir, ": remove those of the runs that do not count")};
+  }
+  return ShardCount{*counts.begin(), kExitOk, ""};
+}
+
+// Why shard `spec` failed: its first output error, else its first input
+// error that is not the input's fault (kDataLoss, kInvalidArgument); "" if none.
+std::string FailureDetail(const RunSummary& s) {
+  for (const auto& o : s.outputs)
+    if (!o.error.empty()) return absl::StrCat(": ", o.path, ": ", o.error);
+  for (const auto& r : s.inputs)
+    if (r.owner_shard < 0 && !r.status.ok() && r.status.code() != absl::StatusCode::kDataLoss &&
+        r.status.code() != absl::StatusCode::kInvalidArgument)
+      return absl::StrCat(": ", r.path, ": ", r.status.message());
+  return "";
+}
+
+// Reads shard `spec`'s manifest: the summary of a shard that finished, or
+// nullopt with the problem appended to `problems`.
+std::optional<RunSummary> LoadShard(const std::string& out_dir, const ShardSpec& spec,
+                                    std::vector<std::string>* problems) {
+  const int i = spec.index, n = spec.count;
+  std::string shard_name = absl::StrCat("shard ", i, " (", i, "/", n, ")");
+  std::string text;
+  if (!ReadWhole(absl::StrCat(out_dir, "/", ManifestFileName(spec)), &text)) {
+    std::string why = "never started, or was killed before writing anything";
+    if (auto j = LoadJournal(absl::StrCat(out_dir, "/", JournalFileName(spec))); j.ok())
+      why = absl::StrCat("started but did not finish (killed, or still running): its journal lists ",
+                         j->outputs.size(), " completed outputs; rerun it with --resume");
+    problems->push_back(absl::StrCat(shard_name, ": missing ", ManifestFileName(spec), ": ", why));
+    return std::nullopt;
+  }
+  auto s = ParseManifest(text);
+  if (!s.ok()) {
+    problems->push_back(
+        absl::StrCat(shard_name, ": ", ManifestFileName(spec), " is unreadable: ", s.status().message()));
+    return std::nullopt;
+  }
+  if (s->shard.count != n || s->shard.index != i) {
+    problems->push_back(absl::StrCat(shard_name, ": ", ManifestFileName(spec), " says it is shard ",
+                                     s->shard.index, "/", s->shard.count));
+    return std::nullopt;
+  }
+  if (s->exit_code != kExitOk && s->exit_code != kExitSomeRejected) {
+    problems->push_back(absl::StrCat(shard_name, ": failed (exit status ", s->exit_code, ")", FailureDetail(*s),
+                                     "; rerun it with --resume"));
+    return std::nullopt;
+  }
+  return std::move(*s);
+}
+
+// The same job everywhere? Appends a problem for each loaded shard that ran
+// another job than the first loaded one; returns that first one, or -1.
+int CheckSameJob(const std::vector<std::optional<RunSummary>>& shards, std::vector<std::string>* problems) {
+  int first = -1;
+  for (int i = 0; i < static_cast<int>(shards.size()); ++i) {
+    if (!shards[static_cast<size_t>(i)]) continue;
+    if (first < 0) {
+      first = i;
+      continue;
+    }
+    const RunSummary& a = *shards[static_cast<size_t>(first)];
+    const RunSummary& b = *shards[static_cast<size_t>(i)];
+    if (a.fingerprint != b.fingerprint || a.inputs_in_job != b.inputs_in_job || a.group_by != b.group_by ||
+        a.gpus_per_node != b.gpus_per_node)
+      problems->push_back(absl::StrCat("shard ", i, " ran another job than shard ", first, " (fingerprint ",
+                                       b.fingerprint, " vs ", a.fingerprint, "): different inputs or options"));
+  }
+  return first;
+}
+
+// ShardJoin: the shards' outputs and inputs gathered, each once, while
+// checking that no two shards wrote or reported the same one.
+class ShardJoin {
+ public:
+  explicit ShardJoin(uint64_t inputs_in_job) : inputs_(inputs_in_job), reporter_(inputs_in_job, -1) {}
+
+  // Takes shard `i`'s outputs and inputs (moved out of `s`).
+  void Add(int i, RunSummary& s, std::vector<std::string>* problems) {
+    for (auto& o : s.outputs) AddOutput(i, std::move(o), problems);
+    for (auto& r : s.inputs) AddInput(i, std::move(r), problems);
+  }
+
+  // Appends a problem for each input of the job that no shard reported.
+  void CheckEveryInputReported(std::vector<std::string>* problems) const {
+    for (size_t k = 0; k < inputs_.size(); ++k) {
+      if (reporter_[k] >= 0) continue;
+      auto it = claimed_elsewhere_.find(static_cast<int64_t>(k));
+      if (it != claimed_elsewhere_.end())
+        problems->push_back(absl::StrCat("input #", k, ": shard ", it->second.first, " left it to shard ",
+                                         it->second.second, ", which does not report it"));
+      else
+        problems->push_back(absl::StrCat("input #", k, " of the job is reported by no shard"));
+    }
+  }
+
+  // Moves the outputs (in output order) and inputs (in job order) into
+  // `merged`, with the job's time span.
+  void MoveInto(RunSummary* merged) {
+    std::stable_sort(outputs_.begin(), outputs_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [key, o] : outputs_) merged->outputs.push_back(std::move(o));
+    for (const auto& r : inputs_) {
+      if (!r.has_span) continue;
+      merged->first_ts_ns = merged->has_span ? std::min(merged->first_ts_ns, r.first_ts_ns) : r.first_ts_ns;
+      merged->last_ts_ns = merged->has_span ? std::max(merged->last_ts_ns, r.last_ts_ns) : r.last_ts_ns;
+      merged->has_span = true;
+    }
+    merged->inputs = std::move(inputs_);
+  }
+
+  // Whether an input reported so far was rejected or damaged.
+  bool rejected() const { return rejected_; }
+
+ private:
+  void AddOutput(int i, OutputRecord o, std::vector<std::string>* problems) {
+    auto [it, fresh] = writer_.emplace(o.path, i);
+    if (!fresh) {
+      problems->push_back(absl::StrCat("output ", o.path, " was written by shards ", it->second, " and ", i));
+      return;
+    }
+    OutputKey key = ParseOutputName(o.path).value_or(OutputKey{2, 0, o.path});
+    outputs_.emplace_back(std::move(key), std::move(o));
+  }
+
+  void AddInput(int i, InputRecord r, std::vector<std::string>* problems) {
+    if (r.index < 0 || static_cast<uint64_t>(r.index) >= inputs_.size()) {
+      problems->push_back(absl::StrCat("shard ", i, ": input ", r.path, " has no valid index"));
+      return;
+    }
+    if (r.owner_shard >= 0) {
+      claimed_elsewhere_[r.index] = {i, r.owner_shard};
+      return;
+    }
+    size_t k = static_cast<size_t>(r.index);
+    if (reporter_[k] >= 0) {
+      problems->push_back(absl::StrCat("input ", r.path, " was reported by shards ", reporter_[k], " and ", i));
+      return;
+    }
+    reporter_[k] = i;
+    rejected_ |= !r.status.ok();
+    r.owner_shard = -1;
+    r.index = -1;
+    inputs_[k] = std::move(r);
+  }
+
+  std::map<std::string, int> writer_;  // output path -> shard
+  std::vector<std::pair<OutputKey, OutputRecord>> outputs_;
+  std::vector<InputRecord> inputs_;    // by index in the job
+  std::vector<int> reporter_;          // by index in the job: shard, -1 none
+  std::map<int64_t, std::pair<int, int>> claimed_elsewhere_;  // index -> (by shard, owner)
+  bool rejected_ = false;
+};
+
+// One line of the merged manifest's `shards`.
+ShardRun ShardRunOf(int i, const RunSummary& s) {
+  ShardRun run;
+  run.index = i;
+  run.exit_code = s.exit_code;
+  run.wall_seconds = s.wall_seconds;
+  run.threads = s.threads;
+  run.source = s.shard.source;
+  run.command_line = s.command_line;
+  return run;
+}
+
+// Joins the shards (every one loaded, all of the job of shard `first`) into
+// the job's summary; problems (outputs or inputs twice or never) go to
+// `problems`. Moves the outputs and inputs out of `shards`.
+RunSummary JoinShards(std::vector<std::optional<RunSummary>>& shards, int first, const std::string& command_line,
+                      std::vector<std::string>* problems) {
+  const RunSummary& base = *shards[static_cast<size_t>(first)];
+  RunSummary merged;
+  merged.command_line = command_line;
+  merged.group_by = base.group_by;
+  merged.gpus_per_node = base.gpus_per_node;
+  merged.fingerprint = base.fingerprint;
+  ShardJoin join(base.inputs_in_job);
+  for (int i = 0; i < static_cast<int>(shards.size()); ++i) {
+    RunSummary& s = *shards[static_cast<size_t>(i)];
+    merged.shards.push_back(ShardRunOf(i, s));
+    merged.wall_seconds = std::max(merged.wall_seconds, s.wall_seconds);
+    merged.threads = std::max(merged.threads, s.threads);
+    join.Add(i, s, problems);
+  }
+  join.CheckEveryInputReported(problems);
+  join.MoveInto(&merged);
+  merged.exit_code = join.rejected() ? kExitSomeRejected : kExitOk;
+  return merged;
+}
+
 }  // namespace
 
 MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line) {
@@ -43,188 +263,26 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
     rep.problems.push_back(OutDirLock::InUseMessage(out_dir));
     return rep;
   }
-  // Which shard counts have manifests (or journals) here?
-  std::map<int, std::set<int>> found;  // count -> indices with a manifest
-  std::set<int> counts;
-  static const std::regex kName(R"(^(manifest|journal)\.shard-(\d{1,6})-of-(\d{1,6})\.jsonl?$)");
-  if (DIR* d = ::opendir(out_dir.c_str())) {
-    while (dirent* de = ::readdir(d)) {
-      std::cmatch m;
-      if (!std::regex_match(de->d_name, m, kName)) continue;
-      int i = std::stoi(m[2].str()), n = std::stoi(m[3].str());
-      bool manifest = m[1].str() == "manifest" && std::string(de->d_name).ends_with(".json");
-      counts.insert(n);
-      if (manifest) found[n].insert(i);
-    }
-    ::closedir(d);
-  } else {
-    rep.exit_code = kExitUsage;
-    rep.problems.push_back(absl::StrCat("cannot list ", out_dir));
+  const ShardCount found = FindShardCount(out_dir);
+  if (!found.problem.empty()) {
+    rep.exit_code = found.exit_code;
+    rep.problems.push_back(found.problem);
     return rep;
   }
-  if (counts.empty()) {
-    rep.exit_code = kExitUsage;
-    rep.problems.push_back(absl::StrCat("no shard manifests (manifest.shard-<i>-of-<n>.json) in ",
-                                        out_dir, ": was the job run with --shard or a job array?"));
-    return rep;
-  }
-  if (counts.size() > 1) {
-    rep.exit_code = kExitInternal;
-    std::vector<std::string> c;
-    for (int n : counts) c.push_back(absl::StrCat(n));
-    rep.problems.push_back(absl::StrCat("shard files of different shard counts (", absl::StrJoin(c, ", "),
-                                        ") in ", out_dir, ": remove those of the runs that do not count"));
-    return rep;
-  }
-  const int n = *counts.begin();
+  const int n = found.count;
   rep.shard_count = n;
-  std::vector<RunSummary> shards(static_cast<size_t>(n));
-  std::vector<bool> ok(static_cast<size_t>(n), false);
-  for (int i = 0; i < n; ++i) {
-    ShardSpec spec{i, n, ""};
-    std::string path = absl::StrCat(out_dir, "/", ManifestFileName(spec));
-    std::string shard_name = absl::StrCat("shard ", i, " (", i, "/", n, ")");
-    std::string text;
-    if (!ReadWhole(path, &text)) {
-      std::string journal = absl::StrCat(out_dir, "/", JournalFileName(spec));
-      std::string why = "never started, or was killed before writing anything";
-      if (auto j = LoadJournal(journal); j.ok())
-        why = absl::StrCat("started but did not finish (killed, or still running): its journal lists ",
-                           j->outputs.size(), " completed outputs; rerun it with --resume");
-      rep.problems.push_back(absl::StrCat(shard_name, ": missing ", ManifestFileName(spec), ": ", why));
-      continue;
-    }
-    auto s = ParseManifest(text);
-    if (!s.ok()) {
-      rep.problems.push_back(absl::StrCat(shard_name, ": ", ManifestFileName(spec), " is unreadable: ",
-                                          s.status().message()));
-      continue;
-    }
-    if (s->shard.count != n || s->shard.index != i) {
-      rep.problems.push_back(absl::StrCat(shard_name, ": ", ManifestFileName(spec), " says it is shard ",
-                                          s->shard.index, "/", s->shard.count));
-      continue;
-    }
-    if (s->exit_code != kExitOk && s->exit_code != kExitSomeRejected) {
-      std::string detail;
-      for (const auto& o : s->outputs)
-        if (!o.error.empty()) {
-          detail = absl::StrCat(": ", o.path, ": ", o.error);
-          break;
-        }
-      for (const auto& r : s->inputs)
-        if (detail.empty() && r.owner_shard < 0 && !r.status.ok() && r.status.code() != absl::StatusCode::kDataLoss &&
-            r.status.code() != absl::StatusCode::kInvalidArgument)
-          detail = absl::StrCat(": ", r.path, ": ", r.status.message());
-      rep.problems.push_back(absl::StrCat(shard_name, ": failed (exit status ", s->exit_code, ")", detail,
-                                          "; rerun it with --resume"));
-      continue;
-    }
-    shards[static_cast<size_t>(i)] = std::move(*s);
-    ok[static_cast<size_t>(i)] = true;
-  }
-  // The same job everywhere?
-  int first = -1;
-  for (int i = 0; i < n; ++i) {
-    if (!ok[static_cast<size_t>(i)]) continue;
-    if (first < 0) {
-      first = i;
-      continue;
-    }
-    const RunSummary& a = shards[static_cast<size_t>(first)];
-    const RunSummary& b = shards[static_cast<size_t>(i)];
-    if (a.fingerprint != b.fingerprint || a.inputs_in_job != b.inputs_in_job || a.group_by != b.group_by ||
-        a.gpus_per_node != b.gpus_per_node)
-      rep.problems.push_back(absl::StrCat("shard ", i, " ran another job than shard ", first,
-                                          " (fingerprint ", b.fingerprint, " vs ", a.fingerprint,
-                                          "): different inputs or options"));
-  }
+  std::vector<std::optional<RunSummary>> shards(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) shards[static_cast<size_t>(i)] = LoadShard(out_dir, ShardSpec{i, n, ""}, &rep.problems);
+  const int first = CheckSameJob(shards, &rep.problems);
   if (!rep.problems.empty() || first < 0) {
     rep.exit_code = kExitInternal;
     return rep;
   }
-  const RunSummary& base = shards[static_cast<size_t>(first)];
-  RunSummary merged;
-  merged.command_line = command_line;
-  merged.group_by = base.group_by;
-  merged.gpus_per_node = base.gpus_per_node;
-  merged.fingerprint = base.fingerprint;
-  // Outputs: each written once.
-  std::map<std::string, int> writer;
-  std::vector<std::pair<OutputKey, OutputRecord>> outputs;
-  // Inputs: each reported once.
-  std::vector<InputRecord> inputs(base.inputs_in_job);
-  std::vector<int> reporter(base.inputs_in_job, -1);
-  std::map<int64_t, std::pair<int, int>> claimed_elsewhere;  // index -> (by shard, owner)
-  bool rejected = false;
-  for (int i = 0; i < n; ++i) {
-    RunSummary& s = shards[static_cast<size_t>(i)];
-    ShardRun run;
-    run.index = i;
-    run.exit_code = s.exit_code;
-    run.wall_seconds = s.wall_seconds;
-    run.threads = s.threads;
-    run.source = s.shard.source;
-    run.command_line = s.command_line;
-    merged.shards.push_back(run);
-    merged.wall_seconds = std::max(merged.wall_seconds, s.wall_seconds);
-    merged.threads = std::max(merged.threads, s.threads);
-    for (auto& o : s.outputs) {
-      auto [it, fresh] = writer.emplace(o.path, i);
-      if (!fresh) {
-        rep.problems.push_back(absl::StrCat("output ", o.path, " was written by shards ", it->second,
-                                            " and ", i));
-        continue;
-      }
-      OutputKey key = ParseOutputName(o.path).value_or(OutputKey{2, 0, o.path});
-      outputs.emplace_back(std::move(key), std::move(o));
-    }
-    for (auto& r : s.inputs) {
-      if (r.index < 0 || static_cast<uint64_t>(r.index) >= base.inputs_in_job) {
-        rep.problems.push_back(absl::StrCat("shard ", i, ": input ", r.path, " has no valid index"));
-        continue;
-      }
-      if (r.owner_shard >= 0) {
-        claimed_elsewhere[r.index] = {i, r.owner_shard};
-        continue;
-      }
-      size_t k = static_cast<size_t>(r.index);
-      if (reporter[k] >= 0) {
-        rep.problems.push_back(absl::StrCat("input ", r.path, " was reported by shards ", reporter[k],
-                                            " and ", i));
-        continue;
-      }
-      reporter[k] = i;
-      rejected |= !r.status.ok();
-      r.owner_shard = -1;
-      r.index = -1;
-      inputs[k] = std::move(r);
-    }
-  }
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    if (reporter[k] >= 0) continue;
-    auto it = claimed_elsewhere.find(static_cast<int64_t>(k));
-    if (it != claimed_elsewhere.end())
-      rep.problems.push_back(absl::StrCat("input #", k, ": shard ", it->second.first, " left it to shard ",
-                                          it->second.second, ", which does not report it"));
-    else
-      rep.problems.push_back(absl::StrCat("input #", k, " of the job is reported by no shard"));
-  }
+  RunSummary merged = JoinShards(shards, first, command_line, &rep.problems);
   if (!rep.problems.empty()) {
     rep.exit_code = kExitInternal;
     return rep;
   }
-  std::stable_sort(outputs.begin(), outputs.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [key, o] : outputs) merged.outputs.push_back(std::move(o));
-  for (const auto& r : inputs) {
-    if (!r.has_span) continue;
-    merged.first_ts_ns = merged.has_span ? std::min(merged.first_ts_ns, r.first_ts_ns) : r.first_ts_ns;
-    merged.last_ts_ns = merged.has_span ? std::max(merged.last_ts_ns, r.last_ts_ns) : r.last_ts_ns;
-    merged.has_span = true;
-  }
-  merged.inputs = std::move(inputs);
-  merged.exit_code = rejected ? kExitSomeRejected : kExitOk;
   rep.outputs = merged.outputs.size();
   rep.inputs = merged.inputs.size();
   if (absl::Status st = WriteManifest(out_dir, merged); !st.ok()) {

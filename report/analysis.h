@@ -136,7 +136,9 @@ struct Analysis {
   int gpus_per_node = 8;
 };
 
-// Analyze computes the analysis of `m` (see the file comment for the rules).
+// Analyze computes the analysis of `m` (see the file comment for the rules):
+// the steps compared (step_compare.h), ranks counted, dead entries, the
+// rows (timeline_rows.h), then bins and the x range.
 Analysis Analyze(const RunModel& m, const AnalysisLimits& limits = {});
 
 }  // namespace tracemill::report

@@ -1,0 +1,45 @@
+#pragma once
+// The sections of the run report page (html_report.h), each appended by one
+// function to the page text. Internal to report/: html_report.cc calls them
+// in page order. Every string from an input is escaped (html_text.h).
+#include <cstdint>
+#include <string>
+
+#include "report/analysis.h"
+#include "report/run_model.h"
+
+namespace tracemill::report {
+
+// PageInput: what every section reads. The timeline's x axis runs from
+// `t0_ns` to `t1_ns` (absolute ns, t1_ns > t0_ns); relative times on the
+// page are from `t0_ns`.
+struct PageInput {
+  const RunModel& model;
+  const Analysis& analysis;
+  int64_t t0_ns = 0;
+  int64_t t1_ns = 1;
+};
+
+// RelativeTime: `ns` from `t0_ns`, exact: "+1.459857 s", "+0 s", "-296 µs".
+std::string RelativeTime(int64_t ns, int64_t t0_ns);
+
+// summary_cards.cc: `<section id="summary">`, one card per figure (ranks,
+// nodes, GPUs, dead, inputs, bytes, events, outputs, time, throughput, steps,
+// rounds and bytes of run event logs, version).
+void AppendSummaryCards(const PageInput& in, std::string* out);
+
+// timeline_svg.cc: `<section id="timeline">`, the legend and one inline SVG
+// of the analysis rows (bands per node, axis, bars, dead and missing marks).
+void AppendTimeline(const PageInput& in, std::string* out);
+
+// report_tables.cc: the table sections, each `<section id="...">`:
+// rounds (only if a run event log has rounds), stragglers, dead ranks,
+// inputs, outputs, and the log of warnings and errors per file.
+void AppendRoundsTable(const PageInput& in, std::string* out);
+void AppendStragglersTable(const PageInput& in, std::string* out);
+void AppendDeadTable(const PageInput& in, std::string* out);
+void AppendInputsTable(const PageInput& in, std::string* out);
+void AppendOutputsTable(const PageInput& in, std::string* out);
+void AppendWarningLog(const PageInput& in, std::string* out);
+
+}  // namespace tracemill::report

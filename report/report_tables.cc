@@ -1,0 +1,253 @@
+// The table sections of the run report (page_sections.h): rounds,
+// stragglers, dead ranks, inputs, outputs, and the warning log.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "report/html_text.h"
+#include "report/page_sections.h"
+
+namespace tracemill::report {
+namespace {
+
+constexpr size_t kMaxDeadTableRows = 1024;
+constexpr size_t kMaxLogInputs = 4096;  // inputs listed in the log section
+
+// "0–3, 5, 8–9" (en dashes) for sorted ranks.
+std::string RankList(const std::vector<int64_t>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!s.empty()) s.append(", ");
+    if (j == i) absl::StrAppend(&s, ranks[i]);
+    else absl::StrAppend(&s, ranks[i], "\xE2\x80\x93", ranks[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+// One row of the stragglers table; `groups`: with the "of" column.
+void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
+  absl::StrAppend(o, "<tr data-step=\"", s.step, "\">");
+  if (groups) {
+    o->append("<td>");
+    AppendHtmlEscaped(s.group.empty() ? "ranks" : s.group, o);
+    o->append("</td>");
+  }
+  const Straggler& top = s.slowest.front();
+  absl::StrAppend(o, "<td class=\"n\">", s.step, "</td><td class=\"n\">", s.participants,
+                  "</td><td class=\"n\" data-v=\"", s.median_ns, "\">", FormatDuration(s.median_ns),
+                  "</td><td class=\"who\">");
+  AppendHtmlEscaped(top.label, o);
+  absl::StrAppend(o, "</td><td class=\"n\" data-v=\"", top.dur_ns, "\">", FormatDuration(top.dur_ns),
+                  "</td><td class=\"n lag\" data-v=\"", top.lag_ns, "\">", top.lag_ns >= 0 ? "+" : "",
+                  FormatDuration(top.lag_ns), "</td><td class=\"n\">", FormatPercent(top.lag_ns, s.median_ns),
+                  "</td>");
+  for (size_t k = 1; k < 3; ++k) {
+    o->append("<td>");
+    if (k < s.slowest.size()) {
+      AppendHtmlEscaped(s.slowest[k].label, o);
+      absl::StrAppend(o, " (", s.slowest[k].lag_ns >= 0 ? "+" : "", FormatDuration(s.slowest[k].lag_ns), ")");
+    }
+    o->append("</td>");
+  }
+  o->append("</tr>\n");
+}
+
+// One row of the inputs table. Compact (4,096 of them in a big job):
+// alignment comes from the table's CSS, numbers sort by their text.
+void InputTableRow(const InputModel& in, std::string* o) {
+  o->append(in.has_error ? "<tr class=\"dead\"><td>" : "<tr><td>");
+  AppendHtmlEscaped(in.path, o);
+  o->append("</td><td>");
+  if (in.rank) absl::StrAppend(o, *in.rank);
+  o->append("</td><td>");
+  AppendHtmlEscaped(in.format, o);
+  size_t steps = in.timeline.steps.size();
+  for (const auto& t : in.timeline.tracks) steps += t.rank ? 0 : t.steps.size();
+  absl::StrAppend(o, "</td><td>", FormatCount(in.bytes), "</td><td>", FormatCount(in.events_read), "</td><td>",
+                  FormatCount(in.events_written), "</td><td>", FormatCount(in.events_dropped), "</td><td>", steps,
+                  "</td><td>");
+  AppendHtmlEscaped(in.output, o);
+  o->append("</td><td>");
+  if (in.skipped) o->append("skipped");
+  else if (in.rejected) o->append("<b class=\"badge b-err\">rejected</b>");
+  else if (in.has_error) o->append("<b class=\"badge b-err\">damaged</b>");
+  else if (!in.warnings.empty()) o->append("<b class=\"badge b-warn\">warnings</b>");
+  else o->append("<b class=\"badge b-ok\">ok</b>");
+  o->append("</td></tr>\n");
+}
+
+// The log entry of an input with an error or warnings.
+void InputLogEntry(const InputModel& in, std::string* body) {
+  body->append("<div><b>");
+  AppendHtmlEscaped(in.path, body);
+  body->append("</b><ul>");
+  if (in.has_error) {
+    absl::StrAppend(body, "<li class=\"e\">error (", in.rejected ? "rejected" : "damaged", ", ");
+    AppendHtmlEscaped(in.error_code, body);
+    absl::StrAppend(body, " at byte ", in.error_offset, "): ");
+    AppendHtmlEscaped(in.error_message, body);
+    body->append("</li>");
+  }
+  for (const std::string& w : in.warnings) {
+    body->append("<li class=\"w\">");
+    AppendHtmlEscaped(w, body);
+    body->append("</li>");
+  }
+  body->append("</ul></div>\n");
+}
+
+}  // namespace
+
+void AppendRoundsTable(const PageInput& in, std::string* o) {
+  if (in.analysis.rounds.empty()) return;
+  o->append("<section id=\"rounds\"><h2>Rounds</h2>\n<p class=\"note\">Rounds of run event logs: workers "
+            "alive at the end of the round / workers in the run.</p>\n");
+  o->append("<table id=\"rounds-table\"><thead><tr><th>run event log</th><th class=\"n\">round</th>"
+            "<th class=\"n\">start</th><th class=\"n\">duration</th><th class=\"n\">survivors</th>"
+            "<th class=\"n\">lost</th></tr></thead><tbody>\n");
+  for (const RoundEntry& r : in.analysis.rounds) {
+    o->append("<tr><td>");
+    AppendHtmlEscaped(r.log, o);
+    absl::StrAppend(o, "</td><td class=\"n\">", r.round, "</td><td class=\"n\">", RelativeTime(r.start_ns, in.t0_ns),
+                    "</td><td class=\"n\">", FormatDuration(r.end_ns - r.start_ns), "</td>");
+    if (r.survivors >= 0) {
+      absl::StrAppend(o, "<td class=\"n surv\">", r.survivors, "/", r.total, "</td><td class=\"n\">",
+                      std::max(r.total - r.survivors, 0), "</td></tr>\n");
+    } else {
+      o->append("<td class=\"n surv\">&ndash;</td><td class=\"n\">&ndash;</td></tr>\n");
+    }
+  }
+  o->append("</tbody></table></section>\n");
+}
+
+void AppendStragglersTable(const PageInput& in, std::string* o) {
+  const Analysis& a = in.analysis;
+  o->append("<section id=\"stragglers\"><h2>Stragglers</h2>\n");
+  if (a.stragglers.empty()) {
+    o->append("<p class=\"note\">No step is shared by two or more ranks or workers: nothing to "
+              "compare.</p></section>\n");
+    return;
+  }
+  o->append("<p class=\"note\">Per step, the three slowest ranks (or workers) and how far their step "
+            "lasted beyond the median of all that have the step.");
+  if (a.straggler_steps_omitted)
+    absl::StrAppend(o, " Only the ", a.stragglers.size(), " steps with the largest lag are listed; ",
+                    a.straggler_steps_omitted, " more are not.");
+  o->append("</p>\n");
+  bool groups = false;
+  for (const StepStragglers& s : a.stragglers) groups |= !s.group.empty();
+  o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"stragglers-table\"><thead><tr>");
+  if (groups) o->append("<th>of</th>");
+  o->append("<th class=\"n\">step</th><th class=\"n\">compared</th><th class=\"n\">median</th>"
+            "<th>slowest</th><th class=\"n\">duration</th><th class=\"n\">behind median</th>"
+            "<th class=\"n\">%</th><th>2nd</th><th>3rd</th></tr></thead><tbody>\n");
+  for (const StepStragglers& s : a.stragglers) StragglerTableRow(s, groups, o);
+  o->append("</tbody></table></div></section>\n");
+}
+
+void AppendDeadTable(const PageInput& in, std::string* o) {
+  const Analysis& a = in.analysis;
+  o->append("<section id=\"dead\"><h2>Dead ranks</h2>\n");
+  if (a.dead.empty()) {
+    o->append("<p class=\"note\">None: every rank the inputs name has an input that converted cleanly");
+    if (a.world_size > 0) absl::StrAppend(o, ", and all ", a.world_size, " ranks of world_size are present");
+    o->append(".</p></section>\n");
+    return;
+  }
+  o->append("<p class=\"note\">Inputs that failed (rejected: nothing converted; damaged: converted up to "
+            "the damage), ranks that world_size says exist but no input holds, and workers of run "
+            "event logs with a failed action.</p>\n");
+  o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"dead-table\"><thead><tr><th>who</th>"
+            "<th>what</th><th class=\"n\">from</th><th>reason</th><th>input</th></tr></thead><tbody>\n");
+  for (size_t k = 0; k < a.dead.size() && k < kMaxDeadTableRows; ++k) {
+    const DeadEntry& d = a.dead[k];
+    absl::StrAppend(o, "<tr class=\"dead\" data-kind=\"", d.kind, "\"><td>");
+    AppendHtmlEscaped(d.label, o);
+    absl::StrAppend(o, "</td><td>", d.kind, "</td><td class=\"n\">",
+                    d.from_ns ? RelativeTime(*d.from_ns, in.t0_ns) : std::string("start"), "</td><td>");
+    AppendHtmlEscaped(d.reason, o);
+    o->append("</td><td class=\"path\">");
+    AppendHtmlEscaped(d.path, o);
+    o->append("</td></tr>\n");
+  }
+  o->append("</tbody></table></div>\n");
+  if (a.dead.size() > kMaxDeadTableRows)
+    absl::StrAppend(o, "<p class=\"note\">", a.dead.size() - kMaxDeadTableRows,
+                    " more dead entries are in manifest.json.</p>\n");
+  o->append("</section>\n");
+}
+
+void AppendInputsTable(const PageInput& in, std::string* o) {
+  o->append("<section id=\"inputs\"><h2>Inputs</h2>\n");
+  o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"inputs-table\"><thead><tr><th>path</th>"
+            "<th class=\"n\">rank</th><th>format</th><th class=\"n\">bytes</th><th class=\"n\">read</th>"
+            "<th class=\"n\">written</th><th class=\"n\">dropped</th><th class=\"n\">steps</th>"
+            "<th>output</th><th>status</th></tr></thead><tbody>\n");
+  for (const InputModel& input : in.model.inputs) InputTableRow(input, o);
+  o->append("</tbody></table></div></section>\n");
+}
+
+void AppendOutputsTable(const PageInput& in, std::string* o) {
+  o->append("<section id=\"outputs\"><h2>Outputs</h2>\n");
+  if (in.model.outputs.empty()) {
+    o->append("<p class=\"note\">No output was written.</p></section>\n");
+    return;
+  }
+  o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"outputs-table\"><thead><tr><th>file</th>"
+            "<th>ranks</th><th class=\"n\">inputs</th><th class=\"n\">events</th><th class=\"n\">bytes</th>"
+            "<th>status</th></tr></thead><tbody>\n");
+  for (const OutputModel& out : in.model.outputs) {
+    o->append(out.error.empty() ? "<tr><td>" : "<tr class=\"dead\"><td>");
+    AppendHtmlEscaped(out.path, o);
+    absl::StrAppend(o, "</td><td>", RankList(out.ranks), "</td><td class=\"n\">", out.inputs,
+                    "</td><td class=\"n\" data-v=\"", out.events, "\">", FormatCount(out.events),
+                    "</td><td class=\"n\" data-v=\"", out.bytes, "\">", FormatCount(out.bytes), "</td><td>");
+    if (out.error.empty()) {
+      o->append("<span class=\"badge b-ok\">ok</span>");
+    } else {
+      o->append("<span class=\"badge b-err\">error</span> ");
+      AppendHtmlEscaped(out.error, o);
+    }
+    o->append("</td></tr>\n");
+  }
+  o->append("</tbody></table></div></section>\n");
+}
+
+void AppendWarningLog(const PageInput& in, std::string* o) {
+  o->append("<section id=\"log\"><h2>Warnings and errors</h2>\n");
+  size_t listed = 0, quiet = 0;
+  std::string body;
+  for (const InputModel& input : in.model.inputs) {
+    if (!input.has_error && input.warnings.empty()) {
+      ++quiet;
+      continue;
+    }
+    if (++listed > kMaxLogInputs) continue;
+    InputLogEntry(input, &body);
+  }
+  for (const OutputModel& out : in.model.outputs) {
+    if (out.error.empty()) continue;
+    ++listed;
+    body.append("<div><b>output ");
+    AppendHtmlEscaped(out.path, &body);
+    body.append("</b><ul><li class=\"e\">");
+    AppendHtmlEscaped(out.error, &body);
+    body.append("</li></ul></div>\n");
+  }
+  if (listed == 0) {
+    o->append("<p class=\"note\">No warning and no error.</p></section>\n");
+    return;
+  }
+  absl::StrAppend(o, "<p class=\"note\">", listed, listed == 1 ? " file" : " files", " with warnings or errors; ",
+                  quiet, " without.");
+  if (listed > kMaxLogInputs) absl::StrAppend(o, " The first ", kMaxLogInputs, " are listed.");
+  o->append("</p>\n<div class=\"log\">\n");
+  o->append(body);
+  o->append("</div></section>\n");
+}
+
+}  // namespace tracemill::report

@@ -1,0 +1,133 @@
+#include "report/step_compare.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "report/input_labels.h"
+
+namespace tracemill::report {
+namespace {
+
+using formats::StepSpan;
+
+// (group, step): the steps compared with each other.
+using StepKey = std::pair<std::string, int64_t>;
+// (participant, index into its steps): one participant's span of a step.
+using StepMember = std::pair<int, size_t>;
+
+int64_t DurNs(const Participants& parts, const StepMember& x) {
+  const StepSpan& s = (*parts.list[x.first].steps)[x.second];
+  return s.end_ns - s.start_ns;
+}
+
+std::map<StepKey, std::vector<StepMember>> GroupByStep(const Participants& parts) {
+  std::map<StepKey, std::vector<StepMember>> by_step;
+  for (size_t p = 0; p < parts.list.size(); ++p)
+    for (size_t k = 0; k < parts.list[p].steps->size(); ++k)
+      by_step[{parts.list[p].group, (*parts.list[p].steps)[k].step}].emplace_back(static_cast<int>(p), k);
+  return by_step;
+}
+
+// A straggler table row and the largest lag in it, which decides whether
+// the row is kept.
+struct LaggedStepRow {
+  int64_t max_lag_ns = 0;
+  StepStragglers row;
+};
+
+// Compares the `members` (two or more) of step `key`: notes their lags,
+// marks the slowest, and returns the table row.
+LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, Participants* parts) {
+  std::vector<int64_t> d;
+  for (const auto& x : members) d.push_back(DurNs(*parts, x));
+  const size_t n = d.size();
+  const int64_t median = MedianNs(std::move(d));
+  // Slowest first; ties in participant order.
+  std::stable_sort(members.begin(), members.end(), [&](const StepMember& x, const StepMember& y) {
+    return DurNs(*parts, x) > DurNs(*parts, y);
+  });
+  for (const auto& x : members) {
+    StepNote& note = parts->list[x.first].notes[x.second];
+    note.median_ns = median;
+    note.lag_ns = DurNs(*parts, x) - median;
+    if (note.lag_ns > 0) parts->list[x.first].total_lag_ns += note.lag_ns;
+  }
+  if (DurNs(*parts, members[0]) > median) parts->list[members[0].first].notes[members[0].second].slowest = true;
+  LaggedStepRow lagged;
+  StepStragglers& row = lagged.row;
+  row.group = key.first;
+  row.step = key.second;
+  row.participants = static_cast<int32_t>(n);
+  row.median_ns = median;
+  for (size_t k = 0; k < std::min<size_t>(3, members.size()); ++k)
+    row.slowest.push_back(Straggler{parts->list[members[k].first].label, DurNs(*parts, members[k]),
+                                    DurNs(*parts, members[k]) - median});
+  lagged.max_lag_ns = DurNs(*parts, members[0]) - median;
+  return lagged;
+}
+
+// Keeps the `max_rows` rows with the largest lag (in (group, step) order);
+// returns how many were dropped.
+size_t KeepLargestLags(size_t max_rows, std::vector<LaggedStepRow>* table) {
+  if (table->size() <= max_rows) return 0;
+  std::stable_sort(table->begin(), table->end(),
+                   [](const LaggedStepRow& x, const LaggedStepRow& y) { return x.max_lag_ns > y.max_lag_ns; });
+  const size_t omitted = table->size() - max_rows;
+  table->resize(max_rows);
+  std::stable_sort(table->begin(), table->end(), [](const LaggedStepRow& x, const LaggedStepRow& y) {
+    return std::tie(x.row.group, x.row.step) < std::tie(y.row.group, y.row.step);
+  });
+  return omitted;
+}
+
+}  // namespace
+
+Participants CollectParticipants(const RunModel& m) {
+  Participants parts;
+  parts.of_input.assign(m.inputs.size(), -1);
+  parts.of_track.resize(m.inputs.size());
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const InputModel& in = m.inputs[i];
+    if (in.skipped) continue;
+    if (in.timeline.tracks.empty()) {
+      parts.of_input[i] = static_cast<int>(parts.list.size());
+      parts.list.push_back(Participant{"", InputLabel(in), &in.timeline.steps, {}, 0});
+      continue;
+    }
+    parts.of_track[i].assign(in.timeline.tracks.size(), -1);
+    for (size_t t = 0; t < in.timeline.tracks.size(); ++t) {
+      const formats::TrackTimeline& tr = in.timeline.tracks[t];
+      if (!tr.rank) continue;  // the scheduler's rounds are not compared
+      parts.of_track[i][t] = static_cast<int>(parts.list.size());
+      parts.list.push_back(Participant{InputLabel(in), tr.name, &tr.steps, {}, 0});
+    }
+  }
+  for (Participant& p : parts.list) p.notes.resize(p.steps->size());
+  return parts;
+}
+
+StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts) {
+  StepComparison out;
+  std::set<int64_t> rank_steps;
+  std::vector<LaggedStepRow> table;
+  for (auto& [key, members] : GroupByStep(*parts)) {
+    if (key.first.empty()) rank_steps.insert(key.second);
+    if (members.size() < 2) continue;
+    table.push_back(CompareStep(key, std::move(members), parts));
+  }
+  out.rank_steps = static_cast<int64_t>(rank_steps.size());
+  out.steps_omitted = KeepLargestLags(limits.max_straggler_steps, &table);
+  for (LaggedStepRow& r : table) out.stragglers.push_back(std::move(r.row));
+  return out;
+}
+
+int64_t MedianNs(std::vector<int64_t> d) {
+  std::sort(d.begin(), d.end());
+  const size_t n = d.size();
+  return n % 2 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+}
+
+}  // namespace tracemill::report

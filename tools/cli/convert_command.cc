@@ -1,0 +1,268 @@
+#include "tools/cli/convert_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "formats/common/time_window.h"
+#include "formats/common/ts_text.h"
+#include "pipeline/budget.h"
+#include "pipeline/convert.h"
+#include "pipeline/shard.h"
+#include "tools/cli/run_summary_lines.h"
+
+namespace tracemill::tools::cli {
+namespace {
+
+using pipeline::ConvertOptions;
+
+// The options that say what to read and what to write.
+void AddInputOutputOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flags) {
+  c->add_option("inputs", opts->inputs,
+                "Input files or directories (recursed). Format is detected from content: "
+                "Trace Event Format JSON (array or object form), Paddle profiler protobuf, "
+                "run event logs (JSON Lines), gzip with any number of members.")
+      ->required();
+  c->add_option("-o,--output", opts->out_dir, "Output directory (created if missing)")->required();
+  c->add_option("--group-by", flags->group_by,
+                "local-gpu: one output per local GPU g (ranks r with r % gpus-per-node == g); "
+                "rank: one per rank; node: one per node (r / gpus-per-node); all: one output")
+      ->check(CLI::IsMember({"local-gpu", "rank", "node", "all"}))
+      ->default_str("local-gpu");
+  c->add_option("--gpus-per-node", opts->gpus_per_node,
+                "GPUs per node (default: number of deviceProperties entries, else 8)")
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_flag("--compress", opts->compress, "Write .json.gz (multi-member gzip)");
+  c->add_flag("--no-direct-io", flags->no_direct_io,
+              "Write outputs through the page cache (default: O_DIRECT where the file system "
+              "takes it: outputs are written once and not read back)");
+  c->add_flag("--relative-time", opts->relative_time,
+              "Write ts as microseconds since the job's first event (base in otherData)");
+}
+
+// The options that say how to run: threads, memory, scratch, ranks, shards.
+void AddResourceOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flags) {
+  c->add_option("--threads", opts->threads,
+                "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_option("--memory-limit", flags->memory_limit,
+                "Peak memory bound, e.g. 512M, 4G (default: half the cgroup memory limit, "
+                "else half the physical memory, at most 4G). Runs that do not fit spill to "
+                "--tmp-dir");
+  c->add_option("--tmp-dir", opts->tmp_dir,
+                "Directory for spill files (default: $TMPDIR, else /tmp; node-local scratch "
+                "under Slurm and Kubernetes)");
+  c->add_option("--rank-pattern", opts->rank_pattern,
+                "Regex with one capture group giving the rank from a file name, for inputs "
+                "without distributedInfo.rank (default: rank-5, rank5, rank_5, worker5, .5 suffix)");
+  c->add_option("--shard", flags->shard,
+                "This process writes shard INDEX of COUNT (0-based, e.g. 0/4): a fixed share of the "
+                "outputs, balanced by input bytes; `tracemill manifest merge` joins the shard "
+                "manifests. Default: from SLURM_ARRAY_TASK_ID/_COUNT/_MIN, else SLURM_PROCID/"
+                "SLURM_NTASKS, else JOB_COMPLETION_INDEX with --shard-count or "
+                "TRACEMILL_SHARD_COUNT, else 0/1; --shard 0/1 turns detection off");
+  c->add_option("--shard-count", flags->shard_count,
+                "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX is the index)")
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_flag("--resume", opts->resume,
+              "Keep outputs an earlier (killed) run of the same job completed, checked by size "
+              "and CRC-32 against its journal or manifest, without reading their inputs; redo "
+              "the rest");
+}
+
+// The options that select or shift events: windows, offset, system metrics.
+void AddEventOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flags) {
+  c->add_option("--start", flags->start,
+                "Keep events that overlap the window from this time (not clipped): microseconds "
+                "since the epoch, or ISO-8601 with a zone (2020-05-26T02:45:27.873Z); dropped "
+                "events are counted as `window` in the manifest");
+  c->add_option("--end", flags->end, "End of the window (inclusive), as --start");
+  c->add_option("--start-step", flags->start_step,
+                "Window from the start of this step (Kineto ProfilerStep#N, Paddle ProfileStep#N or "
+                "forward/backward markers, smdebug Step:ModeKeys.TRAIN step_num); an unknown step "
+                "is an error")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--end-step", flags->end_step, "Window to the end of this step (inclusive), as --start-step")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--time-offset", flags->time_offset,
+                "Add this many microseconds (may be negative) to every input's timestamps, e.g. "
+                "to place a raw Horovod timeline (monotonic clock) on the epoch");
+  c->add_option("--low-gpu-threshold", opts->low_gpu_threshold,
+                "smdebug system metrics: GPUUtilization below this percentage is drawn as a "
+                "slice on the node's `GPU bottlenecks` track (default 85)")
+      ->check(CLI::Range(0.0, 100.0));
+  c->add_flag("--no-system-metrics", opts->no_system_metrics,
+              "Skip smdebug system metrics (system/ folders and loose sample files)");
+}
+
+// The options that say what the run shows and when it writes.
+void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
+  c->add_flag("--no-overlap", opts->no_overlap,
+              "Decode every input before writing any output (by default an output is written "
+              "as soon as its inputs are decoded, when the inputs' heads tell every output)");
+  c->add_option("--debug-write-delay-ms", opts->debug_write_delay_ms,
+                "Sleep this long per 1,000 events written (tests of interrupted runs)")
+      ->group("");
+  c->add_flag("-q,--quiet", opts->quiet, "No progress line and no per-input error lines");
+  c->add_flag("-v,--verbose", opts->verbose, "Log threads, simdjson kernel and outputs");
+  c->add_flag("--no-report", [opts](int64_t) { opts->write_report = false; },
+              "Do not write OUTDIR/report.html (the HTML run report)");
+}
+
+// Each Resolve* below turns checked flags into options. On a bad flag it
+// prints one "tracemill: ..." line and returns false (a usage error).
+
+// The shard: --shard (checked against --shard-count), else the environment.
+bool ResolveShard(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (!flags.shard.empty()) {
+    auto spec = pipeline::ParseShardArg(flags.shard);
+    if (!spec.ok()) {
+      std::fprintf(stderr, "tracemill: %s\n", std::string(spec.status().message()).c_str());
+      return false;
+    }
+    if (flags.shard_count > 0 && flags.shard_count != spec->count) {
+      std::fprintf(stderr, "tracemill: --shard-count %d disagrees with --shard %s\n", flags.shard_count,
+                   flags.shard.c_str());
+      return false;
+    }
+    opts->shard = *spec;
+    return true;
+  }
+  auto spec = pipeline::DetectShard([](const char* k) { return std::getenv(k); }, flags.shard_count);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "tracemill: %s\n", std::string(spec.status().message()).c_str());
+    return false;
+  }
+  opts->shard = *spec;
+  if (!opts->shard.source.empty() && !opts->quiet)
+    std::fprintf(stderr, "tracemill: shard %d/%d (detected from %s)\n", opts->shard.index,
+                 opts->shard.count, opts->shard.source.c_str());
+  return true;
+}
+
+// --relative-time needs the whole job, which a shard does not read.
+bool CheckRelativeTime(const ConvertOptions& opts) {
+  if (!opts.relative_time || !opts.shard.sharded()) return true;
+  std::fprintf(stderr,
+               "tracemill: --relative-time needs the whole job's first event, which shard %d/%d "
+               "does not read: drop --relative-time or run unsharded (--shard 0/1)\n",
+               opts.shard.index, opts.shard.count);
+  return false;
+}
+
+// --start / --end as absolute ns, the end not before the start.
+bool ResolveTimeWindow(const ConvertFlags& flags, ConvertOptions* opts) {
+  struct Bound {
+    const std::string* arg;
+    const char* flag;
+    std::optional<int64_t>* ns;
+  };
+  for (const Bound& b : {Bound{&flags.start, "--start", &opts->window_start_ns},
+                         Bound{&flags.end, "--end", &opts->window_end_ns}}) {
+    if (b.arg->empty()) continue;
+    auto ns = formats::ParseTimeArg(*b.arg);
+    if (!ns.ok()) {
+      std::fprintf(stderr, "tracemill: %s: %s\n", b.flag, std::string(ns.status().message()).c_str());
+      return false;
+    }
+    *b.ns = *ns;
+  }
+  if (opts->window_start_ns && opts->window_end_ns && *opts->window_end_ns < *opts->window_start_ns) {
+    std::fprintf(stderr, "tracemill: --end is before --start\n");
+    return false;
+  }
+  return true;
+}
+
+// --start-step / --end-step; they need every input, which a shard does not read.
+bool ResolveStepWindow(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (flags.start_step >= 0) opts->start_step = flags.start_step;
+  if (flags.end_step >= 0) opts->end_step = flags.end_step;
+  if ((opts->start_step || opts->end_step) && opts->shard.sharded()) {
+    std::fprintf(stderr,
+                 "tracemill: --start-step/--end-step need every input's step markers, which shard %d/%d "
+                 "does not read: pass --start/--end, or run unsharded (--shard 0/1)\n",
+                 opts->shard.index, opts->shard.count);
+    return false;
+  }
+  return true;
+}
+
+bool ResolveTimeOffset(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (flags.time_offset.empty()) return true;
+  auto ns = formats::ParseMicrosToNanos(flags.time_offset);
+  // Held to the range of timestamps (+-2^62 ns), so that ts + offset fits.
+  if (!ns || !formats::InTimeRange(*ns)) {
+    std::fprintf(stderr,
+                 "tracemill: --time-offset %s: expected decimal microseconds within "
+                 "+-4611686018427387.903\n",
+                 flags.time_offset.c_str());
+    return false;
+  }
+  opts->time_offset_ns = *ns;
+  return true;
+}
+
+bool ResolveMemoryLimit(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (flags.memory_limit.empty()) return true;
+  auto bytes = pipeline::ParseBytes(flags.memory_limit);
+  if (!bytes || *bytes < (16u << 20)) {
+    std::fprintf(stderr, "tracemill: --memory-limit %s: expected a size like 512M or 4G (at least 16M)\n",
+                 flags.memory_limit.c_str());
+    return false;
+  }
+  opts->memory_limit = *bytes;
+  return true;
+}
+
+// Every flag check, in the order their errors have always been reported.
+bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
+  opts->group_by = *pipeline::ParseGroupBy(flags.group_by);  // CLI11 checked the name
+  if (!ResolveShard(flags, opts) || !CheckRelativeTime(*opts) || !ResolveTimeWindow(flags, opts) ||
+      !ResolveStepWindow(flags, opts))
+    return false;
+  opts->direct_io = !flags.no_direct_io;
+  return ResolveTimeOffset(flags, opts) && ResolveMemoryLimit(flags, opts);
+}
+
+// "tracemill: N inputs (...), ... events read ...; M outputs in OUTDIR (T s)".
+void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary& s) {
+  const InputCounts in = CountInputs(s, /*skip_other_shards=*/true);
+  const FailedOutputs failed = CountFailedOutputs(s);
+  const size_t written = s.outputs.size() - failed.count;
+  std::fprintf(stderr,
+               "tracemill: %zu input%s (%d with errors), %llu events read, %llu written, %llu "
+               "dropped; %zu output%s in %s%s (%.2f s)\n",
+               in.inputs, in.inputs == 1 ? "" : "s", in.with_errors,
+               static_cast<unsigned long long>(in.events_read),
+               static_cast<unsigned long long>(in.events_written),
+               static_cast<unsigned long long>(in.events_dropped), written, written == 1 ? "" : "s",
+               opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds);
+  if (opts.verbose) PrintOutputLines("tracemill", s);
+}
+
+}  // namespace
+
+ConvertCommand::ConvertCommand(CLI::App* app)
+    : command_(app->add_subcommand(
+          "convert",
+          "Convert per-rank trace files into merged Chrome traces (one per local GPU by default), "
+          "plus OUTDIR/manifest.json and OUTDIR/report.html.")) {
+  AddInputOutputOptions(command_, &opts_, &flags_);
+  AddResourceOptions(command_, &opts_, &flags_);
+  AddEventOptions(command_, &opts_, &flags_);
+  AddRunOptions(command_, &opts_);
+}
+
+int ConvertCommand::Run(const std::string& command_line) {
+  if (!ResolveOptions(flags_, &opts_)) return pipeline::kExitUsage;
+  opts_.progress = isatty(STDERR_FILENO) && !opts_.quiet;
+  opts_.command_line = command_line;
+  const pipeline::RunSummary s = pipeline::RunConvert(opts_);
+  if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintConvertSummary(opts_, s);
+  return s.exit_code;
+}
+
+}  // namespace tracemill::tools::cli

@@ -1,0 +1,93 @@
+#include "tools/cli/csp_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "pipeline/options.h"
+#include "tools/cli/run_summary_lines.h"
+
+namespace tracemill::tools::cli {
+namespace {
+
+// The options that say where the job is and how it is laid out.
+void AddCspJobOptions(CLI::App* c, pipeline::CspOptions* opts) {
+  c->add_option("--profile-path,--profile_path", opts->profile_path,
+                "Folder holding profile/ and (optional) dcgm/")
+      ->default_str(".");
+  c->add_option("--timeline-path,--timeline_path", opts->timeline_path, "Output folder (created if missing)")
+      ->default_str(".");
+  c->add_option("--gpus-per-trainer,--gpuPerTrainer", opts->gpus_per_trainer, "GPUs (ranks) per trainer")
+      ->check(CLI::PositiveNumber)
+      ->default_str("8");
+  c->add_option("--trainer-num,--trainerNum", opts->trainer_num,
+                "Number of trainers (default: from the highest rank file)")
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_option("--group-size,--groupSize", opts->group_size,
+                "Trainers per group; must divide --trainer-num (default: all trainers)")
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_option("--display-size,--displaySize", opts->display_size,
+                "Trainers shown per group (trainer % group-size < display-size)")
+      ->check(CLI::PositiveNumber)
+      ->default_str("2");
+}
+
+// The options that say how to write and run.
+void AddCspRunOptions(CLI::App* c, pipeline::CspOptions* opts, std::string* time_unit,
+                   std::string* stop_after) {
+  c->add_option("--time-unit", *time_unit,
+                "ns: nanoseconds in the ts/dur fields, as CrossStackProfiler writes them "
+                "(timelines look 1000x longer); us: true microseconds")
+      ->check(CLI::IsMember({"ns", "us"}))
+      ->default_str("ns");
+  c->add_option("--threads", opts->threads,
+                "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_flag("--compress", opts->compress, "Write traceFile_<g>_<n>.json.gz");
+  c->add_flag("-q,--quiet", opts->quiet, "No progress line and no per-input error lines");
+  c->add_flag("-v,--verbose", opts->verbose, "Log the outputs");
+  c->add_option("--stop-after", *stop_after, "Benchmarking: stop after this stage (decode)")
+      ->check(CLI::IsMember({"decode"}))
+      ->group("");  // hidden
+}
+
+// "tracemill csp: N inputs (...), ...; M outputs in TIMELINE_PATH (T s)".
+void PrintCspSummary(const pipeline::CspOptions& opts, const pipeline::RunSummary& s) {
+  const InputCounts in = CountInputs(s, /*skip_other_shards=*/false);
+  const FailedOutputs failed = CountFailedOutputs(s);
+  std::fprintf(stderr,
+               "tracemill csp: %zu inputs (%d with errors), %llu events read, %llu written, "
+               "%llu dropped or not displayed; %zu outputs in %s%s (%.2f s)\n",
+               in.inputs, in.with_errors, static_cast<unsigned long long>(in.events_read),
+               static_cast<unsigned long long>(in.events_written),
+               static_cast<unsigned long long>(in.events_dropped), s.outputs.size() - failed.count,
+               opts.timeline_path.c_str(), failed.note.c_str(), s.wall_seconds);
+  if (opts.verbose) PrintOutputLines("tracemill csp", s);
+}
+
+}  // namespace
+
+CspCommand::CspCommand(CLI::App* app)
+    : command_(app->add_subcommand(
+          "csp",
+          "Paddle CrossStackProfiler drop-in: PROFILE_PATH/profile/<name>.<rank> (Paddle profiler "
+          "protobuf) and PROFILE_PATH/dcgm/<name>.<trainer> (dcgmi dmon) -> "
+          "TIMELINE_PATH/traceFile_<group>_<gpu>.json, plus manifest.json.")) {
+  command_->footer(std::string(kExitCodesHelp) +
+                   "  (csp: 3 also when a rank file of the job is missing, see manifest.json "
+                   "csp.missing_ranks)\n");
+  AddCspJobOptions(command_, &opts_);
+  AddCspRunOptions(command_, &opts_, &time_unit_, &stop_after_);
+}
+
+int CspCommand::Run(const std::string& command_line) {
+  opts_.unit = time_unit_ == "us" ? formats::CspTimeUnit::kMicros : formats::CspTimeUnit::kReferenceNs;
+  opts_.progress = isatty(STDERR_FILENO) && !opts_.quiet;
+  opts_.stop_after_decode = stop_after_ == "decode";
+  opts_.command_line = command_line;
+  const pipeline::RunSummary s = pipeline::RunCsp(opts_);
+  if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintCspSummary(opts_, s);
+  return s.exit_code;
+}
+
+}  // namespace tracemill::tools::cli

@@ -1,0 +1,185 @@
+// gen_kineto: writes synthetic Kineto-like (PyTorch profiler) rank files for
+// benchmarks, seeded and deterministic.
+//
+//   gen_kineto --ranks N --events M --seed S --out DIR [--gzip] [--gpus-per-node 8]
+//
+// Each rank r gets DIR/rank<r>.pt.trace.json (or .json.gz, one gzip member)
+// in Kineto's JSON Object Format, laid out the way libkineto's
+// ChromeTraceLogger writes it (pretty-printed, ", " separators, ~450 bytes
+// per event on average, like the real Kineto files in tests/data):
+//
+//   { "schemaVersion", "deviceProperties" (gpus-per-node entries),
+//     "distributedInfo" {backend nccl, rank, world_size}, "record_shapes",
+//     "traceEvents": [ sections, in this order:
+//        CPU ops       X cat cpu_op / user_annotation, pid 4000+r, two tids,
+//                      per thread and in completion order (children before
+//                      their parent), so not sorted even within a thread;
+//        CUDA runtime  X cat cuda_runtime on the launching thread;
+//        GPU           X cat kernel / gpu_memcpy / gpu_memset, pid = local
+//                      device ordinal (r % gpus-per-node), tid = stream (int);
+//        flows         s/f pairs, cat ac2g, id = correlation, f with bp "e";
+//        instants      i "[memory]" (s t);
+//        metadata      M process_name/process_labels/process_sort_index for
+//                      the CPU process and every local GPU, thread_name and
+//                      thread_sort_index, a "Spans" string-pid X event, and
+//                      the "Traces" / "" string-pid instants Kineto writes ],
+//     "traceName", "displayTimeUnit" }
+//
+// Every file holds exactly --events trace events (metadata included), so a
+// reader's event count can be checked against ranks x events. Timestamps
+// are epoch microseconds around 1.68e15: with --ts=frac as Kineto 2.x writes
+// them (3 decimals, `1682725898236567.123`), with --ts=int as older Kineto
+// (integers); --ts=mixed (default) alternates per rank. The same seed gives
+// the same bytes whatever --jobs is. One line of JSON on stdout sums up what
+// was written (files, events, json_bytes, file_bytes).
+//
+// Files: main.cc (flags, worker threads, writing files), rank_writer.*
+// (one rank's file: step layout, events, head and trailer), names.h,
+// rng.h, text_out.h.
+#include <libdeflate.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rank_writer.h"
+
+namespace tracemill::tools::gen_kineto {
+namespace {
+
+bool WriteAll(const std::string& path, const char* data, size_t size, std::string* err) {
+  std::string tmp = path + ".partial";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    *err = "cannot create " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(data, 1, size, f) == size;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *err = "cannot write " + path + ": " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+struct Totals {
+  std::atomic<uint64_t> json_bytes{0};
+  std::atomic<uint64_t> file_bytes{0};
+  std::mutex mu;
+  std::string error;
+};
+
+void Worker(const Config& c, std::atomic<int>* next, Totals* totals) {
+  std::string json;
+  std::vector<char> gz;
+  Sections sections;
+  libdeflate_compressor* comp = c.gzip ? libdeflate_alloc_compressor(c.gzip_level) : nullptr;
+  while (true) {
+    const int r = next->fetch_add(1);
+    if (r >= c.ranks) break;
+    RankWriter(c, r, &sections).Build(&json);
+    std::string path = c.out + "/rank" + std::to_string(r) + ".pt.trace.json";
+    const char* data = json.data();
+    size_t size = json.size();
+    if (comp) {
+      gz.resize(libdeflate_gzip_compress_bound(comp, json.size()));
+      size = libdeflate_gzip_compress(comp, json.data(), json.size(), gz.data(), gz.size());
+      data = gz.data();
+      path += ".gz";
+    }
+    std::string err;
+    if (size == 0) err = "gzip compression failed for " + path;
+    if (err.empty()) WriteAll(path, data, size, &err);
+    if (!err.empty()) {
+      std::lock_guard<std::mutex> lock(totals->mu);
+      if (totals->error.empty()) totals->error = err;
+      break;
+    }
+    totals->json_bytes += json.size();
+    totals->file_bytes += size;
+  }
+  if (comp) libdeflate_free_compressor(comp);
+}
+
+void AddFlags(CLI::App* app, Config* c) {
+  app->add_option("--ranks", c->ranks, "Number of rank files")->check(CLI::Range(1, 1 << 20));
+  app->add_option("--events", c->events, "Trace events per file (metadata included)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app->add_option("--seed", c->seed, "Random seed: the same seed writes the same bytes");
+  app->add_option("--out", c->out, "Output directory (created if missing)")->required();
+  app->add_flag("--gzip", c->gzip, "Write rank<r>.pt.trace.json.gz (one gzip member, libdeflate)");
+  app->add_option("--gzip-level", c->gzip_level, "libdeflate level")->check(CLI::Range(1, 12));
+  app->add_option("--gpus-per-node", c->gpus_per_node,
+                  "deviceProperties entries; a rank's GPU pid is rank % gpus-per-node")
+      ->check(CLI::Range(1, 1024));
+  app->add_option("--ts", c->ts,
+                  "int: integer µs (older Kineto); frac: µs with 3 decimals (Kineto 2.x); mixed: "
+                  "frac on even ranks, int on odd ranks")
+      ->check(CLI::IsMember({"int", "frac", "mixed"}));
+  app->add_option("--jobs", c->jobs, "Worker threads (default: hardware threads); output is the same");
+}
+
+// Writes every rank file on `c.jobs` threads and prints the JSON summary
+// line. Returns the exit status: 0, 1 (a file or the folder could not be
+// written), 2 (--events too small for the metadata).
+int WriteRankFiles(const Config& c) {
+  const int64_t fixed = RankWriter::FixedEvents(c.gpus_per_node);
+  if (c.events <= fixed) {
+    std::fprintf(stderr, "gen_kineto: --events must be more than %lld (the metadata of one file)\n",
+                 static_cast<long long>(fixed));
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(c.out, ec);
+  if (ec) {
+    std::fprintf(stderr, "gen_kineto: cannot create %s: %s\n", c.out.c_str(), ec.message().c_str());
+    return 1;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  int jobs = c.jobs > 0 ? c.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = std::min(jobs, c.ranks);
+  std::atomic<int> next{0};
+  Totals totals;
+  std::vector<std::thread> workers;
+  for (int j = 1; j < jobs; ++j) workers.emplace_back(Worker, std::cref(c), &next, &totals);
+  Worker(c, &next, &totals);
+  for (auto& w : workers) w.join();
+  if (!totals.error.empty()) {
+    std::fprintf(stderr, "gen_kineto: %s\n", totals.error.c_str());
+    return 1;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "{\"files\": %d, \"events_per_file\": %lld, \"events\": %lld, \"json_bytes\": %llu, "
+      "\"file_bytes\": %llu, \"gzip\": %s, \"seed\": %llu, \"seconds\": %.3f}\n",
+      c.ranks, static_cast<long long>(c.events), static_cast<long long>(c.events) * c.ranks,
+      static_cast<unsigned long long>(totals.json_bytes.load()),
+      static_cast<unsigned long long>(totals.file_bytes.load()), c.gzip ? "true" : "false",
+      static_cast<unsigned long long>(c.seed), secs);
+  return 0;
+}
+
+}  // namespace
+}  // namespace tracemill::tools::gen_kineto
+
+int main(int argc, char** argv) {
+  tracemill::tools::gen_kineto::Config c;
+  CLI::App app{
+      "gen_kineto: write synthetic Kineto-like (PyTorch profiler) rank files, seeded and "
+      "deterministic, in Kineto's sectional, unsorted order."};
+  tracemill::tools::gen_kineto::AddFlags(&app, &c);
+  CLI11_PARSE(app, argc, argv);
+  return tracemill::tools::gen_kineto::WriteRankFiles(c);
+}
