@@ -1,8 +1,13 @@
 #include "merge/kway_merger.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace tracemill::merge {
 
-KWayMerger::KWayMerger(std::vector<SortedRun*> runs) : runs_(std::move(runs)) {
+KWayMerger::KWayMerger(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns)
+    : runs_(std::move(runs)), shifts_(std::move(shifts_ns)) {
+  if (std::all_of(shifts_.begin(), shifts_.end(), [](int64_t s) { return s == 0; })) shifts_.clear();
   for (int i = 0; i < static_cast<int>(runs_.size()); ++i)
     if (!runs_[i]->done()) heap_.push_back(i);
   for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
@@ -11,7 +16,14 @@ KWayMerger::KWayMerger(std::vector<SortedRun*> runs) : runs_(std::move(runs)) {
 bool KWayMerger::HeadLess(int a, int b) const {
   const SortKey& ka = runs_[a]->PeekKey();
   const SortKey& kb = runs_[b]->PeekKey();
-  if (ka.ts_ns != kb.ts_ns) return ka.ts_ns < kb.ts_ns;
+  if (!shifts_.empty()) {
+    // Metadata keys (INT64_MIN) stay first; shifts are far below 2^62.
+    const int64_t ta = ka.ts_ns == INT64_MIN ? INT64_MIN : ka.ts_ns + shifts_[a];
+    const int64_t tb = kb.ts_ns == INT64_MIN ? INT64_MIN : kb.ts_ns + shifts_[b];
+    if (ta != tb) return ta < tb;
+  } else if (ka.ts_ns != kb.ts_ns) {
+    return ka.ts_ns < kb.ts_ns;
+  }
   if (ka.tie != kb.tie) return ka.tie < kb.tie;
   return a < b;
 }

@@ -17,8 +17,11 @@ namespace tracemill::merge {
 // KWayMerger: SortedRun... -> one ordered stream of (run index, event).
 class KWayMerger {
  public:
-  // `runs` are borrowed and must outlive the merger.
-  explicit KWayMerger(std::vector<SortedRun*> runs);
+  // `runs` are borrowed and must outlive the merger. `shifts_ns` (empty, or
+  // one per run) is added to each run's timed keys (metadata keys stay
+  // first): a constant per run keeps it sorted, so runs on different clocks
+  // merge in aligned time (pipeline/clocks.h).
+  explicit KWayMerger(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns = {});
 
   // Next returns the next event and the index of its run in `runs`, or
   // {-1, nullptr} at the end.
@@ -29,6 +32,7 @@ class KWayMerger {
   void SiftDown(size_t i);
 
   std::vector<SortedRun*> runs_;
+  std::vector<int64_t> shifts_;  // per run; empty: none
   std::vector<int> heap_;  // run indices, min-heap on the head key
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/clocks.h"
 #include "report/html_report.h"
 
 namespace tracemill::pipeline {
@@ -86,6 +87,10 @@ void WriteReport(ConvertContext& cx) {
 }  // namespace
 
 void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume) {
+  // The clocks section, from the probes' records (before the carried ones
+  // replace them), or the earlier run's when nothing was decoded again.
+  cx.job.summary().clocks_json = cx.clocks->ManifestJson();
+  if (cx.job.summary().clocks_json.empty()) cx.job.summary().clocks_json = resume.clocks_json;
   SettleInputsWithoutRun(cx, groups);
   NameRanksOfRejected(cx);
   // Records carried over by --resume take their place in the list.

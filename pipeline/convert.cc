@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/account.h"
+#include "pipeline/clocks.h"
 #include "pipeline/convert_context.h"
 #include "pipeline/decode_stage.h"
 #include "pipeline/graph.h"
@@ -67,15 +68,33 @@ void PlanJob(ConvertContext& cx) {
 void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
   const size_t n = cx.records.size();
   cx.read.assign(n, false);
+  cx.clock_only.assign(n, false);
   size_t n_undetermined = 0, n_read = 0;
   uint64_t read_bytes = 0;
   for (size_t i = 0; i < n; ++i) {
     n_undetermined += cx.plan.inputs[i].kind == PlanKind::kUndetermined;
-    if (resume.input_of_path.count(cx.records[i].path)) continue;
+    if (resume.input_of_path.count(cx.records[i].path)) {
+      if (cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;  // its output is kept
+      continue;
+    }
     const int owner = cx.plan.OwnerOfInput(i);
     cx.read[i] = owner < 0 || owner == cx.me();
+    // Every process decodes every clock probe, so that all solve alike.
+    if (!cx.read[i] && cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;
     n_read += cx.read[i];
     if (cx.read[i]) read_bytes += cx.plan.inputs[i].bytes;
+  }
+  // Nothing left to write (--resume kept every output): no probe is read
+  // for the clocks; the earlier manifest's clock section stands.
+  bool writes = false;
+  for (size_t i = 0; i < n; ++i) writes |= cx.read[i] && !cx.clock_only[i];
+  if (!writes) {
+    for (size_t i = 0; i < n; ++i)
+      if (cx.clock_only[i]) {
+        n_read -= 1;
+        read_bytes -= cx.plan.inputs[i].bytes;
+        cx.read[i] = cx.clock_only[i] = false;
+      }
   }
   if (cx.opts.verbose || (cx.opts.shard.sharded() && !cx.opts.quiet))
     cx.job.Say(absl::StrCat("plan ", cx.plan.fingerprint, ": ", n, " inputs, ", cx.plan.planned_bytes.size(),
@@ -90,6 +109,10 @@ void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
 bool BeforeWritingAll(ConvertContext& cx, DecodedRuns& runs, DecodeStage& decode, OutputGroups& groups,
                       ResumeState& resume, OutputTimes* times) {
   decode.DoneDecoding(/*keep_spills=*/true);
+  // Clocks first: the steps and spans below are aligned ones.
+  cx.clocks->Solve();
+  for (size_t i = 0; i < cx.records.size(); ++i)
+    if (runs.get(i) && !cx.clock_only[i]) cx.clocks->Assign(cx.records[i]);
   if (cx.opts.start_step || cx.opts.end_step) {
     auto resolved = ResolveStepWindow(cx.records, runs.all(), cx.opts.start_step, cx.opts.end_step);
     if (!resolved.ok()) {
@@ -146,6 +169,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                          simdjson::get_active_implementation()->description(), ")"));
   // 3. The plan: outputs and shards from the heads, then --resume.
   PlanJob(cx);
+  ClockAlignment clocks(cx);
+  cx.clocks = &clocks;
   ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job);
   ChooseInputsToRead(cx, resume);
 

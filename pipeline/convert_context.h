@@ -14,6 +14,8 @@
 
 namespace tracemill::pipeline {
 
+class ClockAlignment;
+
 struct ConvertContext {
   ConvertContext(const ConvertOptions& o, Job& j, const RankMatcher& r) : opts(o), job(j), ranks(r) {}
 
@@ -24,6 +26,10 @@ struct ConvertContext {
   JobPlan plan;                      // the pre-scan's plan, the same in every shard
   int threads = 1;
   std::vector<bool> read;            // inputs this process reads (ChooseInputsToRead)
+  // Inputs read only for their collectives: clock probes whose output
+  // another shard writes, or an earlier run kept (--resume).
+  std::vector<bool> clock_only;
+  ClockAlignment* clocks = nullptr;  // --align-clocks (clocks.h); set before the decode
 
   // The shard this process is.
   int me() const { return opts.shard.index; }

@@ -73,6 +73,28 @@ void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, In
   r.rejected = true;
 }
 
+// DigestCollectives: the input's collective operations (formats/common/
+// collectives.h), from its events after B/E pairing (Horovod's activities
+// are B/E pairs). Names were classified when interned.
+formats::CollectiveDigest DigestCollectives(const formats::TraceData& trace, size_t max_ops) {
+  using formats::CollectiveClass;
+  formats::CollectiveCollector collector;
+  const auto& cls = trace.collective_of_name;
+  std::vector<std::string> kind_of_name(cls.size());  // cached: a kernel's kind is in its name
+  for (const formats::Event& e : trace.events) {
+    if (e.name >= cls.size() || !cls[e.name] || !(e.flags & formats::kHasTs)) continue;
+    const bool span = e.phase == 'X' || (e.phase == 'B' && (e.flags & formats::kHasSpan));
+    if (!span) continue;
+    const auto c = static_cast<CollectiveClass>(cls[e.name]);
+    const std::string_view rest(e.rest, e.rest_len);
+    std::string& kind = kind_of_name[e.name];
+    if (kind.empty() || c == CollectiveClass::kCpuWrapper) kind = formats::CollectiveKind(c, trace.strings[e.name], rest);
+    const int64_t dur = (e.flags & (formats::kHasDur | formats::kHasSpan)) ? e.dur_ns : 0;
+    collector.Add(c, kind, rest, e.ts_ns, e.ts_ns + dur);
+  }
+  return collector.Finish(max_ops);
+}
+
 }  // namespace
 
 std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capacity,
@@ -173,6 +195,8 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
       r.last_ts_ns = std::max(r.last_ts_ns, end);
     }
   }
+  if (o.collect_collectives)
+    r.collectives = DigestCollectives(*trace, r.clock_probe ? formats::kMaxProbeCollectives : formats::kMaxCollectives);
   return merge::SortedRun::Sort(std::move(trace));
 }
 

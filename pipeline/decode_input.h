@@ -31,11 +31,12 @@ struct DecodeWorker {
 struct DecodeOptions {
   int64_t time_offset_ns = 0;          // --time-offset, added to every ts and step (ns)
   formats::DecodeSettings settings;    // the decoders' own (formats/registry.h)
+  bool collect_collectives = false;    // fill InputRecord::collectives (clock alignment)
 };
 
 // DecodeOptionsOf picks them out of a convert job's options.
 inline DecodeOptions DecodeOptionsOf(const ConvertOptions& o) {
-  return DecodeOptions{o.time_offset_ns, formats::DecodeSettings{o.low_gpu_threshold, o.no_system_metrics}};
+  return DecodeOptions{o.time_offset_ns, formats::DecodeSettings{o.low_gpu_threshold, o.no_system_metrics}, false};
 }
 
 // DecodeInput decodes `data` (the whole input; its allocation extends to

@@ -20,6 +20,7 @@
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
+#include "pipeline/clocks.h"
 #include "pipeline/smdebug_inputs.h"
 
 namespace tracemill::pipeline {
@@ -215,6 +216,9 @@ DecodeSchedule ScheduleDecodes(ConvertContext& cx, const MemoryPlan& memory) {
   // Largest first: the long decodes start early, small ones fill the gaps.
   std::stable_sort(s.order.begin(), s.order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
   if (s.overlap) OrderByOutput(cx.plan, sizes, &s.order);
+  // Clock probes first: no output is written before the offsets are solved.
+  if (cx.clocks)
+    std::stable_partition(s.order.begin(), s.order.end(), [&](size_t i) { return cx.clocks->IsCandidate(i); });
   return s;
 }
 
@@ -237,7 +241,11 @@ ChunkPoolScope::~ChunkPoolScope() { formats::SetChunkPoolLimit(0); }
 
 DecodeStage::DecodeStage(ConvertContext& cx, const DecodeSchedule& schedule, DecodedRuns& runs,
                          ConvertProgress& progress)
-    : cx_(cx), schedule_(schedule), runs_(runs), progress_(progress), options_(DecodeOptionsOf(cx.opts)) {
+    : cx_(cx), schedule_(schedule), runs_(runs), progress_(progress), options_([&cx] {
+        DecodeOptions o = DecodeOptionsOf(cx.opts);
+        o.collect_collectives = cx.clocks && cx.clocks->considered();
+        return o;
+      }()) {
   for (size_t k = 0; k < schedule.slots; ++k) {
     workers_.push_back(std::make_unique<DecodeWorkerSlot>());
     idle_.push(workers_.back().get());

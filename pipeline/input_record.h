@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "formats/common/collectives.h"
 #include "formats/common/stats.h"
 #include "formats/common/timeline.h"
 
@@ -46,6 +47,16 @@ struct InputRecord {
   int smdebug_kind = 0;            // formats::SmdebugFileKind of the members
   std::optional<int64_t> base_ns;  // TF profiler trace: start from its `.metadata` marker
   std::string error_file;          // the member file `status` is about (else `path`)
+  // Clock alignment (pipeline/clocks.h): the input's collectives, kept
+  // while the job needs them; and what was decided for it.
+  formats::CollectiveDigest collectives;
+  bool clock_probe = false;        // its domain's probe candidate: digest up to kMaxProbeCollectives
+  bool clock_decided = false;      // the fields below are set (the job spans several domains)
+  std::string clock_domain;        // "node 3"; empty: not in any domain (unranked)
+  int64_t clock_offset_ns = 0;     // added to its times to put them on the reference clock
+  bool clock_applied = false;      // clock_offset_ns was applied (to its events, steps and span)
+  std::string clock_note;          // how the offset was found, or why none was applied
+  std::optional<int64_t> clock_disagrees_ns;  // its own collectives vs its node's probe, when they disagree
 
   // Conservation: every event read was written or dropped with a reason.
   bool Balanced() const { return events_read == events_written + dropped.Total(); }

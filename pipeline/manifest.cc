@@ -132,6 +132,15 @@ void AppendInputJson(const InputRecord& r, bool with_index, std::string* op) {
   if (r.has_span) absl::StrAppend(&o, "[", r.first_ts_ns, ",", r.last_ts_ns, "]");
   else o.append("null");
   absl::StrAppend(&o, ",\"reused\":", r.reused ? "true" : "false");
+  if (r.clock_decided) {
+    o.append(",\"clock\":{\"domain\":");
+    if (r.clock_domain.empty()) o.append("null"); else AppendJsonString(r.clock_domain, &o);
+    absl::StrAppend(&o, ",\"offset_ns\":", r.clock_offset_ns, ",\"applied\":", r.clock_applied ? "true" : "false",
+                    ",\"note\":");
+    AppendJsonString(r.clock_note, &o);
+    if (r.clock_disagrees_ns) absl::StrAppend(&o, ",\"disagrees_ns\":", *r.clock_disagrees_ns);
+    o.push_back('}');
+  }
   o.append(",\"warnings\":[");
   for (size_t w = 0; w < r.warnings.size(); ++w) {
     if (w) o.push_back(',');
@@ -272,6 +281,7 @@ std::string ManifestJson(const RunSummary& s) {
     AppendOutputJson(s.outputs[i], &o);
   }
   o.append("\n]");
+  o.append(s.clocks_json);
   o.append(s.extra_members);
   o.append("\n}\n");
   return o;
@@ -425,6 +435,15 @@ absl::Status ParseInput(dom::object o, InputRecord* r) {
     r->has_span = true;
   }
   Bool(o, "reused", &r->reused);
+  dom::object clock;
+  if (!o["clock"].get_object().get(clock)) {
+    r->clock_decided = true;
+    Str(clock, "domain", &r->clock_domain);
+    I64(clock, "offset_ns", &r->clock_offset_ns);
+    Bool(clock, "applied", &r->clock_applied);
+    Str(clock, "note", &r->clock_note);
+    if (int64_t d; I64(clock, "disagrees_ns", &d)) r->clock_disagrees_ns = d;
+  }
   dom::array warnings;
   if (o["warnings"].get_array().get(warnings)) return Bad("warnings");
   for (dom::element w : warnings) {
@@ -503,6 +522,8 @@ absl::StatusOr<RunSummary> ParseManifest(std::string_view json) {
     Str(shard, "source", &s.shard.source);
     U64(shard, "inputs_in_job", &s.inputs_in_job);
   }
+  dom::element clocks;
+  if (!top["clocks"].get(clocks)) s.clocks_json = absl::StrCat(",\n\"clocks\":", simdjson::to_string(clocks));
   dom::array inputs, outputs;
   if (top["inputs"].get_array().get(inputs)) return Bad("inputs");
   if (top["outputs"].get_array().get(outputs)) return Bad("outputs");

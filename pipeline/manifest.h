@@ -56,6 +56,8 @@ struct RunSummary {
   int64_t first_ts_ns = 0, last_ts_ns = 0;  // the job's time span (absolute ns)
   bool has_span = false;
   int exit_code = 0;
+  // Clock alignment (pipeline/clocks.h): empty or `,\n"clocks":{...}`.
+  std::string clocks_json;
   // Extra top-level members, appended last: empty or `,\n"key":value...`
   // (tracemill csp adds its parameters and pipeline-marker counts).
   std::string extra_members;

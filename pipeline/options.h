@@ -17,6 +17,14 @@ enum class GroupBy {
   kAll,       // one output
 };
 
+// --align-clocks: whether ranks of different nodes are put on one clock
+// (pipeline/clocks.h).
+enum class AlignClocks {
+  kAuto,  // when the inputs span more than one node and the estimate is confident
+  kOn,    // wherever an offset can be estimated
+  kOff,   // never
+};
+
 // ParseGroupBy maps "local-gpu" | "rank" | "node" | "all"; nullopt otherwise.
 std::optional<GroupBy> ParseGroupBy(const std::string& s);
 
@@ -49,6 +57,7 @@ struct ConvertOptions {
   double low_gpu_threshold = 85;   // percent: GPUUtilization below it is a bottleneck
   bool no_system_metrics = false;  // skip smdebug system metrics
   bool no_overlap = false;       // --no-overlap: stage 1 (decode all), then stage 2 (write all)
+  AlignClocks align_clocks = AlignClocks::kAuto;
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/status_macros.h"
+#include "pipeline/clocks.h"
 #include "pipeline/console.h"
 
 namespace tracemill::pipeline {
@@ -14,6 +15,7 @@ OutputGroups::OutputGroups(ConvertContext& cx, DecodedRuns& runs, const std::set
 
 void OutputGroups::ExpectInputs(const std::vector<size_t>& order) {
   for (size_t i : order) {
+    if (cx_.clocks && cx_.clocks->IsCandidate(i)) ++clock_wait_;
     if (cx_.plan.planned_key[i]) ++groups_[*cx_.plan.planned_key[i]].pending;
     else ++gate_;
   }
@@ -28,6 +30,11 @@ std::vector<OutputGroup*> OutputGroups::InputDecoded(size_t i) {
       GroupState& gs = groups_[*cx_.plan.planned_key[i]];
       if (--gs.pending == 0) candidates_.push_back(&gs);
     } else if (--gate_ == 0) {
+      for (auto& [key, gs] : groups_) candidates_.push_back(&gs);
+    }
+    if (cx_.clocks && cx_.clocks->IsCandidate(i) && --clock_wait_ == 0) {
+      // Every probe is decoded: solve the offsets before the first write.
+      cx_.clocks->Solve();
       for (auto& [key, gs] : groups_) candidates_.push_back(&gs);
     }
     ready = TakeReady();
@@ -60,6 +67,11 @@ std::vector<OutputGroup*> OutputGroups::AllForWriting() {
 
 void OutputGroups::Place(size_t i) {
   InputRecord& r = cx_.records[i];
+  if (cx_.clock_only[i]) {  // decoded for its collectives only: its output is not written here
+    if (int owner = cx_.plan.OwnerOfInput(i); owner != cx_.me()) r.owner_shard = std::max(owner, 0);
+    runs_.Free(i);
+    return;
+  }
   const OutputKey key = KeyFor(r.rank, cx_.opts.group_by, cx_.plan.gpus_per_node);
   const std::string name = OutputFileName(key, cx_.opts.compress);
   const int owner = cx_.plan.OwnerOf(key);
@@ -105,7 +117,7 @@ void OutputGroups::Refuse(size_t i, const std::string& name, int owner, bool lat
 
 std::vector<OutputGroup*> OutputGroups::TakeReady() {
   std::vector<OutputGroup*> ready;
-  if (gate_ > 0) return ready;
+  if (gate_ > 0 || clock_wait_ > 0) return ready;
   for (GroupState* gs : candidates_) {
     if (gs->started || gs->pending > 0) continue;
     gs->started = true;

@@ -89,6 +89,7 @@ class OutputGroups {
   std::map<OutputKey, GroupState> groups_;
   std::vector<GroupState*> candidates_;  // groups that may have become ready
   size_t gate_ = 0;                      // inputs planned to no output, not decoded yet (overlap)
+  size_t clock_wait_ = 0;                // clock probes not decoded yet (overlap)
   std::vector<char> placed_;
   bool plan_broken_ = false;
 };

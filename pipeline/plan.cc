@@ -232,6 +232,8 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
                                opts.window_start_ns.value_or(INT64_MIN), "|", opts.window_end_ns.value_or(INT64_MAX),
                                "|", opts.start_step.value_or(-1), "|", opts.end_step.value_or(-1), "|",
                                opts.time_offset_ns, "|", opts.low_gpu_threshold, "|", opts.no_system_metrics);
+  // Added only when not the default, so that the default's fingerprints stay those of earlier versions.
+  if (opts.align_clocks != AlignClocks::kAuto) absl::StrAppend(&f, "|align-clocks:", static_cast<int>(opts.align_clocks));
   for (size_t i = 0; i < records.size(); ++i)
     absl::StrAppend(&f, "|", records[i].path, ":", plans[i].bytes, ":", plans[i].mtime_ns);
   jp.fingerprint = absl::StrFormat("%08x", libdeflate_crc32(0, f.data(), f.size()));

@@ -21,6 +21,7 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
     while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
     std::fclose(f);
     if (auto m = ParseManifest(text); m.ok() && m->fingerprint == plan.fingerprint) {
+      st.clocks_json = m->clocks_json;
       for (auto& out : m->outputs) {
         if (!out.error.empty()) continue;
         CompletedOutput c;

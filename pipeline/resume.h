@@ -24,6 +24,7 @@ struct ResumeState {
   std::string note;                             // one line for stderr
   std::set<std::string> carried_outputs;        // names of `outputs`
   std::unique_ptr<Journal> journal;             // this run's (null if it cannot be written)
+  std::string clocks_json;                      // the earlier manifest's clocks section, if any
 };
 
 // LoadResume reads OUTDIR's manifest (a completed earlier run) and journal (a

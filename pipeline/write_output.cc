@@ -16,6 +16,7 @@
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "pipeline/budget.h"
+#include "pipeline/clocks.h"
 #include "pipeline/merge_write.h"
 #include "tracemill/version.h"
 
@@ -71,11 +72,15 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   formats::ChromeWriter w(file->get(), times_.offset_ns);
   st = w.Begin(time_unit, OtherData(og, winputs));
   for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
-  merge::KWayMerger merger(runs);
+  std::vector<int64_t> shifts;
+  for (const auto& in : winputs) shifts.push_back(in.clock_shift_ns);
+  merge::KWayMerger merger(runs, std::move(shifts));
   uint64_t since_pause = 0;
   if (st.ok())
     st = WriteMerged(merger, runs, winputs, w, cx_.threads,
-                     [&](int run, const formats::Event& e) { return Keep(og, run, e, &since_pause); });
+                     [&](int run, const formats::Event& e) {
+                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause);
+                     });
   for (auto* r : runs)
     if (st.ok() && !r->read_status().ok()) st = r->read_status();
   if (st.ok()) st = w.Finish();
@@ -92,12 +97,15 @@ std::vector<formats::WriterInput> OutputWriter::Inputs(const OutputGroup& og, Ou
                                                        std::string* time_unit) {
   std::vector<formats::WriterInput> winputs(og.inputs.size());
   merge::Namespacer ns;
+  if (cx_.clocks) cx_.clocks->Solve();  // a no-op: solved before the first write
   bool units_agree = true;
   for (size_t j = 0; j < og.inputs.size(); ++j) {
     const size_t i = og.inputs[j];
-    const InputRecord& r = cx_.records[i];
+    InputRecord& r = cx_.records[i];
+    if (cx_.clocks) cx_.clocks->Assign(r);  // its clock offset (once)
     const auto& data = runs_.get(i)->data();
     merge::InputNamespace ids = ns.Add(data);
+    winputs[j].clock_shift_ns = ClockAlignment::ShiftOf(r);
     winputs[j].data = &data;
     winputs[j].out_pid = std::move(ids.out_pid);
     winputs[j].pid_order = std::move(ids.pid_order);
@@ -131,8 +139,11 @@ absl::Status OutputWriter::OpenRuns(const std::vector<merge::SortedRun*>& runs) 
   return st;
 }
 
-bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e, uint64_t* since_pause) {
-  if (!times_.window.Keeps(e)) {
+bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns,
+                        uint64_t* since_pause) {
+  formats::Event aligned = e;  // the window holds aligned times
+  aligned.ts_ns += shift_ns;
+  if (!times_.window.Keeps(shift_ns ? aligned : e)) {
     cx_.records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
     return false;
   }
@@ -206,7 +217,11 @@ std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<for
       lo = *std::min_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
       hi = *std::max_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
     }
-    absl::StrAppend(&o, ",\"pids\":[", lo, ",", hi, "],\"metadata\":{");
+    absl::StrAppend(&o, ",\"pids\":[", lo, ",", hi, "]");
+    if (r.clock_decided)
+      absl::StrAppend(&o, ",\"clock_offset_ns\":", r.clock_offset_ns, ",\"clock_applied\":",
+                      r.clock_applied ? "true" : "false");
+    o.append(",\"metadata\":{");
     bool first = true;
     for (const auto& [key, value] : data.meta.top_level) {
       if (!first) o.push_back(',');

@@ -64,7 +64,7 @@ class OutputWriter {
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keep: the merge loop's filter (the window) and the tests' write delay.
-  bool Keep(const OutputGroup& og, int run, const formats::Event& e, uint64_t* since_pause);
+  bool Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause);
   void Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, OutputRecord& out,
                  double seconds);
   void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);

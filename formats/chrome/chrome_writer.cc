@@ -174,7 +174,7 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
   }
   if ((e.flags & kHasTs) && e.phase != 'M') {
     out->append(",\"ts\":");
-    AppendMicros(e.ts_ns - ts_offset_ns, out);
+    AppendMicros(e.ts_ns + in.clock_shift_ns - ts_offset_ns, out);
   }
   if (e.flags & kHasDur) {
     out->append(",\"dur\":");

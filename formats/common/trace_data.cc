@@ -50,6 +50,12 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
       step_of_name_.resize(it->second + 1, kNotAStep);
       step_of_name_[it->second] = *step;
     }
+    // Collectives are digested after the sort (pipeline/decode_input.cc):
+    // here only the class of the name, once.
+    if (CollectiveClass c = ClassifyCollectiveName(data_->strings.back()); c != CollectiveClass::kNone) {
+      data_->collective_of_name.resize(it->second + 1, 0);
+      data_->collective_of_name[it->second] = static_cast<uint8_t>(c);
+    }
   }
   return it->second;
 }

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
+#include "formats/common/collectives.h"
 #include "formats/common/event.h"
 #include "formats/common/large_alloc.h"
 #include "formats/common/timeline.h"
@@ -97,6 +98,9 @@ struct TraceData {
   std::vector<Event, LargeAllocator<Event>> events;
   std::vector<std::string_view> strings;  // string id -> body; [0] = ""
   std::vector<ProcessInfo> processes;     // local pid index -> info
+  // string id -> CollectiveClass of an event of that name (collectives.h);
+  // only as long as the highest id of a collective name.
+  std::vector<uint8_t> collective_of_name;
   Timeline timeline;                      // steps (and tracks) for the run report
   uint32_t id_count = 0;                  // ids are 1..id_count
   InputMetadata meta;

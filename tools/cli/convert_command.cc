@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 
 #include "formats/common/time_window.h"
@@ -95,6 +96,19 @@ void AddEventOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flags) {
       ->check(CLI::Range(0.0, 100.0));
   c->add_flag("--no-system-metrics", opts->no_system_metrics,
               "Skip smdebug system metrics (system/ folders and loose sample files)");
+  c->add_option_function<std::string>(
+       "--align-clocks",
+       [opts](const std::string& v) {
+         opts->align_clocks = v == "on" ? pipeline::AlignClocks::kOn
+                              : v == "off" ? pipeline::AlignClocks::kOff
+                                           : pipeline::AlignClocks::kAuto;
+       },
+                "Put ranks of different nodes on one clock, measured from their collectives "
+                "(NCCL kernels, else nccl:/gloo: records): auto applies the offsets when the inputs "
+                "span several nodes and the estimate is confident (8 matched instances, spread "
+                "<= 20 us); on applies every offset found; off never shifts")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->default_str("auto");
 }
 
 // The options that say what the run shows and when it writes.
