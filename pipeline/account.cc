@@ -91,6 +91,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   // replace them), or the earlier run's when nothing was decoded again.
   cx.job.summary().clocks_json = cx.clocks->ManifestJson();
   if (cx.job.summary().clocks_json.empty()) cx.job.summary().clocks_json = resume.clocks_json;
+  if (!cx.opts.quiet) cx.clocks->SayOutcome();
   SettleInputsWithoutRun(cx, groups);
   NameRanksOfRejected(cx);
   // Records carried over by --resume take their place in the list.

@@ -141,8 +141,29 @@ void ClockAlignment::Solve() {
       d.offset = sol.domains[k];
       d.applied = many && (cx_.opts.align_clocks == AlignClocks::kOn ? d.offset.estimated : d.offset.confident);
     }
+    if (many) NoteBadProbes();
     solved_flag_ = true;
   });
+}
+
+void ClockAlignment::NoteBadProbes() {
+  const Domain* ref = reference_ >= 0 ? &domains_[reference_] : nullptr;
+  for (const Domain& d : domains_) {
+    const InputRecord& probe = cx_.records[d.probe];
+    if (!probe.status.ok())
+      warnings_.push_back(absl::StrCat(d.name, ": its lowest rank's file is damaged (", probe.status.message(),
+                                       "): its offset is measured on what was read before the damage"));
+    if (!d.offset.estimated) {
+      warnings_.push_back(absl::StrCat(d.name, ": no clock offset: ", d.offset.note));
+      continue;
+    }
+    if (ref && &d != ref && d.digest->seen != ref->digest->seen)
+      warnings_.push_back(absl::StrCat(d.name, ": its lowest rank has ", d.digest->seen, " collective operations, ",
+                                       ref->name, "'s ", ref->digest->seen, " (", d.offset.matched,
+                                       " matched): instances are missing on one side"));
+    else if (ref && &d != ref && !d.applied)
+      warnings_.push_back(absl::StrCat(d.name, ": clock offset not applied: ", d.offset.note));
+  }
 }
 
 std::string ClockAlignment::Note(const Domain& d, size_t index_of_r) const {
@@ -195,6 +216,26 @@ void ClockAlignment::Check(InputRecord& r, const Domain& d) {
                                     e.matched, " collective instances matched): ranks of one node should share a "
                                     "clock; it keeps the node's offset"));
   r.clock_disagrees_ns = e.offset_ns;
+}
+
+void ClockAlignment::SayOutcome() const {
+  if (!solved_flag_ || domains_.size() < 2) return;
+  size_t shifted = 0;
+  int64_t lo = 0, hi = 0;
+  for (const Domain& d : domains_) {
+    if (!d.applied || d.offset.shift_ns == 0) continue;
+    lo = shifted ? std::min(lo, d.offset.shift_ns) : d.offset.shift_ns;
+    hi = shifted ? std::max(hi, d.offset.shift_ns) : d.offset.shift_ns;
+    ++shifted;
+  }
+  if (shifted)
+    cx_.job.Say(absl::StrCat("clocks: ", shifted, " of ", domains_.size(), " nodes shifted onto ",
+                             domains_[reference_].name, "'s clock (by ", lo / 1000, " to ", hi / 1000,
+                             " us; manifest.json `clocks`)"));
+  constexpr size_t kMaxLines = 5;
+  for (size_t k = 0; k < warnings_.size() && k < kMaxLines; ++k) cx_.job.Say(absl::StrCat("clocks: ", warnings_[k]));
+  if (warnings_.size() > kMaxLines)
+    cx_.job.Say(absl::StrCat("clocks: ", warnings_.size() - kMaxLines, " more warnings in manifest.json `clocks`"));
 }
 
 std::string ClockAlignment::ManifestJson() const {
@@ -253,13 +294,14 @@ absl::Status ClockAlignment::SaveSolution(const std::string& path, const std::st
     AppendJsonString(d.name, &j);
     absl::StrAppend(&j, ",\"probe_rank\":", d.probe_rank, ",\"probe_index\":", d.probe, ",\"probe\":");
     AppendJsonString(d.probe_path, &j);
-    absl::StrAppend(&j, ",\"estimated\":", o.estimated, ",\"confident\":", o.confident, ",\"applied\":", d.applied,
+    auto b = [](bool v) { return v ? "true" : "false"; };
+    absl::StrAppend(&j, ",\"estimated\":", b(o.estimated), ",\"confident\":", b(o.confident), ",\"applied\":", b(d.applied),
                     ",\"shift_ns\":", o.shift_ns, ",\"matched\":", o.matched, ",\"spread_ns\":", o.spread_ns,
                     ",\"via\":", o.via, ",\"note\":");
     AppendJsonString(o.note, &j);
     const formats::CollectiveDigest empty;
     const formats::CollectiveDigest& g = d.digest ? *d.digest : empty;
-    absl::StrAppend(&j, ",\"gpu\":", g.gpu, ",\"seen\":", g.seen, ",\"sample_shift\":", g.sample_shift, ",\"keys\":[");
+    absl::StrAppend(&j, ",\"gpu\":", b(g.gpu), ",\"seen\":", g.seen, ",\"sample_shift\":", g.sample_shift, ",\"keys\":[");
     AppendJsonStrings(g.keys, &j);
     j.append("],\"ops\":[");
     for (size_t q = 0; q < g.ops.size(); ++q)

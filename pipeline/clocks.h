@@ -78,6 +78,10 @@ class ClockAlignment {
   // `,\n`), or "" when alignment was not considered or one domain was found.
   std::string ManifestJson() const;
 
+  // SayOutcome prints what was applied and each warning ("tracemill:
+  // clocks: ..."), at most 5 warnings; nothing with a single domain.
+  void SayOutcome() const;
+
   // Applied: some input's times were shifted.
   bool applied() const { return applied_.load(); }
 
@@ -113,6 +117,9 @@ class ClockAlignment {
   // Note: one line saying how input `r` got its shift, or why none.
   std::string Note(const Domain& d, size_t index_of_r) const;
   void Check(InputRecord& r, const Domain& d);
+  // NoteBadProbes adds a warning per domain whose probe is damaged, has no
+  // offset, or counts other collectives than the reference's.
+  void NoteBadProbes();
 
   ConvertContext& cx_;
   bool considered_ = false;

@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "pipeline/account.h"
 #include "pipeline/clocks.h"
+#include "pipeline/clocks_job.h"
 #include "pipeline/convert_context.h"
+#include "pipeline/convert_plan.h"
 #include "pipeline/decode_stage.h"
 #include "pipeline/graph.h"
 #include "pipeline/inputs.h"
@@ -40,67 +42,16 @@ void ReturnFreedMemoryToTheSystem() {
   mallopt(M_ARENA_MAX, 4);
 }
 
-// PlanJob: the pre-scan of every input's head and the plan of outputs and
-// shards (plan.h), identical in every shard; then the stale files this run
-// owns are removed (in a shard only its own outputs' temporaries, manifest
-// and journal: the other shards may be writing theirs into OUTDIR now).
-void PlanJob(ConvertContext& cx) {
-  cx.plan = MakePlan(cx.records, PreScan(cx.records, cx.ranks), cx.opts, cx.opts.shard.count);
-  RunSummary& s = cx.job.summary();
-  s.gpus_per_node = cx.plan.gpus_per_node;
-  s.fingerprint = cx.plan.fingerprint;
-  s.shard = cx.opts.shard;
-  s.inputs_in_job = cx.records.size();
-  const ShardSpec& shard = cx.opts.shard;
-  RemoveStaleFiles(
-      cx.opts.out_dir,
-      [&](std::string_view base) {
-        if (!shard.sharded() || base == ManifestFileName(shard) || base == JournalFileName(shard)) return true;
-        auto key = ParseOutputName(base);
-        return key && cx.plan.OwnerOf(*key) == cx.me();
-      },
-      !shard.sharded());
-}
-
-// ChooseInputsToRead: those planned to this shard's outputs, every
-// undetermined one, and (shard 0) those that are no trace at all; not those
-// of outputs carried over by --resume.
-void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
-  const size_t n = cx.records.size();
-  cx.read.assign(n, false);
-  cx.clock_only.assign(n, false);
-  size_t n_undetermined = 0, n_read = 0;
-  uint64_t read_bytes = 0;
-  for (size_t i = 0; i < n; ++i) {
-    n_undetermined += cx.plan.inputs[i].kind == PlanKind::kUndetermined;
-    if (resume.input_of_path.count(cx.records[i].path)) {
-      if (cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;  // its output is kept
-      continue;
-    }
-    const int owner = cx.plan.OwnerOfInput(i);
-    cx.read[i] = owner < 0 || owner == cx.me();
-    // Every process decodes every clock probe, so that all solve alike.
-    if (!cx.read[i] && cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;
-    n_read += cx.read[i];
-    if (cx.read[i]) read_bytes += cx.plan.inputs[i].bytes;
+// LoadClocksFile: the offsets `tracemill clocks` solved for this job, if
+// OUTDIR holds them (clocks_job.h): then no probe is decoded for them.
+void LoadClocksFile(ConvertContext& cx, ClockAlignment* clocks) {
+  const std::string path = cx.opts.out_dir + "/" + kClocksFileName;
+  std::string note;
+  if (clocks->LoadSolution(path, ClocksFingerprint(cx), &note)) {
+    if (!cx.opts.quiet) cx.job.Say(absl::StrCat("clock offsets from ", path, " (tracemill clocks)"));
+  } else if (!note.empty() && !cx.opts.quiet) {
+    cx.job.Say(note);
   }
-  // Nothing left to write (--resume kept every output): no probe is read
-  // for the clocks; the earlier manifest's clock section stands.
-  bool writes = false;
-  for (size_t i = 0; i < n; ++i) writes |= cx.read[i] && !cx.clock_only[i];
-  if (!writes) {
-    for (size_t i = 0; i < n; ++i)
-      if (cx.clock_only[i]) {
-        n_read -= 1;
-        read_bytes -= cx.plan.inputs[i].bytes;
-        cx.read[i] = cx.clock_only[i] = false;
-      }
-  }
-  if (cx.opts.verbose || (cx.opts.shard.sharded() && !cx.opts.quiet))
-    cx.job.Say(absl::StrCat("plan ", cx.plan.fingerprint, ": ", n, " inputs, ", cx.plan.planned_bytes.size(),
-                            " outputs planned, ", n_undetermined, " inputs undetermined until decoded; gpus per node ",
-                            cx.plan.gpus_per_node, "; this process reads ", n_read, " inputs (", read_bytes >> 20,
-                            " MiB)"));
 }
 
 // BeforeWritingAll (two stages): every input is decoded, so the window can
@@ -169,8 +120,10 @@ RunSummary RunConvert(const ConvertOptions& opts) {
                          simdjson::get_active_implementation()->description(), ")"));
   // 3. The plan: outputs and shards from the heads, then --resume.
   PlanJob(cx);
+  RemoveOwnStaleFiles(cx);
   ClockAlignment clocks(cx);
   cx.clocks = &clocks;
+  LoadClocksFile(cx, &clocks);
   ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job);
   ChooseInputsToRead(cx, resume);
 

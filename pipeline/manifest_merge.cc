@@ -124,7 +124,8 @@ int CheckSameJob(const std::vector<std::optional<RunSummary>>& shards, std::vect
     const RunSummary& a = *shards[static_cast<size_t>(first)];
     const RunSummary& b = *shards[static_cast<size_t>(i)];
     if (a.fingerprint != b.fingerprint || a.inputs_in_job != b.inputs_in_job || a.group_by != b.group_by ||
-        a.gpus_per_node != b.gpus_per_node || a.clocks_json != b.clocks_json)
+        a.gpus_per_node != b.gpus_per_node ||
+        (!a.clocks_json.empty() && !b.clocks_json.empty() && a.clocks_json != b.clocks_json))
       problems->push_back(absl::StrCat("shard ", i, " ran another job than shard ", first, " (fingerprint ",
                                        b.fingerprint, " vs ", a.fingerprint, "): different inputs or options"));
   }
@@ -237,7 +238,9 @@ RunSummary JoinShards(std::vector<std::optional<RunSummary>>& shards, int first,
   merged.group_by = base.group_by;
   merged.gpus_per_node = base.gpus_per_node;
   merged.fingerprint = base.fingerprint;
-  merged.clocks_json = base.clocks_json;  // every shard solves the same clocks (pipeline/clocks.h)
+  // Every shard that wrote something solved the same clocks (pipeline/clocks.h).
+  for (const auto& s : shards)
+    if (s && merged.clocks_json.empty()) merged.clocks_json = s->clocks_json;
   ShardJoin join(base.inputs_in_job);
   for (int i = 0; i < static_cast<int>(shards.size()); ++i) {
     RunSummary& s = *shards[static_cast<size_t>(i)];

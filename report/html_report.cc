@@ -41,6 +41,8 @@ td.path,#inputs-table td:first-child{max-width:520px;overflow-wrap:anywhere}
 #inputs-table td:nth-child(2),#inputs-table td:nth-child(n+4):nth-child(-n+8){text-align:right;
 font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.dead td:first-child{color:#b01c1c;font-weight:600}
+p.warn{color:#8a4b00;margin:6px 0}
+#clocks-table tr.warn td:nth-child(7),#clocks-table tr.none td:nth-child(7){color:#8a4b00}
 .scroll{max-height:440px;overflow:auto;border:1px solid var(--line);display:inline-block;max-width:100%}
 .tl{overflow-x:auto;border:1px solid var(--line);border-radius:4px}
 .tl svg{display:block}
@@ -152,6 +154,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendTimeline(in, &o);
   AppendRoundsTable(in, &o);
   AppendStragglersTable(in, &o);
+  AppendClocksSection(in, &o);
   AppendDeadTable(in, &o);
   AppendInputsTable(in, &o);
   AppendOutputsTable(in, &o);

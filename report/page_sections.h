@@ -42,4 +42,9 @@ void AppendInputsTable(const PageInput& in, std::string* out);
 void AppendOutputsTable(const PageInput& in, std::string* out);
 void AppendWarningLog(const PageInput& in, std::string* out);
 
+// clocks_section.cc: `<section id="clocks">` when the manifest has a clocks
+// section: per node its offset against the reference, how sure, whether it
+// was applied; the ranks whose clock disagrees with their node's; warnings.
+void AppendClocksSection(const PageInput& in, std::string* out);
+
 }  // namespace tracemill::report

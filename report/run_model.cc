@@ -109,6 +109,59 @@ formats::TrackTimeline Track(od::value v) {
   return t;
 }
 
+InputClock Clock(od::value v) {
+  InputClock c;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "domain") { if (!IsNull(x)) c.domain = Str(x); }
+    else if (key == "offset_ns") c.offset_ns = x.get_int64();
+    else if (key == "applied") c.applied = x.get_bool();
+    else if (key == "note") c.note = Str(x);
+    else if (key == "disagrees_ns") c.disagrees_ns = int64_t(x.get_int64());
+  }
+  return c;
+}
+
+ClockDomainModel ClockDomain(od::value v) {
+  ClockDomainModel d;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "domain") d.domain = Str(x);
+    else if (key == "probe_rank") d.probe_rank = OptInt(x);
+    else if (key == "probe") d.probe = Str(x);
+    else if (key == "collectives") d.collectives = x.get_uint64();
+    else if (key == "estimated") d.estimated = x.get_bool();
+    else if (key == "confident") d.confident = x.get_bool();
+    else if (key == "applied") d.applied = x.get_bool();
+    else if (key == "offset_ns") d.offset_ns = x.get_int64();
+    else if (key == "matched") d.matched = x.get_uint64();
+    else if (key == "spread_ns") d.spread_ns = x.get_int64();
+    else if (key == "via") { if (!IsNull(x)) d.via = Str(x); }
+    else if (key == "note") d.note = Str(x);
+  }
+  return d;
+}
+
+ClocksModel Clocks(od::value v) {
+  ClocksModel c;
+  c.present = true;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "mode") c.mode = Str(x);
+    else if (key == "applied") c.applied = x.get_bool();
+    else if (key == "reference") { if (!IsNull(x)) c.reference = Str(x); }
+    else if (key == "domains") {
+      for (od::value d : x.get_array()) c.domains.push_back(ClockDomain(d));
+    } else if (key == "warnings") {
+      for (od::value w : x.get_array()) c.warnings.push_back(Str(w));
+    }
+  }
+  return c;
+}
+
 InputModel Input(od::value v) {
   InputModel in;
   for (auto field : v.get_object()) {
@@ -153,6 +206,8 @@ InputModel Input(od::value v) {
       in.timeline.bytes_pulled = x.get_uint64();
     } else if (key == "tracks") {
       for (od::value t : x.get_array()) in.timeline.tracks.push_back(Track(t));
+    } else if (key == "clock") {
+      in.clock = Clock(x);
     }
   }
   return in;
@@ -229,6 +284,8 @@ absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
         for (od::value v : x.get_array()) m.inputs.push_back(Input(v));
       } else if (key == "outputs") {
         for (od::value v : x.get_array()) m.outputs.push_back(Output(v));
+      } else if (key == "clocks") {
+        m.clocks = Clocks(x);
       }
     }
   } catch (const simdjson::simdjson_error& e) {

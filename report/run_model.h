@@ -20,6 +20,40 @@
 
 namespace tracemill::report {
 
+// InputClock: an input's `clock` object (pipeline/clocks.h).
+struct InputClock {
+  std::string domain;  // "node 1"; empty: none
+  int64_t offset_ns = 0;
+  bool applied = false;
+  std::string note;
+  std::optional<int64_t> disagrees_ns;  // its own collectives vs its node's probe
+};
+
+// ClockDomainModel: one entry of the manifest's `clocks.domains`.
+struct ClockDomainModel {
+  std::string domain;
+  std::optional<int64_t> probe_rank;
+  std::string probe;
+  uint64_t collectives = 0;
+  bool estimated = false, confident = false, applied = false;
+  int64_t offset_ns = 0;
+  uint64_t matched = 0;
+  int64_t spread_ns = 0;
+  std::string via;
+  std::string note;
+};
+
+// ClocksModel: the manifest's `clocks` section (present when the inputs
+// span more than one clock domain and --align-clocks was not off).
+struct ClocksModel {
+  bool present = false;
+  std::string mode;  // auto, on
+  bool applied = false;
+  std::string reference;
+  std::vector<ClockDomainModel> domains;
+  std::vector<std::string> warnings;
+};
+
 // InputModel: one entry of the manifest's `inputs`.
 struct InputModel {
   std::string path;
@@ -41,6 +75,7 @@ struct InputModel {
   bool rejected = false;
   std::optional<std::pair<int64_t, int64_t>> span_ns;  // first event start, last event end
   formats::Timeline timeline;
+  std::optional<InputClock> clock;
 };
 
 // OutputModel: one entry of the manifest's `outputs`.
@@ -78,6 +113,7 @@ struct RunModel {
   Totals totals;
   std::vector<InputModel> inputs;
   std::vector<OutputModel> outputs;
+  ClocksModel clocks;
 };
 
 // ParseManifest reads the text of a manifest.json.

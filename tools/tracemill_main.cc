@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tracemill ") + tracemill::kVersion);
   app.require_subcommand(1);
   tracemill::tools::cli::ConvertCommand convert(&app);
+  tracemill::tools::cli::ConvertCommand clocks(&app, tracemill::tools::cli::ConvertCommand::Mode::kClocks);
   tracemill::tools::cli::CspCommand csp(&app);
   tracemill::tools::cli::ManifestMergeCommand merge(&app);
   ReportCommand report(&app);
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
 
   if (merge.parsed()) return merge.Run(JoinArgs(argc, argv));
   if (convert.parsed()) return convert.Run(JoinArgs(argc, argv));
+  if (clocks.parsed()) return clocks.Run(JoinArgs(argc, argv));
   if (csp.parsed()) return csp.Run(JoinArgs(argc, argv));
   if (report.parsed()) return report.Run();
   return kExitUsage;

@@ -10,6 +10,7 @@
 #include "formats/common/time_window.h"
 #include "formats/common/ts_text.h"
 #include "pipeline/budget.h"
+#include "pipeline/clocks_job.h"
 #include "pipeline/convert.h"
 #include "pipeline/shard.h"
 #include "tools/cli/run_summary_lines.h"
@@ -257,13 +258,28 @@ void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary&
   if (opts.verbose) PrintOutputLines("tracemill", s);
 }
 
+// "tracemill clocks: N probes decoded; ... -> OUTDIR/clocks.json".
+void PrintClocksSummary(const ConvertOptions& opts, const pipeline::RunSummary& s) {
+  std::fprintf(stderr, "tracemill clocks: %zu probe%s decoded; %s -> %s/%s (%.2f s)\n", s.inputs.size(),
+               s.inputs.size() == 1 ? "" : "s",
+               s.clocks_json.empty() ? "one clock domain, nothing to align" : "offsets solved", opts.out_dir.c_str(),
+               pipeline::kClocksFileName, s.wall_seconds);
+}
+
 }  // namespace
 
-ConvertCommand::ConvertCommand(CLI::App* app)
-    : command_(app->add_subcommand(
-          "convert",
-          "Convert per-rank trace files into merged Chrome traces (one per local GPU by default), "
-          "plus OUTDIR/manifest.json and OUTDIR/report.html.")) {
+ConvertCommand::ConvertCommand(CLI::App* app, Mode mode)
+    : mode_(mode),
+      command_(mode == Mode::kConvert
+                   ? app->add_subcommand("convert",
+                                         "Convert per-rank trace files into merged Chrome traces (one per local "
+                                         "GPU by default), plus OUTDIR/manifest.json and OUTDIR/report.html.")
+                   : app->add_subcommand(
+                         "clocks",
+                         "First step of a sharded convert that aligns clocks: decode each node's lowest rank "
+                         "once and write OUTDIR/clocks.json, which every shard of the same job (same inputs "
+                         "and options) then uses instead of decoding those ranks itself. Takes convert's "
+                         "options.")) {
   AddInputOutputOptions(command_, &opts_, &flags_);
   AddResourceOptions(command_, &opts_, &flags_);
   AddEventOptions(command_, &opts_, &flags_);
@@ -271,9 +287,15 @@ ConvertCommand::ConvertCommand(CLI::App* app)
 }
 
 int ConvertCommand::Run(const std::string& command_line) {
+  if (mode_ == Mode::kClocks && flags_.shard.empty()) flags_.shard = "0/1";  // one process, whatever the environment
   if (!ResolveOptions(flags_, &opts_)) return pipeline::kExitUsage;
   opts_.progress = isatty(STDERR_FILENO) && !opts_.quiet;
   opts_.command_line = command_line;
+  if (mode_ == Mode::kClocks) {
+    const pipeline::RunSummary s = pipeline::RunClocks(opts_);
+    if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintClocksSummary(opts_, s);
+    return s.exit_code;
+  }
   const pipeline::RunSummary s = pipeline::RunConvert(opts_);
   if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintConvertSummary(opts_, s);
   return s.exit_code;

@@ -22,12 +22,17 @@ struct ConvertFlags {
   int64_t start_step = -1, end_step = -1;  // -1: not given
 };
 
-// ConvertCommand adds the `convert` subcommand to an app and runs it.
+// ConvertCommand adds the `convert` subcommand to an app and runs it; or,
+// as kClocks, `tracemill clocks` (pipeline/clocks_job.h), which takes the
+// same inputs and options as the convert job it prepares.
 class ConvertCommand {
  public:
-  // Adds `convert` and its options (help text, names and defaults as the
-  // README documents them) to `app`, which must outlive this object.
-  explicit ConvertCommand(CLI::App* app);
+  enum class Mode { kConvert, kClocks };
+
+  // Adds `convert` (or `clocks`) and its options (help text, names and
+  // defaults as the README documents them) to `app`, which must outlive
+  // this object.
+  explicit ConvertCommand(CLI::App* app, Mode mode = Mode::kConvert);
   ConvertCommand(const ConvertCommand&) = delete;  // CLI11 holds pointers into it
   ConvertCommand& operator=(const ConvertCommand&) = delete;
 
@@ -41,6 +46,7 @@ class ConvertCommand {
   int Run(const std::string& command_line);
 
  private:
+  const Mode mode_;
   CLI::App* command_ = nullptr;
   pipeline::ConvertOptions opts_;
   ConvertFlags flags_;
