@@ -33,8 +33,29 @@
 // the same bytes whatever --jobs is. One line of JSON on stdout sums up what
 // was written (files, events, json_bytes, file_bytes).
 //
+// Synchronized jobs (--clock-offsets-us 0,1500,-800,3250), for testing
+// clock alignment (tracemill --align-clocks): node n = rank / gpus-per-node
+// has its own clock. Then, for every rank:
+//   - the k-th NCCL collective kernel is the same operation on every rank:
+//     the same kernel name (kind), `Collective name` and process group
+//     (Kineto 2.x's `Process Group Name` "0", `Process Group Description`
+//     "default_pg", `Process Group Ranks` "[0, 1, ..., N-1]"; `Seq` k only
+//     with --collective-seq), and the k-th collective is in step k / 6
+//     (ProfilerStep#N numbers steps from 0 on every rank);
+//   - it ends at the same true instant on every rank, within +-J µs
+//     (--collective-jitter-us, default 2): a kernel starts when its rank
+//     launches it and ends when the collective does, so early ranks show a
+//     longer kernel, and the rank waits for that end;
+//   - every `ts` of a rank in node n is its true time + offset[n] µs.
+// The true schedule comes from a stream seeded by --seed only
+// (collective_schedule.h). --events is honored exactly all the same, so
+// ranks may hold different numbers of collectives (a prefix of the same
+// sequence). Without --clock-offsets-us the bytes are those of earlier
+// versions.
+//
 // Files: main.cc (flags, worker threads, writing files), rank_writer.*
-// (one rank's file: step layout, events, head and trailer), names.h,
+// (one rank's file: step layout, events, head and trailer),
+// collective_schedule.h (the synchronized job's true schedule), names.h,
 // rng.h, text_out.h.
 #include <libdeflate.h>
 #include <sys/stat.h>
@@ -42,6 +63,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -49,6 +71,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -129,6 +152,51 @@ void AddFlags(CLI::App* app, Config* c) {
                   "frac on even ranks, int on odd ranks")
       ->check(CLI::IsMember({"int", "frac", "mixed"}));
   app->add_option("--jobs", c->jobs, "Worker threads (default: hardware threads); output is the same");
+  app->add_option("--clock-offsets-us", c->clock_offsets_us,
+                  "Synchronized job for clock-alignment tests: comma-separated clock offsets of the nodes "
+                  "(node = rank / gpus-per-node; one integer µs per node, may be negative, e.g. "
+                  "0,1500,-800,3250). The k-th NCCL collective is then the same operation on every rank, "
+                  "ends at the same true instant within +-J µs, and node n's timestamps are true + offset[n]");
+  app->add_option("--collective-jitter-us", c->sync.jitter_us,
+                  "J: each collective kernel's end is its true end + a uniform whole-µs jitter in [-J, J] "
+                  "(with --clock-offsets-us; default 2)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  app->add_flag("--collective-seq", c->sync.seq,
+                "Write Kineto's \"Seq\" (the instance number in its process group) on collective kernels "
+                "(with --clock-offsets-us)");
+}
+
+// ParseSyncFlags checks --clock-offsets-us (one integer µs per node, at
+// most 10^9 in size) and fills `c->sync`. Returns "" or the usage error.
+std::string ParseSyncFlags(const CLI::App& app, Config* c) {
+  if (c->clock_offsets_us.empty()) {
+    if (app.count("--collective-jitter-us") || c->sync.seq)
+      return "--collective-jitter-us and --collective-seq need --clock-offsets-us";
+    return "";
+  }
+  const int64_t nodes = (int64_t{c->ranks} + c->gpus_per_node - 1) / c->gpus_per_node;
+  std::vector<int64_t>& offsets = c->sync.node_offsets_us;
+  std::string_view rest = c->clock_offsets_us;
+  while (true) {
+    const size_t comma = std::min(rest.find(','), rest.size());
+    const std::string_view item = rest.substr(0, comma);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < -1000000000 ||
+        v > 1000000000)
+      return "--clock-offsets-us: \"" + std::string(item) + "\" is not an integer in [-10^9, 10^9] (µs)";
+    offsets.push_back(v);
+    if (comma == rest.size()) break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (static_cast<int64_t>(offsets.size()) != nodes)
+    return "--clock-offsets-us has " + std::to_string(offsets.size()) + " offsets, but the job has " +
+           std::to_string(nodes) + " nodes (--ranks " + std::to_string(c->ranks) + " / --gpus-per-node " +
+           std::to_string(c->gpus_per_node) + ", rounded up): give one per node";
+  c->sync.group_ranks = "[";
+  for (int r = 0; r < c->ranks; ++r) c->sync.group_ranks += (r ? ", " : "") + std::to_string(r);
+  c->sync.group_ranks += "]";
+  return "";
 }
 
 // Writes every rank file on `c.jobs` threads and prints the JSON summary
@@ -181,5 +249,10 @@ int main(int argc, char** argv) {
       "deterministic, in Kineto's sectional, unsorted order."};
   tracemill::tools::gen_kineto::AddFlags(&app, &c);
   CLI11_PARSE(app, argc, argv);
+  const std::string usage = tracemill::tools::gen_kineto::ParseSyncFlags(app, &c);
+  if (!usage.empty()) {
+    std::fprintf(stderr, "gen_kineto: %s\n", usage.c_str());
+    return 2;
+  }
   return tracemill::tools::gen_kineto::WriteRankFiles(c);
 }

@@ -1,12 +1,17 @@
 // RankWriter's events, one kind each (rank_writer.h). Each is written as
 // `  {...},\n`; the trailer closes the array.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "rank_writer.h"
 
 namespace tracemill::tools::gen_kineto {
 
+// A timestamp: true time `ns` on this node's clock (the offset is 0 unless
+// the job is synchronized).
 void RankWriter::Ts(Out& o, int64_t ns) {
+  ns += clock_offset_ns_;
   if (frac_) {
     o.Fixed(ns, 3);
   } else {
@@ -113,8 +118,11 @@ void RankWriter::CpuOpEvent(int th, std::string_view cat, std::string_view name,
 }
 
 // A kernel (or memcpy/memset) launched at `at` from thread `th`: a runtime
-// event, the GPU event and an ac2g flow pair (4 events).
-int64_t RankWriter::Launch(int th, int64_t at, int kind) {
+// event, the GPU event and an ac2g flow pair (4 events). `kind`: 0 a
+// kernel, 1 a memcpy, 2 a memset, 3 an NCCL kernel: `coll`'s when given (a
+// synchronized job), ending at `coll->end_ns`. Returns where the thread
+// goes on (the runtime call's end), ns.
+int64_t RankWriter::Launch(int th, int64_t at, int kind, const CollectiveInstance* coll) {
   const int64_t corr = ++correlation_;
   const int64_t ext = external_id_;
   const int64_t rt_dur = rng_.Range(3000, 18000);
@@ -143,6 +151,10 @@ int64_t RankWriter::Launch(int th, int64_t at, int kind) {
     cat = "gpu_memset";
     name = "Memset (Device)";
     k_dur = rng_.Range(1000, 8000);
+  } else if (kind == 3 && coll) {
+    cat = "kernel";
+    name = kNcclKernels[static_cast<size_t>(kSyncCollectives[static_cast<size_t>(coll->op)].kernel)];
+    k_dur = SyncCollectiveDur(*coll, &k_ts);
   } else if (kind == 3) {
     cat = "kernel";
     name = rng_.Pick(kNcclKernels);
@@ -176,6 +188,7 @@ int64_t RankWriter::Launch(int th, int64_t at, int kind) {
     gpu_.Int(grid) << ", 1, 1],      \"block\": [";
     gpu_.Int(block) << ", 1, 1],      \"est. achieved occupancy %\": ";
     gpu_.Int(rng_.Range(0, 100));
+    if (coll) CollectiveArgs(*coll);
   }
   EndEvent(gpu_);
 
@@ -193,6 +206,36 @@ int64_t RankWriter::Launch(int th, int64_t at, int kind) {
   flows_ << ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  },\n";
   remaining_ -= 4;
   return at + rt_dur;
+}
+
+// A synchronized collective's kernel: starts on the whole µs at or after
+// `*k_ts` (updated), ends at `coll.end_ns`. Returns its duration (ns).
+// Aborts if that leaves less than kMinCollectiveNs: the schedule's bound
+// (collective_schedule.h) no longer matches the generator.
+int64_t RankWriter::SyncCollectiveDur(const CollectiveInstance& coll, int64_t* k_ts) {
+  *k_ts = (*k_ts + kUs - 1) / kUs * kUs;
+  if (coll.end_ns - *k_ts < kMinCollectiveNs) {
+    std::fprintf(stderr,
+                 "gen_kineto: internal error: rank %d launches collective %lld %lld ns before its end; "
+                 "the bound in collective_schedule.h is too small\n",
+                 rank_, static_cast<long long>(coll.index), static_cast<long long>(coll.end_ns - *k_ts));
+    std::abort();
+  }
+  return coll.end_ns - *k_ts;
+}
+
+// Kineto 2.x's NCCL metadata on a collective kernel's args: one process
+// group of every rank ("0", default_pg), and `Seq` (the instance in that
+// group) with --collective-seq.
+void RankWriter::CollectiveArgs(const CollectiveInstance& coll) {
+  gpu_ << ",      \"Collective name\": ";
+  gpu_.Str(kSyncCollectives[static_cast<size_t>(coll.op)].collective_name)
+      << ", \"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", "
+         "\"Process Group Ranks\": ";
+  gpu_.Str(c_.sync.group_ranks);
+  if (!c_.sync.seq) return;
+  gpu_ << ", \"Seq\": ";
+  gpu_.Int(coll.index);
 }
 
 void RankWriter::RuntimeOnly(int th, int64_t at) {

@@ -5,11 +5,6 @@
 #include <charconv>
 
 namespace tracemill::tools::gen_kineto {
-namespace {
-
-constexpr int kLayers = 24;
-
-}  // namespace
 
 RankWriter::RankWriter(const Config& c, int rank, Sections* sections)
     : c_(c),
@@ -27,9 +22,13 @@ RankWriter::RankWriter(const Config& c, int rank, Sections* sections)
   sections->Clear();
   tids_[0] = pid_;                                                    // main thread: forward, optimizer
   tids_[1] = pid_ + 1000 + static_cast<int64_t>(rng_.Below(30000));  // autograd thread
-  // Ranks start within a couple of ms of each other, like a real job.
-  start_ns_ = 1682725897000000000LL + static_cast<int64_t>(c.seed % 1000) * 1000000LL * kUs +
-              rng_.Range(0, 2000) * kUs + rng_.Range(0, 999);
+  // Ranks start within a couple of ms of each other (kStartSpreadNs), like
+  // a real job.
+  start_ns_ = JobStartNs(c.seed) + rng_.Range(0, 2000) * kUs + rng_.Range(0, 999);
+  if (c.sync.on()) {
+    clock_offset_ns_ = c.sync.node_offsets_us[static_cast<size_t>(rank / c.gpus_per_node)] * kUs;
+    schedule_.emplace(c.seed, c.sync.jitter_us);
+  }
 }
 
 void RankWriter::Build(std::string* file) {
@@ -140,19 +139,37 @@ int64_t RankWriter::Forward(int64_t t) {
   return t;
 }
 
-// Per layer: autograd nodes, and every fourth layer an NCCL all-reduce.
+// Per layer: autograd nodes, and every fourth layer an NCCL collective.
 int64_t RankWriter::Backward(int64_t t) {
   for (int layer = 0; layer < kLayers && remaining_ > 0; ++layer) {
     const int nodes = 6 + static_cast<int>(rng_.Below(6));
     for (int i = 0; i < nodes && remaining_ > 0; ++i) t = BackwardNode(t);
-    if (remaining_ > 0 && layer % 4 == 3) {
-      t = Annotated(1, rng_.Pick(kNcclAnnotations), t, [this](int64_t t) {
-        if (remaining_ >= 4) t = Launch(1, t + rng_.Range(5000, 20000), 3);
-        return t;
-      });
-    }
+    if (remaining_ > 0 && layer % kLayersPerCollective == kLayersPerCollective - 1) t = Collective(t);
   }
   return t;
+}
+
+// An NCCL collective: its c10d annotation around the launch, on the autograd
+// thread. In a synchronized job it is the schedule's next instance (the
+// same operation on every rank), its kernel ends at the instance's true end
+// plus this rank's jitter, and the thread waits for that end (a stream
+// synchronize), so its next work starts at most J after the true end.
+int64_t RankWriter::Collective(int64_t t) {
+  if (!schedule_) {
+    return Annotated(1, rng_.Pick(kNcclAnnotations), t, [this](int64_t t) {
+      if (remaining_ >= 4) t = Launch(1, t + rng_.Range(5000, 20000), 3);
+      return t;
+    });
+  }
+  CollectiveInstance coll = schedule_->Next();
+  coll.end_ns += rng_.Range(-c_.sync.jitter_us, c_.sync.jitter_us) * kUs;
+  bool launched = false;
+  t = Annotated(1, kSyncCollectives[static_cast<size_t>(coll.op)].annotation, t, [&](int64_t t) {
+    if (remaining_ < 4) return t;
+    launched = true;
+    return Launch(1, t + rng_.Range(5000, 20000), 3, &coll);
+  });
+  return launched ? std::max(t, coll.end_ns) : t;
 }
 
 // evaluate_function -> node -> ops (the node is written first, as Kineto

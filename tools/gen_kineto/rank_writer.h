@@ -9,14 +9,27 @@
 // draw happens in a fixed order, so a seed gives the same bytes.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "collective_schedule.h"
 #include "names.h"
 #include "rng.h"
 #include "text_out.h"
 
 namespace tracemill::tools::gen_kineto {
+
+// SyncConfig: a synchronized job (--clock-offsets-us), checked and
+// expanded from the flags by main.cc.
+struct SyncConfig {
+  std::vector<int64_t> node_offsets_us;  // per node (rank / gpus_per_node); empty: not synchronized
+  int64_t jitter_us = 2;                 // J: each collective ends within +-J µs of its true end
+  bool seq = false;                      // write `Seq` on the collective kernels
+  std::string group_ranks;               // `Process Group Ranks`: "[0, 1, ..., ranks-1]"
+  bool on() const { return !node_offsets_us.empty(); }
+};
 
 // Config: the command line of gen_kineto.
 struct Config {
@@ -29,10 +42,11 @@ struct Config {
   int gpus_per_node = 8;
   std::string ts = "mixed";  // int | frac | mixed
   int jobs = 0;
+  std::string clock_offsets_us;  // --clock-offsets-us as given ("" : not synchronized)
+  SyncConfig sync;
 };
 
 constexpr int kCpuThreads = 2;  // the main (Python) thread and the autograd thread
-constexpr int64_t kUs = 1000;   // ns per µs
 
 // The sections of one file, reused from rank to rank by a worker thread (no
 // fresh pages to fault in for every file).
@@ -70,6 +84,7 @@ class RankWriter {
   int64_t Forward(int64_t t);
   int64_t Backward(int64_t t);
   int64_t BackwardNode(int64_t t);
+  int64_t Collective(int64_t t);
   int64_t Optimizer(int64_t t);
   void FlushCpu();
 
@@ -82,7 +97,9 @@ class RankWriter {
   void ShapeArgs(Out& o);
   void CpuOpEvent(int th, std::string_view cat, std::string_view name, int64_t ts, int64_t dur, bool shapes,
                   int64_t seq);
-  int64_t Launch(int th, int64_t at, int kind);
+  int64_t Launch(int th, int64_t at, int kind, const CollectiveInstance* coll = nullptr);
+  int64_t SyncCollectiveDur(const CollectiveInstance& coll, int64_t* k_ts);
+  void CollectiveArgs(const CollectiveInstance& coll);
   void RuntimeOnly(int th, int64_t at);
   void MemoryInstant(int th, int64_t at);
 
@@ -98,6 +115,8 @@ class RankWriter {
   const int dev_;
   const int64_t pid_;
   const bool frac_;
+  int64_t clock_offset_ns_ = 0;  // added to every `ts`: this node's clock (synchronized jobs)
+  std::optional<CollectiveSchedule> schedule_;  // synchronized jobs only
   int64_t tids_[kCpuThreads];
   int64_t start_ns_ = 0, end_ns_ = 0;
   int64_t now_[kCpuThreads] = {};
