@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/clocks.h"
@@ -16,7 +17,7 @@ namespace {
 void SettleInputsWithoutRun(ConvertContext& cx, const OutputGroups& groups) {
   for (size_t i = 0; i < cx.records.size(); ++i) {
     InputRecord& r = cx.records[i];
-    if (!cx.read[i] || groups.placed(i) || groups.refused(i) || r.owner_shard >= 0) continue;
+    if (!cx.read[i] || groups.placed(i) || groups.refused(i) || groups.deselected(i) || r.owner_shard >= 0) continue;
     const int planned = cx.plan.OwnerOfInput(i);
     const int owner = std::max(planned, 0);
     if (owner != cx.me()) r.owner_shard = owner;
@@ -41,7 +42,7 @@ void TakeJobSpan(ConvertContext& cx, const OutputGroups& groups) {
   RunSummary& s = cx.job.summary();
   for (size_t i = 0; i < cx.records.size(); ++i) {
     const InputRecord& r = cx.records[i];
-    if (!(groups.placed(i) || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
+    if (!(groups.placed(i) || groups.deselected(i) || r.reused) || r.owner_shard >= 0 || !r.has_span) continue;
     if (!s.has_span) {
       s.first_ts_ns = r.first_ts_ns;
       s.last_ts_ns = r.last_ts_ns;
@@ -86,7 +87,25 @@ void WriteReport(ConvertContext& cx) {
 
 }  // namespace
 
-void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume) {
+// The overview: a block for every input read (those not written: steps
+// only), the blocks of inputs an earlier run kept (--resume) from its file.
+void WriteOverview(ConvertContext& cx, const ResumeState& resume, OverviewCollector* overview) {
+  for (size_t i = 0; i < cx.records.size(); ++i) {
+    const InputRecord& r = cx.records[i];
+    if (cx.read[i] && !cx.clock_only[i] && r.owner_shard < 0 && !r.skipped && !overview->Has(i))
+      overview->AddBlock(r, nullptr);
+  }
+  const std::string name = OverviewCollector::FileName(cx.opts.shard.index, cx.opts.shard.count);
+  if (absl::Status st = overview->Write(cx.opts.out_dir, name, resume.overview_blocks); !st.ok())
+    cx.job.Say(absl::StrCat("cannot write ", cx.opts.out_dir, "/", name, ": ", st.message()));
+}
+
+void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
+                       OverviewCollector* overview) {
+  // Inputs read but not written (--ranks, rejected at placement) get their
+  // clock decision too: the report draws every rank on one clock.
+  for (size_t i = 0; i < cx.records.size(); ++i)
+    if (cx.read[i] && !cx.clock_only[i]) cx.clocks->Assign(cx.records[i]);
   // The clocks section, from the probes' records (before the carried ones
   // replace them), or the earlier run's when nothing was decoded again.
   cx.job.summary().clocks_json = cx.clocks->ManifestJson();
@@ -98,6 +117,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   for (auto& c : resume.outputs)
     for (auto& r : c.inputs) cx.records[static_cast<size_t>(r.index)] = r;
   TakeJobSpan(cx, groups);
+  WriteOverview(cx, resume, overview);
   ListOutputsAndInputs(cx, resume);
   if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken(), false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did

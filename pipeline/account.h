@@ -8,12 +8,16 @@
 // On exit 1 an earlier report.html is removed: it would describe another job.
 #include "pipeline/convert_context.h"
 #include "pipeline/output_groups.h"
+#include "pipeline/overview.h"
 #include "pipeline/resume.h"
 
 namespace tracemill::pipeline {
 
 // AccountForConvert finishes `cx.job`'s summary from `cx.records` (moved
 // into it), writes the manifest and the report, and sets the exit status.
-void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume);
+// `overview` gets a block for every input read that has none yet (steps
+// only) and is written next to the manifest.
+void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
+                       OverviewCollector* overview);
 
 }  // namespace tracemill::pipeline

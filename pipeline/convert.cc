@@ -17,6 +17,7 @@
 #include "pipeline/inputs.h"
 #include "pipeline/output_dir.h"
 #include "pipeline/output_groups.h"
+#include "pipeline/overview.h"
 #include "pipeline/resume.h"
 #include "pipeline/step_window.h"
 #include "pipeline/write_output.h"
@@ -137,7 +138,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   OutputGroups groups(cx, runs, resume.carried_outputs);
   if (schedule.overlap) groups.ExpectInputs(schedule.order);
   OutputTimes times = OutputTimesOf(opts);
-  OutputWriter writer(cx, runs, times, schedule.memory.merge, resume.journal.get(), progress);
+  OverviewCollector overview(cx.records.size(), times.offset_ns);
+  OutputWriter writer(cx, runs, times, schedule.memory.merge, resume.journal.get(), progress, &overview);
   if (!DecodeAndWrite(schedule, decode, groups, writer,
                       [&] { return BeforeWritingAll(cx, runs, decode, groups, resume, &times); }))
     return job.summary();
@@ -145,7 +147,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   progress.End();
 
   // 7. Account: records, manifest, journal, report.
-  AccountForConvert(cx, groups, resume);
+  AccountForConvert(cx, groups, resume, &overview);
   return job.summary();
 }
 

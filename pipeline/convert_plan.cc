@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "pipeline/clocks.h"
 #include "pipeline/output_dir.h"
+#include "pipeline/overview.h"
 
 namespace tracemill::pipeline {
 
@@ -20,7 +21,9 @@ void RemoveOwnStaleFiles(const ConvertContext& cx) {
   RemoveStaleFiles(
       cx.opts.out_dir,
       [&](std::string_view base) {
-        if (!shard.sharded() || base == ManifestFileName(shard) || base == JournalFileName(shard)) return true;
+        if (!shard.sharded() || base == ManifestFileName(shard) || base == JournalFileName(shard) ||
+            base == OverviewCollector::FileName(shard.index, shard.count))
+          return true;
         auto key = ParseOutputName(base);
         return key && cx.plan.OwnerOf(*key) == cx.me();
       },

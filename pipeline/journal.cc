@@ -1,5 +1,7 @@
 #include "pipeline/journal.h"
 
+#include <simdjson.h>
+
 #include <fcntl.h>
 #include <libdeflate.h>
 #include <unistd.h>
@@ -16,7 +18,8 @@
 namespace tracemill::pipeline {
 namespace {
 
-std::string EntryLine(const OutputRecord& output, const std::vector<const InputRecord*>& inputs) {
+std::string EntryLine(const OutputRecord& output, const std::vector<const InputRecord*>& inputs,
+                      const std::vector<std::string>& overview_blocks) {
   std::string line = "{\"output\":";
   AppendOutputJson(output, &line);
   line.append(",\"inputs\":[");
@@ -24,8 +27,27 @@ std::string EntryLine(const OutputRecord& output, const std::vector<const InputR
     if (k) line.push_back(',');
     AppendInputJson(*inputs[k], /*with_index=*/false, &line);
   }
+  line.append("],\"overview\":[");
+  for (size_t k = 0; k < overview_blocks.size(); ++k) {
+    if (k) line.push_back(',');
+    formats::AppendJsonString(overview_blocks[k], &line);
+  }
   line.append("]}\n");
   return line;
+}
+
+// The overview blocks of a journal line ("overview":[...]), if any.
+std::vector<std::string> OverviewBlocks(const std::string& line) {
+  std::vector<std::string> blocks;
+  simdjson::dom::parser parser;
+  simdjson::dom::array a;
+  if (parser.parse(line)["overview"].get_array().get(a)) return blocks;
+  for (simdjson::dom::element e : a) {
+    std::string_view s;
+    if (e.get_string().get(s)) return {};
+    blocks.emplace_back(s);
+  }
+  return blocks;
 }
 
 absl::Status WriteAll(int fd, std::string_view s, const std::string& path) {
@@ -66,7 +88,9 @@ absl::StatusOr<JournalContents> LoadJournal(const std::string& path) {
       continue;
     }
     CompletedOutput c;
-    if (ParseRecordsJson(line, &c.output, &c.inputs).ok()) j.outputs.push_back(std::move(c));
+    if (!ParseRecordsJson(line, &c.output, &c.inputs).ok()) continue;
+    c.overview_blocks = OverviewBlocks(line);
+    j.outputs.push_back(std::move(c));
   }
   if (!header) return absl::DataLossError(absl::StrCat(path, ": empty journal"));
   return j;
@@ -107,7 +131,7 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Create(const std::string& path
   for (const auto& c : carried) {
     std::vector<const InputRecord*> in;
     for (const auto& r : c.inputs) in.push_back(&r);
-    text.append(EntryLine(c.output, in));
+    text.append(EntryLine(c.output, in, c.overview_blocks));
   }
   // Temporary + rename: a crash here leaves the old journal or the new one.
   auto tmp = formats::OutputFile::Create(path, /*gzip=*/false);
@@ -128,8 +152,9 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-absl::Status Journal::Append(const OutputRecord& output, const std::vector<const InputRecord*>& inputs) {
-  std::string line = EntryLine(output, inputs);
+absl::Status Journal::Append(const OutputRecord& output, const std::vector<const InputRecord*>& inputs,
+                             const std::vector<std::string>& overview_blocks) {
+  std::string line = EntryLine(output, inputs, overview_blocks);
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0) return absl::FailedPreconditionError("journal closed");
   return WriteAll(fd_, line, path_);

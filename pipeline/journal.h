@@ -33,6 +33,9 @@ std::string JournalFileName(const ShardSpec& shard);
 struct CompletedOutput {
   OutputRecord output;
   std::vector<InputRecord> inputs;
+  // The inputs' blocks of overview.trace.json (pipeline/overview.h), by
+  // input order; empty if not recorded.
+  std::vector<std::string> overview_blocks;
 };
 
 // JournalContents: what a journal file holds.
@@ -60,9 +63,10 @@ class Journal {
                                                          const ShardSpec& shard,
                                                          const std::vector<CompletedOutput>& carried);
   ~Journal();
-  // Append records a completed output and its inputs' records (one line,
-  // one write(2)).
-  absl::Status Append(const OutputRecord& output, const std::vector<const InputRecord*>& inputs);
+  // Append records a completed output, its inputs' records and their
+  // overview blocks (one line, one write(2)).
+  absl::Status Append(const OutputRecord& output, const std::vector<const InputRecord*>& inputs,
+                      const std::vector<std::string>& overview_blocks = {});
   // Remove closes and deletes the journal (after the manifest is written).
   void Remove();
 

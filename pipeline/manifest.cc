@@ -177,6 +177,20 @@ void AppendOutputJson(const OutputRecord& out, std::string* op) {
                   ",\"bytes\":", out.bytes, ",\"crc32\":", out.crc32,
                   ",\"reused\":", out.reused ? "true" : "false", ",\"error\":");
   if (out.error.empty()) o.append("null"); else AppendJsonString(out.error, &o);
+  if (!out.parts.empty()) {
+    o.append(",\"parts\":[");
+    for (size_t k = 0; k < out.parts.size(); ++k) {
+      const OutputPart& p = out.parts[k];
+      o.append(k ? ",{\"path\":" : "{\"path\":");
+      AppendJsonString(p.path, &o);
+      absl::StrAppend(&o, ",\"events\":", p.events, ",\"bytes\":", p.bytes, ",\"crc32\":", p.crc32,
+                      ",\"time_span_ns\":");
+      if (p.has_span) absl::StrAppend(&o, "[", p.first_ts_ns, ",", p.last_ts_ns, "]");
+      else o.append("null");
+      absl::StrAppend(&o, ",\"flows_across_parts\":", p.flows_across_parts, ",\"spans_cut\":", p.spans_cut, "}");
+    }
+    o.push_back(']');
+  }
   o.push_back('}');
 }
 
@@ -492,6 +506,25 @@ absl::Status ParseOutput(dom::object o, OutputRecord* r) {
     std::string_view s;
     if (err.get_string().get(s)) return Bad("output error");
     r->error.assign(s);
+  }
+  dom::array parts;
+  if (!o["parts"].get_array().get(parts)) {
+    for (dom::element e : parts) {
+      dom::object po;
+      OutputPart p;
+      uint64_t pcrc = 0;
+      if (e.get_object().get(po) || !Str(po, "path", &p.path) || !U64(po, "events", &p.events) ||
+          !U64(po, "bytes", &p.bytes) || !U64(po, "crc32", &pcrc))
+        return Bad("output parts");
+      p.crc32 = static_cast<uint32_t>(pcrc);
+      dom::array span;
+      if (!po["time_span_ns"].get_array().get(span) && span.size() == 2 && !span.at(0).get_int64().get(p.first_ts_ns) &&
+          !span.at(1).get_int64().get(p.last_ts_ns))
+        p.has_span = true;
+      U64(po, "flows_across_parts", &p.flows_across_parts);
+      U64(po, "spans_cut", &p.spans_cut);
+      r->parts.push_back(std::move(p));
+    }
   }
   return absl::OkStatus();
 }

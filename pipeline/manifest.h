@@ -21,6 +21,20 @@
 
 namespace tracemill::pipeline {
 
+// OutputPart: one time part of an output written in parts
+// (pipeline/output_parts.h).
+struct OutputPart {
+  std::string path;                // file name inside OUTDIR
+  uint64_t events = 0;             // entries written in it (its replayed metadata not counted)
+  uint64_t bytes = 0;              // size on disk
+  uint32_t crc32 = 0;
+  bool has_span = false;           // first/last below are set
+  int64_t first_ts_ns = 0;         // its first event's start (absolute ns, as written)
+  int64_t last_ts_ns = 0;          // its latest event end
+  uint64_t flows_across_parts = 0; // flow events in it whose flow began in an earlier part
+  uint64_t spans_cut = 0;          // B/E pairs still open when it was closed
+};
+
 // OutputRecord: one output file.
 struct OutputRecord {
   std::string path;                // file name inside OUTDIR
@@ -32,6 +46,7 @@ struct OutputRecord {
   uint32_t crc32 = 0;              // CRC-32 of the file on disk (gzip's polynomial)
   bool reused = false;             // complete from an earlier run (--resume), not rewritten
   std::string error;               // non-empty if it could not be written
+  std::vector<OutputPart> parts;   // written in parts: `path` names none of them
 };
 
 // ShardRun: one shard's line in a merged manifest.

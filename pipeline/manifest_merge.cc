@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/overview.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/journal.h"
 #include "pipeline/manifest.h"
@@ -255,6 +256,17 @@ RunSummary JoinShards(std::vector<std::optional<RunSummary>>& shards, int first,
   return merged;
 }
 
+// JoinOverviews writes overview.trace.json from the shards' overviews
+// (overview.h): the blocks of every shard, by input, as one process writes them.
+absl::Status JoinOverviews(const std::string& out_dir, int shard_count, uint64_t inputs) {
+  std::map<int64_t, std::string> blocks;
+  for (int i = 0; i < shard_count; ++i)
+    blocks.merge(OverviewCollector::BlocksOf(out_dir + "/" + OverviewCollector::FileName(i, shard_count)));
+  const int64_t no_offset = 0;  // --relative-time is refused with shards
+  OverviewCollector overview(static_cast<size_t>(inputs), no_offset);
+  return overview.Write(out_dir, kOverviewFileName, blocks);
+}
+
 }  // namespace
 
 MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line) {
@@ -289,6 +301,11 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
   }
   rep.outputs = merged.outputs.size();
   rep.inputs = merged.inputs.size();
+  if (absl::Status st = JoinOverviews(out_dir, n, shards[static_cast<size_t>(first)]->inputs_in_job); !st.ok()) {
+    rep.problems.push_back(absl::StrCat("cannot write ", kOverviewFileName, ": ", st.message()));
+    rep.exit_code = kExitInternal;
+    return rep;
+  }
   if (absl::Status st = WriteManifest(out_dir, merged); !st.ok()) {
     rep.problems.push_back(absl::StrCat("cannot write manifest.json: ", st.message()));
     rep.exit_code = kExitInternal;

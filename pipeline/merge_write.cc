@@ -29,16 +29,32 @@ struct Batch {
   std::vector<uint32_t> ends;  // end offset of each event in `bytes`
 };
 
-absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs,
-                         formats::ChromeWriter& w,
+// The two writers' steps: one file (ChromeWriter) or an output in parts
+// (OutputParts, which also sees the events to place its cuts).
+absl::Status WriteOne(formats::ChromeWriter& w, int, formats::WriterInput& in, const formats::Event& e) {
+  return w.WriteEvent(in, e);
+}
+absl::Status WriteOne(OutputParts& w, int run, formats::WriterInput& in, const formats::Event& e) {
+  return w.WriteEvent(run, in, e);
+}
+absl::Status AppendBatch(formats::ChromeWriter& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends); }
+absl::Status AppendBatch(OutputParts& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends, b.events); }
+
+template <typename Writer>
+absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs, Writer& w,
                          const std::function<bool(int, const formats::Event&)>& keep) {
   while (true) {
     auto [run, e] = merger.Next();
     if (!e) return absl::OkStatus();
     if (!keep(run, *e)) continue;
-    if (absl::Status st = w.WriteEvent(winputs[run], *e); !st.ok()) return st;
+    if (absl::Status st = WriteOne(w, run, winputs[run], *e); !st.ok()) return st;
   }
 }
+
+template <typename Writer>
+absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+                           std::vector<formats::WriterInput>& winputs, Writer& w,
+                           const std::function<bool(int run, const formats::Event& e)>& keep);
 
 }  // namespace
 
@@ -56,6 +72,22 @@ absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::Sor
                          std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
                          const std::function<bool(int run, const formats::Event& e)>& keep) {
   if (!FormatsInParallel(runs, threads)) return WriteSerial(merger, winputs, w, keep);
+  return WriteParallel(merger, runs, winputs, w, keep);
+}
+
+absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+                         std::vector<formats::WriterInput>& winputs, OutputParts& w, int threads,
+                         const std::function<bool(int run, const formats::Event& e)>& keep) {
+  if (!FormatsInParallel(runs, threads)) return WriteSerial(merger, winputs, w, keep);
+  return WriteParallel(merger, runs, winputs, w, keep);
+}
+
+namespace {
+
+template <typename Writer>
+absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+                           std::vector<formats::WriterInput>& winputs, Writer& w,
+                           const std::function<bool(int run, const formats::Event& e)>& keep) {
   std::vector<char> spilled(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
 
@@ -131,7 +163,7 @@ absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::Sor
   // Stage 3 (serial, in order): append to the file.
   auto append_stage = [&](Batch* b) {
     if (status.ok()) {
-      status = w.AppendFormatted(b->bytes, b->ends);
+      status = AppendBatch(w, *b);
       if (!status.ok()) failed.store(true, std::memory_order_relaxed);
     }
     free_batches.push(b);
@@ -149,4 +181,5 @@ absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::Sor
   return status;
 }
 
+}  // namespace
 }  // namespace tracemill::pipeline

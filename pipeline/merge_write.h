@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "formats/chrome/chrome_writer.h"
 #include "merge/kway_merger.h"
+#include "pipeline/output_parts.h"
 
 namespace tracemill::pipeline {
 
@@ -53,6 +54,11 @@ bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads);
 // propagate.
 absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
                          std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
+                         const std::function<bool(int run, const formats::Event& e)>& keep);
+// The same into an output that may be written in parts (output_parts.h):
+// the same bytes as the one-file loop while no part is cut.
+absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+                         std::vector<formats::WriterInput>& winputs, OutputParts& w, int threads,
                          const std::function<bool(int run, const formats::Event& e)>& keep);
 
 }  // namespace tracemill::pipeline

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/rank_select.h"
 #include "pipeline/shard.h"
 
 namespace tracemill::pipeline {
@@ -58,6 +59,10 @@ struct ConvertOptions {
   bool no_system_metrics = false;  // skip smdebug system metrics
   bool no_overlap = false;       // --no-overlap: stage 1 (decode all), then stage 2 (write all)
   AlignClocks align_clocks = AlignClocks::kAuto;
+  std::optional<RankSet> ranks;  // --ranks: only these ranks in the traces (rank_select.h)
+  // --max-output-bytes: an output past it is written in time parts
+  // (output_parts.h); 0: never.
+  uint64_t max_output_bytes = 256ull << 20;
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

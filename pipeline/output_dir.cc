@@ -61,7 +61,8 @@ void RemoveStaleFiles(const std::string& dir, const std::function<bool(std::stri
   while (dirent* de = ::readdir(d)) {
     const std::string_view name = de->d_name;
     const bool shard_file = (name.starts_with("manifest.shard-") && name.ends_with(".json")) ||
-                            (name.starts_with("journal.shard-") && name.ends_with(".jsonl"));
+                            (name.starts_with("journal.shard-") && name.ends_with(".jsonl")) ||
+                            (name.starts_with("overview.shard-") && name.ends_with(".json"));
     bool stale = shard_files_too && shard_file;
     if (!stale && formats::IsTemporaryName(name))
       stale = owned(name.substr(1, name.find(".tmp.") - 1));  // `.<base>.tmp.<pid>`

@@ -81,6 +81,7 @@ void OutputGroups::Place(size_t i) {
     runs_.Free(i);
     return;
   }
+  if (cx_.opts.ranks && r.rank && !cx_.opts.ranks->Contains(*r.rank)) return Deselect(i);
   auto it = groups_.find(key);
   const bool late = it != groups_.end() && it->second.started;
   if (owner != cx_.me() || carried_outputs_.count(name) || late) return Refuse(i, name, owner, late);
@@ -92,6 +93,13 @@ void OutputGroups::Place(size_t i) {
   gs.og.inputs.push_back(i);
   placed_[i] = kPlaced;
   if (gs.pending == 0) candidates_.push_back(&gs);
+}
+
+void OutputGroups::Deselect(size_t i) {
+  // Read and counted, not written: its events are dropped as not selected.
+  cx_.records[i].DropUnaccounted(formats::DropReason::kNotSelected);
+  placed_[i] = kDeselected;
+  runs_.Free(i);
 }
 
 void OutputGroups::Refuse(size_t i, const std::string& name, int owner, bool late) {

@@ -61,6 +61,8 @@ class OutputGroups {
   bool placed(size_t i) const { return placed_[i] == kPlaced; }
   // Reported: input `i` was refused a group and its error line said.
   bool refused(size_t i) const { return placed_[i] == kRefused; }
+  // Deselected: input `i` was read and left out of the traces (--ranks).
+  bool deselected(size_t i) const { return placed_[i] == kDeselected; }
   // Some input was refused because the plan was wrong about it.
   bool plan_broken() const { return plan_broken_; }
 
@@ -70,11 +72,14 @@ class OutputGroups {
     size_t pending = 0;    // planned inputs not decoded yet (overlap)
     bool started = false;  // handed to the writer: no input may join any more
   };
-  enum : char { kNotPlaced = 0, kPlaced = 1, kRefused = 2 };
+  enum : char { kNotPlaced = 0, kPlaced = 1, kRefused = 2, kDeselected = 3 };
 
   // Place puts decoded input `i` in its output's group, or drops or refuses
   // it (see the file comment). Caller holds mu_.
   void Place(size_t i);
+  // Deselect leaves input `i` out of the traces (--ranks): its events are
+  // counted as not selected.
+  void Deselect(size_t i);
   // Refuse fails input `i`: its decoded output `name` cannot take it.
   void Refuse(size_t i, const std::string& name, int owner, bool late);
   // TakeReady: groups whose inputs are all decoded, marked started.

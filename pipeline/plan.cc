@@ -152,6 +152,11 @@ std::optional<OutputKey> ParseOutputName(std::string_view name) {
   if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix)
     return std::nullopt;
   std::string_view stem = name.substr(0, name.size() - kSuffix.size());
+  // A time part of an output (output_parts.h): "gpu3.part-001".
+  if (size_t dot = stem.rfind(".part-"); dot != std::string_view::npos) {
+    std::string_view n = stem.substr(dot + 6);
+    if (n.size() >= 3 && n.find_first_not_of("0123456789") == std::string_view::npos) stem = stem.substr(0, dot);
+  }
   OutputKey k;
   k.stem = std::string(stem);
   if (stem == "all") return k;
@@ -234,6 +239,8 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
                                opts.time_offset_ns, "|", opts.low_gpu_threshold, "|", opts.no_system_metrics);
   // Added only when not the default, so that the default's fingerprints stay those of earlier versions.
   if (opts.align_clocks != AlignClocks::kAuto) absl::StrAppend(&f, "|align-clocks:", static_cast<int>(opts.align_clocks));
+  if (opts.ranks) absl::StrAppend(&f, "|ranks:", opts.ranks->ToString());
+  if (opts.max_output_bytes != (256ull << 20)) absl::StrAppend(&f, "|max-output-bytes:", opts.max_output_bytes);
   for (size_t i = 0; i < records.size(); ++i)
     absl::StrAppend(&f, "|", records[i].path, ":", plans[i].bytes, ":", plans[i].mtime_ns);
   jp.fingerprint = absl::StrFormat("%08x", libdeflate_crc32(0, f.data(), f.size()));

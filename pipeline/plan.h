@@ -62,7 +62,8 @@ struct OutputKey {
 OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpus_per_node);
 // OutputFileName: "<stem>.trace.json", or ".trace.json.gz" with `compress`.
 std::string OutputFileName(const OutputKey& key, bool compress);
-// ParseOutputName: the key of an output file name; nullopt if it is not one.
+// ParseOutputName: the key of an output file name (or of one of its time
+// parts, "gpu3.part-002.trace.json"); nullopt if it is not one.
 std::optional<OutputKey> ParseOutputName(std::string_view file_name);
 
 enum class PlanKind { kOutput, kUndetermined, kNoOutput };

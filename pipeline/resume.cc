@@ -5,13 +5,28 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/overview.h"
 
 namespace tracemill::pipeline {
+
+// OnDisk: the output's file, or each of its parts, has the recorded size
+// and CRC-32.
+bool OnDisk(const std::string& dir, const OutputRecord& out) {
+  auto matches = [&](const std::string& name, uint64_t bytes, uint32_t crc) {
+    auto disk = FileSizeAndCrc32(dir + "/" + name);
+    return disk.ok() && disk->first == bytes && disk->second == crc;
+  };
+  if (out.parts.empty()) return matches(out.path, out.bytes, out.crc32);
+  for (const OutputPart& p : out.parts)
+    if (!matches(p.path, p.bytes, p.crc32)) return false;
+  return true;
+}
 
 ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
                        const std::vector<InputRecord>& records) {
   ResumeState st;
   std::map<std::string, CompletedOutput> found;  // by output name
+  std::map<int64_t, std::string> manifest_blocks;  // overview blocks of a finished run, by pid
   bool other_job = false;
   const std::string manifest_path = opts.out_dir + "/" + ManifestFileName(opts.shard);
   if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb")) {
@@ -22,6 +37,9 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
     std::fclose(f);
     if (auto m = ParseManifest(text); m.ok() && m->fingerprint == plan.fingerprint) {
       st.clocks_json = m->clocks_json;
+      // A finished run's overview holds the blocks of every input it wrote.
+      manifest_blocks = OverviewCollector::BlocksOf(
+          opts.out_dir + "/" + OverviewCollector::FileName(opts.shard.index, opts.shard.count));
       for (auto& out : m->outputs) {
         if (!out.error.empty()) continue;
         CompletedOutput c;
@@ -59,10 +77,7 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
       for (const auto& r : c.inputs) held.insert(r.path);
       for (const std::string& path : it->second) keep = keep && held.count(path);
     }
-    if (keep) {
-      auto disk = FileSizeAndCrc32(opts.out_dir + "/" + name);
-      keep = disk.ok() && disk->first == c.output.bytes && disk->second == c.output.crc32;
-    }
+    if (keep) keep = OnDisk(opts.out_dir, c.output);
     if (!keep) {
       ++stale;
       continue;
@@ -74,6 +89,11 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
       st.input_of_path[r.path] = static_cast<size_t>(r.index);
     }
     c.output.reused = true;
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+      const int64_t pid = c.inputs[k].index + 1;
+      if (k < c.overview_blocks.size()) st.overview_blocks[pid] = c.overview_blocks[k];
+      else if (auto it = manifest_blocks.find(pid); it != manifest_blocks.end()) st.overview_blocks[pid] = it->second;
+    }
     st.outputs.push_back(std::move(c));
   }
   if (other_job && st.outputs.empty())

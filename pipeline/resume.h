@@ -25,6 +25,7 @@ struct ResumeState {
   std::set<std::string> carried_outputs;        // names of `outputs`
   std::unique_ptr<Journal> journal;             // this run's (null if it cannot be written)
   std::string clocks_json;                      // the earlier manifest's clocks section, if any
+  std::map<int64_t, std::string> overview_blocks;  // carried inputs' overview blocks, by pid (index + 1)
 };
 
 // LoadResume reads OUTDIR's manifest (a completed earlier run) and journal (a

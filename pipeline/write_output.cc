@@ -23,8 +23,14 @@
 namespace tracemill::pipeline {
 
 OutputWriter::OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTimes& times, uint64_t merge_budget,
-                           Journal* journal, ConvertProgress& progress)
-    : cx_(cx), runs_(runs), times_(times), merge_budget_(merge_budget), journal_(journal), progress_(progress) {}
+                           Journal* journal, ConvertProgress& progress, OverviewCollector* overview)
+    : cx_(cx),
+      runs_(runs),
+      times_(times),
+      merge_budget_(merge_budget),
+      journal_(journal),
+      progress_(progress),
+      overview_(overview) {}
 
 void OutputWriter::Write(const OutputGroup& og) {
   OutputRecord out;
@@ -65,31 +71,37 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   std::vector<merge::SortedRun*> runs;
   for (size_t i : og.inputs) runs.push_back(runs_.get(i));
   absl::Status st = OpenRuns(runs);
-  auto file = formats::OutputFile::Create(cx_.opts.out_dir + "/" + og.name, cx_.opts.compress);
-  if (st.ok()) st = file.status();
   if (!st.ok()) return st;
-  if (!cx_.opts.direct_io || !(*file)->EnableDirectIo()) (*file)->EnableDropBehind(&job_output_bytes_);
-  formats::ChromeWriter w(file->get(), times_.offset_ns);
-  st = w.Begin(time_unit, OtherData(og, winputs));
-  for (size_t j = 0; st.ok() && j < winputs.size(); ++j) st = w.WriteProcessMetadata(winputs[j]);
+  OutputParts w(OutputParts::Options{cx_.opts.out_dir, og.name, cx_.opts.compress, cx_.opts.direct_io,
+                                     cx_.opts.max_output_bytes, times_.offset_ns, time_unit, &job_output_bytes_,
+                                     [&](int part) { return OtherData(og, winputs, part); }},
+                winputs);
+  st = w.Begin();
   std::vector<int64_t> shifts;
   for (const auto& in : winputs) shifts.push_back(in.clock_shift_ns);
   merge::KWayMerger merger(runs, std::move(shifts));
   uint64_t since_pause = 0;
+  std::vector<OverviewTap> taps;  // what overview.trace.json keeps of each input
+  if (overview_)
+    for (size_t j = 0; j < og.inputs.size(); ++j) taps.push_back(overview_->Tap(og.inputs[j], winputs[j].data));
   if (st.ok())
     st = WriteMerged(merger, runs, winputs, w, cx_.threads,
                      [&](int run, const formats::Event& e) {
-                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause);
+                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause, &taps);
                      });
+  if (overview_)
+    for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
   for (auto* r : runs)
     if (st.ok() && !r->read_status().ok()) st = r->read_status();
   if (st.ok()) st = w.Finish();
   if (st.ok()) defer->emplace();
-  if (st.ok()) st = (*file)->Commit();
+  if (st.ok()) st = w.Commit();
   out.events = w.events_written();
   out.metadata_added = w.metadata_added();
-  out.bytes = (*file)->bytes_written();
-  out.crc32 = (*file)->crc32();
+  out.bytes = w.bytes_written();
+  out.crc32 = w.parts().empty() ? w.crc32() : 0;
+  out.parts = w.parts();
+  if (st.ok()) RemoveOtherLayouts(og.name, out.parts.size());
   return st;
 }
 
@@ -140,13 +152,14 @@ absl::Status OutputWriter::OpenRuns(const std::vector<merge::SortedRun*>& runs) 
 }
 
 bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns,
-                        uint64_t* since_pause) {
+                        uint64_t* since_pause, std::vector<OverviewTap>* taps) {
   formats::Event aligned = e;  // the window holds aligned times
   aligned.ts_ns += shift_ns;
   if (!times_.window.Keeps(shift_ns ? aligned : e)) {
     cx_.records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
     return false;
   }
+  if (!taps->empty()) (*taps)[run].Event(e, shift_ns);
   if (cx_.opts.debug_write_delay_ms > 0 && ++*since_pause == 1000) {
     *since_pause = 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(cx_.opts.debug_write_delay_ms));
@@ -165,7 +178,11 @@ void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::W
   }
   // The output is in place: record it for --resume.
   if (journal_) {
-    if (absl::Status js = journal_->Append(out, done); !js.ok()) cx_.job.Say(absl::StrCat("journal: ", js.message()));
+    std::vector<std::string> blocks;
+    if (overview_)
+      for (size_t i : og.inputs) blocks.push_back(overview_->Block(i));
+    if (absl::Status js = journal_->Append(out, done, blocks); !js.ok())
+      cx_.job.Say(absl::StrCat("journal: ", js.message()));
   }
   if (cx_.opts.verbose)
     cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s)", og.name, out.events, out.bytes, seconds));
@@ -188,15 +205,30 @@ void OutputWriter::Failed(const OutputGroup& og, OutputRecord& out, std::string_
   out.error = std::string(why);
   out.bytes = 0;  // removed
   out.crc32 = 0;
-  // An earlier run's file of that name would pass for this run's.
+  // An earlier run's files of that output would pass for this run's.
   ::unlink((cx_.opts.out_dir + "/" + og.name).c_str());
+  RemoveOtherLayouts(og.name, 0);
   cx_.job.Say(absl::StrCat("cannot write ", cx_.opts.out_dir, "/", og.name, ": ", AbslView(why)));
 }
 
-std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs) const {
+void OutputWriter::RemoveOtherLayouts(const std::string& name, size_t parts) const {
+  // An earlier run's files of this output in another layout (one file, or
+  // more parts) would pass for this run's.
+  const std::string dir = cx_.opts.out_dir + "/";
+  if (parts) ::unlink((dir + name).c_str());
+  for (size_t k = std::max<size_t>(parts + 1, 1);; ++k)
+    if (::unlink((dir + PartName(name, static_cast<int>(k))).c_str()) != 0) break;
+}
+
+std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs,
+                                    int part) const {
   using formats::AppendJsonString;
   std::string o = "{\"tracemill_version\":";
   AppendJsonString(kVersion, &o);
+  if (part > 0)
+    absl::StrAppend(&o, ",\"part\":{\"index\":", part, ",\"of_output\":\"", og.name,
+                    "\",\"note\":\"a time part: the events that start after the previous part's last; "
+                    "metadata records repeated\"}");
   o.append(",\"time_base\":{\"unit\":\"us\",\"relative\":");
   o.append(cx_.opts.relative_time ? "true" : "false");
   absl::StrAppend(&o, ",\"offset_ns\":", times_.offset_ns,

@@ -27,6 +27,7 @@
 #include "pipeline/decoded_runs.h"
 #include "pipeline/journal.h"
 #include "pipeline/output_groups.h"
+#include "pipeline/overview.h"
 #include "pipeline/progress.h"
 
 namespace tracemill::pipeline {
@@ -46,7 +47,7 @@ class OutputWriter {
   // is the merge share of the memory plan (split between the threads);
   // `journal` may be null (it could not be created).
   OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTimes& times, uint64_t merge_budget,
-               Journal* journal, ConvertProgress& progress);
+               Journal* journal, ConvertProgress& progress, OverviewCollector* overview = nullptr);
 
   // Write merges and writes `og` (see the file comment), adds its record to
   // the job's summary and frees its inputs' runs. Never throws.
@@ -64,12 +65,17 @@ class OutputWriter {
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keep: the merge loop's filter (the window) and the tests' write delay.
-  bool Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause);
+  bool Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause,
+            std::vector<OverviewTap>* taps);
   void Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, OutputRecord& out,
                  double seconds);
   void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);
   // OtherData: the output's `otherData` object (version, time base, inputs).
-  std::string OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs) const;
+  // `part`: 0 for the first file, else the part's index (1-based).
+  std::string OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, int part) const;
+  // RemoveOtherLayouts removes an earlier run's files of output `name` in
+  // another layout than this run's `parts` (0: one file).
+  void RemoveOtherLayouts(const std::string& name, size_t parts) const;
 
   ConvertContext& cx_;
   DecodedRuns& runs_;
@@ -77,6 +83,7 @@ class OutputWriter {
   const uint64_t merge_budget_;
   Journal* const journal_;
   ConvertProgress& progress_;
+  OverviewCollector* const overview_;  // may be null
   std::mutex summary_mu_;
   // Output bytes of this job, all outputs together (their drop-behind, output_file.h).
   std::atomic<uint64_t> job_output_bytes_{0};

@@ -24,6 +24,11 @@ void AppendMicros(int64_t ns, std::string* out) {
 
 }  // namespace
 
+absl::Status ChromeWriter::Emit(std::string_view bytes) {
+  appended_ += bytes.size();
+  return out_->Append(bytes);
+}
+
 absl::Status ChromeWriter::Begin(std::string_view display_time_unit,
                                  std::string_view other_data_json) {
   buf_.reserve(64 << 10);  // grows to kFlushBytes by doubling; small outputs stay small
@@ -102,11 +107,11 @@ absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
 absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends) {
   if (!out_->gzip()) {
     if (!buf_.empty()) {
-      absl::Status s = out_->Append(buf_);
+      absl::Status s = Emit(buf_);
       buf_.clear();
       if (!s.ok()) return s;
     }
-    return out_->Append(bytes);
+    return Emit(bytes);
   }
   // Where WriteEvent's MaybeFlush would have flushed: after the first event
   // that brings the buffer to kFlushBytes.
@@ -115,10 +120,10 @@ absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::ve
     if (buf_.size() + (end - start) < kFlushBytes) continue;
     absl::Status s;
     if (buf_.empty()) {
-      s = out_->Append(bytes.substr(start, end - start));
+      s = Emit(bytes.substr(start, end - start));
     } else {
       buf_.append(bytes.data() + start, end - start);
-      s = out_->Append(buf_);
+      s = Emit(buf_);
       buf_.clear();
     }
     if (!s.ok()) return s;
@@ -202,14 +207,14 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
 
 absl::Status ChromeWriter::MaybeFlush() {
   if (buf_.size() < kFlushBytes) return absl::OkStatus();
-  absl::Status s = out_->Append(buf_);
+  absl::Status s = Emit(buf_);
   buf_.clear();
   return s;
 }
 
 absl::Status ChromeWriter::Finish() {
   buf_.append("\n]}\n");
-  absl::Status s = out_->Append(buf_);
+  absl::Status s = Emit(buf_);
   buf_.clear();
   return s;
 }

@@ -79,9 +79,24 @@ class ChromeWriter {
 
   uint64_t events_written() const { return events_; }
   uint64_t metadata_added() const { return metadata_added_; }
+  // Bytes produced so far (before gzip): those handed to the file and those
+  // still buffered.
+  uint64_t bytes_produced() const { return appended_ + buf_.size(); }
+  // Whether the traceEvents array has no entry yet (the next one's
+  // separator is "\n"); NoteEntry records one appended through
+  // AppendFormatted whose separator the caller chose.
+  bool array_empty() const { return first_; }
+  // AppendEntry buffers the bytes of one formatted entry (its separator
+  // chosen by the caller) and flushes as WriteEvent does.
+  absl::Status AppendEntry(std::string_view bytes) {
+    buf_.append(bytes);
+    return MaybeFlush();
+  }
+  void NoteEntry() { first_ = false; }
 
  private:
   absl::Status MaybeFlush();
+  absl::Status Emit(std::string_view bytes);  // out_->Append, counted
   void BeginEvent();
   static void AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out);
 
@@ -91,6 +106,7 @@ class ChromeWriter {
   bool first_ = true;
   uint64_t events_ = 0;
   uint64_t metadata_added_ = 0;
+  uint64_t appended_ = 0;  // bytes handed to out_
 };
 
 }  // namespace tracemill::formats

@@ -326,21 +326,35 @@ absl::Status OutputFile::CompressPending() {
   return absl::OkStatus();
 }
 
-absl::Status OutputFile::Commit() {
+absl::Status OutputFile::Seal() {
+  if (sealed_) return absl::OkStatus();
   if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");
   if (absl::Status s = CompressPending(); !s.ok()) return s;
   if (in_memory_) {
-    committed_ = true;
+    sealed_ = true;
     return absl::OkStatus();
   }
   if (direct_) {
     if (absl::Status s = FinishDirect(); !s.ok()) return s;
   }
+  direct_.reset();
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) {
     int e = errno;
     return absl::ErrnoToStatus(e, absl::StrCat("cannot close ", temp_path_));
+  }
+  sealed_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status OutputFile::Commit() {
+  if (!sealed_) {
+    if (absl::Status s = Seal(); !s.ok()) return s;
+  }
+  if (in_memory_) {
+    committed_ = true;
+    return absl::OkStatus();
   }
   if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     int e = errno;

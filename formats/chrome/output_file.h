@@ -89,6 +89,13 @@ class OutputFile {
   // bytes were already written. Never fails the output.
   bool EnableDirectIo();
   bool direct_io() const { return direct_ != nullptr; }
+  // Seal writes what is pending and closes the temporary, keeping it (and
+  // its removal on interrupt) until Commit or Abort: an output written in
+  // parts holds its finished parts this way, without their buffers, until
+  // the last is done. Errors: as Append's and close(2)'s.
+  absl::Status Seal();
+  // SetFinalPath changes the name Commit renames to (same directory).
+  void SetFinalPath(std::string final_path) { final_path_ = std::move(final_path); }
   // Commit closes and renames the temporary to the final path.
   absl::Status Commit();
   // Abort closes and removes the temporary.
@@ -125,6 +132,7 @@ class OutputFile {
   bool gzip_ = false;
   int level_ = 6;
   bool committed_ = false;
+  bool sealed_ = false;
   bool in_memory_ = false;
   std::string memory_;
   uint64_t bytes_written_ = 0;

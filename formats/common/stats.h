@@ -36,7 +36,8 @@ namespace tracemill::formats {
   X(kInputRejected, "input_rejected",                                             \
     "input decoded but rejected before writing (spill file error, or its output is another shard's)") \
   X(kOutputFailed, "output_failed",                                               \
-    "its output could not be written (disk full, I/O error, file size limit) and was removed")
+    "its output could not be written (disk full, I/O error, file size limit) and was removed") \
+  X(kNotSelected, "not_selected", "its rank is not among --ranks (read and counted, not written)")
 
 enum class DropReason : uint8_t {
 #define TM_ENUM_(e, key, desc) e,

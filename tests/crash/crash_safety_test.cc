@@ -149,7 +149,7 @@ void KillRepeatedly(bool compress) {
   for (const auto& e : fs::directory_iterator(ref_dir))
     if (!IsRunSpecific(e.path().filename().string()))
       reference[e.path().filename().string()] = Slurp(e.path());
-  ASSERT_EQ(reference.size(), 4u);  // rank0..3.trace.json
+  ASSERT_EQ(reference.size(), 5u);  // rank0..3.trace.json and overview.trace.json
   ASSERT_EQ(std::system((std::string("'") + TRACEMILL_PYTHON3 + "' '" + TRACEMILL_CHECK_OUTPUTS +
                          "' '" + ref_dir.string() + "'").c_str()),
             0);

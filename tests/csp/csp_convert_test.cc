@@ -41,7 +41,7 @@ TEST(ConvertPaddle, DetectedByContentWithCorrectMicroseconds) {
   RunResult r = RunTracemill({"convert", job.path(), "-o", out.path()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(ListDir(out.path()),
-            (std::vector<std::string>{"gpu5.trace.json", "manifest.json", "report.html"}));
+            (std::vector<std::string>{"gpu5.trace.json", "manifest.json", "overview.trace.json", "report.html"}));
   ASSERT_EQ(PythonJsonErrors({out / "gpu5.trace.json", out / "manifest.json"}), "");
   Trace m_json(ReadFile(out / "manifest.json"));
   auto in = m_json.root()["inputs"].at(0).value();

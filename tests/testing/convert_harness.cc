@@ -138,8 +138,9 @@ std::vector<std::string> ListDir(const std::string& dir) {
     while (dirent* de = ::readdir(d)) {
       std::string n = de->d_name;
       if (n == "." || n == "..") continue;
-      // The HTML run report sits next to every run's JSON outputs; tests/report checks it.
-      if (n == "report.html") continue;
+      // The HTML run report and the job's overview trace sit next to every
+      // run's outputs; tests/report and tests/pipeline/view_test.cc check them.
+      if (n == "report.html" || n.rfind("overview.", 0) == 0) continue;
       struct stat st;
       if (::stat((dir + "/" + n).c_str(), &st) == 0 && S_ISREG(st.st_mode)) names.push_back(n);
     }

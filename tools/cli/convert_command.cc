@@ -36,6 +36,15 @@ void AddInputOutputOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flag
   c->add_option("--gpus-per-node", opts->gpus_per_node,
                 "GPUs per node (default: number of deviceProperties entries, else 8)")
       ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
+  c->add_option("--ranks", flags->ranks,
+                "Keep only these ranks in the traces, e.g. 0-7,64,120-127 (every input is still read "
+                "and counted: the manifest and the report cover every rank; events of the others are "
+                "dropped as not_selected)");
+  c->add_option("--max-output-bytes", flags->max_output_bytes,
+                "Write an output larger than this as consecutive time parts (<name>.part-001.trace.json, "
+                "...), each a complete trace a viewer opens; 0: never split. Default 256M: Chrome's trace "
+                "viewer reads a file into one string (at most ~512 MiB) and Perfetto UI parses it in "
+                "~2 GB of memory; the JSON text counts, before --compress");
   c->add_flag("--compress", opts->compress, "Write .json.gz (multi-member gzip)");
   c->add_flag("--no-direct-io", flags->no_direct_io,
               "Write outputs through the page cache (default: O_DIRECT where the file system "
@@ -232,6 +241,33 @@ bool ResolveMemoryLimit(const ConvertFlags& flags, ConvertOptions* opts) {
   return true;
 }
 
+bool ResolveMaxOutputBytes(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (flags.max_output_bytes.empty()) return true;
+  if (flags.max_output_bytes == "0") {
+    opts->max_output_bytes = 0;
+    return true;
+  }
+  auto bytes = pipeline::ParseBytes(flags.max_output_bytes);
+  if (!bytes || *bytes < (64u << 10)) {
+    std::fprintf(stderr, "tracemill: --max-output-bytes %s: expected a size like 256M or 1G (at least 64K), or 0\n",
+                 flags.max_output_bytes.c_str());
+    return false;
+  }
+  opts->max_output_bytes = *bytes;
+  return true;
+}
+
+bool ResolveRanks(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (flags.ranks.empty()) return true;
+  auto set = pipeline::RankSet::Parse(flags.ranks);
+  if (!set.ok()) {
+    std::fprintf(stderr, "tracemill: %s\n", std::string(set.status().message()).c_str());
+    return false;
+  }
+  opts->ranks = *set;
+  return true;
+}
+
 // Every flag check, in the order their errors have always been reported.
 bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
   opts->group_by = *pipeline::ParseGroupBy(flags.group_by);  // CLI11 checked the name
@@ -239,7 +275,8 @@ bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
       !ResolveStepWindow(flags, opts))
     return false;
   opts->direct_io = !flags.no_direct_io;
-  return ResolveTimeOffset(flags, opts) && ResolveMemoryLimit(flags, opts);
+  return ResolveTimeOffset(flags, opts) && ResolveMemoryLimit(flags, opts) && ResolveRanks(flags, opts) &&
+         ResolveMaxOutputBytes(flags, opts);
 }
 
 // "tracemill: N inputs (...), ... events read ...; M outputs in OUTDIR (T s)".

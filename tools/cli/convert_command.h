@@ -20,6 +20,8 @@ struct ConvertFlags {
   std::string start, end;    // --start / --end as given
   std::string time_offset;   // decimal microseconds as given
   int64_t start_step = -1, end_step = -1;  // -1: not given
+  std::string ranks;         // --ranks as given; empty: every rank
+  std::string max_output_bytes;  // --max-output-bytes as given; empty: the default
 };
 
 // ConvertCommand adds the `convert` subcommand to an app and runs it; or,
