@@ -1,0 +1,201 @@
+// Outputs that open in a viewer (issue 20): --ranks, --max-output-bytes
+// (time parts) and overview.trace.json, end to end with the real binary.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/testing/convert_harness.h"
+#include "tests/testing/output_trace.h"
+
+namespace tracemill::testing {
+namespace {
+
+class ViewTest : public ConvertTest {
+ protected:
+  // A job of `ranks` ranks (8 per node) of `collectives` NCCL kernels and
+  // CPU records each, with steps (tests/tools/clock_job.py).
+  std::string MakeJob(const std::string& name, int ranks, int collectives) {
+    const std::string dir = tmp_.Join(name);
+    EXPECT_EQ(RunCommand({"/bin/mkdir", "-p", dir}, tmp_.path()).exit_code, 0);
+    std::string offsets;
+    for (int n = 0; n < (ranks + 7) / 8; ++n) offsets += (n ? ",0" : "0");
+    CommandResult r = RunCommand({TRACEMILL_PYTHON3_FOR_TESTS, TRACEMILL_CLOCK_JOB, "make", dir, "--nodes",
+                                  std::to_string((ranks + 7) / 8), "--gpus", "8", "--offsets-us", offsets,
+                                  "--collectives", std::to_string(collectives), "--steps"},
+                                 tmp_.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir;
+  }
+  static uint64_t FileSize(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  }
+  // The ranks an output holds (otherData.inputs).
+  std::set<int64_t> RanksOf(const std::string& path) {
+    std::set<int64_t> ranks;
+    if (auto t = LoadTrace(path))
+      for (const OutInput& in : t->inputs)
+        if (in.rank) ranks.insert(*in.rank);
+    return ranks;
+  }
+};
+
+// The sample job: rank 0 left out of the traces, still read, counted and
+// reported.
+TEST_F(ViewTest, RanksOnTheSampleJob) {
+  Run run = Convert({DataPath("../../cluster-examples/sample-job"), "--ranks", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Manifest& m = *run.manifest;
+  EXPECT_TRUE(ManifestBalances(m));
+  EXPECT_EQ(ListDir(run.out_dir), (std::vector<std::string>{"gpu1.trace.json", "manifest.json"}));
+  const int r0 = m.InputIndex("sampled_rank-0.json.gz");
+  EXPECT_EQ(m.Int(Manifest::InputPointer(r0, "/events_read")), 4855);
+  EXPECT_EQ(m.Int(Manifest::InputPointer(r0, "/events_written")), 0);
+  EXPECT_EQ(m.Int(Manifest::InputPointer(r0, "/dropped_by_reason/not_selected")), 4855);
+  EXPECT_TRUE(m.IsNull(Manifest::InputPointer(r0, "/output")));
+  EXPECT_EQ(m.Int("/totals/dropped_by_reason/not_selected"), 4855);
+  EXPECT_EQ(RanksOf(run.Output("gpu1.trace.json")), (std::set<int64_t>{1}));
+  const std::string report = ReadFileBytes(run.Output("report.html"));
+  EXPECT_NE(report.find("sampled_rank-0.json.gz"), std::string::npos);
+}
+
+// 16 ranks, some kept: each output holds only kept ranks, every input is
+// accounted for, and a bad list is a usage error.
+TEST_F(ViewTest, RanksOnASixteenRankJob) {
+  const std::string job = MakeJob("job", 16, 50);
+  Run run = Convert({job, "--ranks", "0-3,9,14-15"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Manifest& m = *run.manifest;
+  EXPECT_TRUE(ManifestBalances(m));
+  std::set<int64_t> written;
+  for (const std::string& name : ListDir(run.out_dir))
+    if (name.find(".trace.json") != std::string::npos)
+      for (int64_t r : RanksOf(run.Output(name))) written.insert(r);
+  EXPECT_EQ(written, (std::set<int64_t>{0, 1, 2, 3, 9, 14, 15}));
+  int64_t read = 0, not_selected = 0;
+  for (size_t i = 0; i < m.ArraySize("/inputs"); ++i) {
+    read += m.Int(Manifest::InputPointer(static_cast<int>(i), "/events_read"));
+    if (m.Has(Manifest::InputPointer(static_cast<int>(i), "/dropped_by_reason/not_selected")))
+      not_selected += m.Int(Manifest::InputPointer(static_cast<int>(i), "/dropped_by_reason/not_selected"));
+  }
+  EXPECT_EQ(m.Int("/totals/events_read"), read);
+  EXPECT_EQ(not_selected, 9 * 106);  // 9 ranks of a process_name, 50 kernels, 50 CPU records, 5 steps
+  CommandResult bad = Tracemill({"convert", job, "-o", tmp_.Join("bad"), "--ranks", "4-2"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "tracemill: --ranks 4-2: bad item \"4-2\" (expected ranks and ranges like 0-7,64,120-127)\n");
+}
+
+// An output forced into parts: the parts concatenated (less each later
+// part's replayed metadata) hold exactly the events of the unsplit output,
+// in order; each part is a complete trace with metadata first, under the
+// bound; the manifest's part time spans are the parts' own; the bytes do
+// not depend on the thread count.
+TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
+  const std::string job = MakeJob("job", 8, 400);
+  Run whole = Convert({job, "--group-by", "all", "--max-output-bytes", "0"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  Run parted = Convert({job, "--group-by", "all", "--max-output-bytes", "256K"});
+  ASSERT_EQ(parted.exit_code, 0) << parted.err;
+  const Manifest& m = *parted.manifest;
+  const size_t n = m.ArraySize("/outputs/0/parts");
+  ASSERT_GE(n, 3u);
+  EXPECT_EQ(m.Str("/outputs/0/path"), "all.trace.json");
+  auto unsplit = LoadTrace(whole.Output("all.trace.json"));
+  ASSERT_TRUE(unsplit);
+  std::vector<std::string> joined;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string part = "/outputs/0/parts/" + std::to_string(k);
+    const std::string name = m.Str(part + "/path");
+    char want[64];
+    std::snprintf(want, sizeof(want), "all.part-%03zu.trace.json", k + 1);
+    EXPECT_EQ(name, want);
+    EXPECT_LE(FileSize(parted.Output(name)), 256u << 10) << name;
+    EXPECT_EQ(static_cast<uint64_t>(m.Int(part + "/bytes")), FileSize(parted.Output(name)));
+    auto t = LoadTrace(parted.Output(name));
+    ASSERT_TRUE(t) << name;
+    EXPECT_TRUE(TsNonDecreasing(*t)) << name;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    size_t first = 0;
+    if (k > 0)  // the replayed metadata
+      while (first < t->events.size() && t->events[first].ph == "M") ++first;
+    for (size_t i = first; i < t->events.size(); ++i) {
+      const OutEvent& e = t->events[i];
+      joined.push_back(e.ph + "|" + e.name + "|" + e.ts + "|" + e.dur + "|" + e.tid);
+      if (e.ph == "M") continue;
+      const int64_t ts = *MicrosToNanos(e.ts);
+      lo = std::min(lo, ts);
+      hi = std::max(hi, e.dur.empty() ? ts : ts + *MicrosToNanos(e.dur));
+    }
+    EXPECT_EQ(m.Int(part + "/time_span_ns/0"), lo) << name;
+    EXPECT_EQ(m.Int(part + "/time_span_ns/1"), hi) << name;
+  }
+  std::vector<std::string> all;
+  for (const OutEvent& e : unsplit->events) all.push_back(e.ph + "|" + e.name + "|" + e.ts + "|" + e.dur + "|" + e.tid);
+  EXPECT_EQ(joined, all);
+  EXPECT_EQ(ListDir(parted.out_dir).size(), n + 1);  // the parts and the manifest
+  Run one = Convert({job, "--group-by", "all", "--max-output-bytes", "256K", "--threads", "1"});
+  for (size_t k = 0; k < n; ++k) {
+    const std::string name = m.Str("/outputs/0/parts/" + std::to_string(k) + "/path");
+    EXPECT_EQ(ReadFileBytes(one.Output(name)), ReadFileBytes(parted.Output(name))) << name;
+  }
+  // Rerun unsplit into the same folder: the parts go.
+  CommandResult again = Tracemill({"convert", job, "-o", parted.out_dir, "--group-by", "all", "-q"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ListDir(parted.out_dir), (std::vector<std::string>{"all.trace.json", "manifest.json"}));
+}
+
+// Shards write the same parts and overview as one process.
+TEST_F(ViewTest, ShardUnionWithParts) {
+  const std::string job = MakeJob("job", 16, 200);
+  Run one = Convert({job, "--max-output-bytes", "128K"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const std::string out = tmp_.Join("sharded");
+  for (int i = 0; i < 3; ++i) {
+    CommandResult s =
+        Tracemill({"convert", job, "-o", out, "--max-output-bytes", "128K", "-q", "--shard", std::to_string(i) + "/3"});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+  }
+  ASSERT_EQ(Tracemill({"manifest", "merge", out}).exit_code, 0);
+  size_t parts = 0;
+  for (const std::string& name : ListDir(one.out_dir)) {
+    if (name == "manifest.json") continue;
+    parts += name.find(".part-") != std::string::npos;
+    EXPECT_EQ(ReadFileBytes(out + "/" + name), ReadFileBytes(one.Output(name))) << name;
+  }
+  EXPECT_GE(parts, 8u);
+  EXPECT_EQ(ReadFileBytes(out + "/overview.trace.json"), ReadFileBytes(one.Output("overview.trace.json")));
+}
+
+// The overview: one process per rank with its steps, collectives and
+// longest spans, the limits in otherData, well under its bound.
+TEST_F(ViewTest, OverviewHoldsEveryRank) {
+  const std::string job = MakeJob("job", 16, 200);
+  Run run = Convert({job});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto t = LoadTrace(run.Output("overview.trace.json"));
+  ASSERT_TRUE(t);
+  EXPECT_NE(t->other_data.find("\"overview\":{\"inputs\":16,\"bound_bytes\":67108864,\"limits\":{"), std::string::npos);
+  std::map<int64_t, std::string> names = t->ProcessNames();
+  ASSERT_EQ(names.size(), 16u);
+  EXPECT_EQ(names.begin()->second, "rank 0 (overview)");
+  std::map<int64_t, int> steps, collectives;
+  for (const OutEvent& e : t->events) {
+    if (e.ph != "X" || !e.pid) continue;
+    if (e.cat == "step") ++steps[*e.pid];
+    if (e.cat == "kernel") ++collectives[*e.pid];
+  }
+  for (const auto& [pid, name] : names) {
+    EXPECT_EQ(steps[pid], 20) << name;
+    EXPECT_EQ(collectives[pid], 200) << name;
+  }
+  EXPECT_LT(FileSize(run.Output("overview.trace.json")), 64u << 20);
+}
+
+}  // namespace
+}  // namespace tracemill::testing
