@@ -28,6 +28,26 @@ std::string RankList(const std::vector<int64_t>& ranks) {
   return s;
 }
 
+// A link to an output file next to the report (escaped).
+void AppendLink(const std::string& path, std::string* o) {
+  o->append("<a href=\"");
+  AppendHtmlEscaped(path, o);
+  o->append("\">");
+  AppendHtmlEscaped(path, o);
+  o->append("</a>");
+}
+
+// One time part of an output: its link and the times it holds.
+void PartRow(const PageInput& in, const PartModel& p, std::string* o) {
+  o->append("<tr class=\"part\"><td>&nbsp;&nbsp;");
+  AppendLink(p.path, o);
+  o->append("</td><td>");
+  if (p.span_ns)
+    absl::StrAppend(o, RelativeTime(p.span_ns->first, in.t0_ns), " \xE2\x80\x93 ", RelativeTime(p.span_ns->second, in.t0_ns));
+  absl::StrAppend(o, "</td><td class=\"n\"></td><td class=\"n\" data-v=\"", p.events, "\">", FormatCount(p.events),
+                  "</td><td class=\"n\" data-v=\"", p.bytes, "\">", FormatCount(p.bytes), "</td><td></td></tr>\n");
+}
+
 // One row of the stragglers table; `groups`: with the "of" column.
 void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
   absl::StrAppend(o, "<tr data-step=\"", s.step, "\">");
@@ -202,7 +222,9 @@ void AppendOutputsTable(const PageInput& in, std::string* o) {
             "<th>status</th></tr></thead><tbody>\n");
   for (const OutputModel& out : in.model.outputs) {
     o->append(out.error.empty() ? "<tr><td>" : "<tr class=\"dead\"><td>");
-    AppendHtmlEscaped(out.path, o);
+    if (out.error.empty() && out.parts.empty()) AppendLink(out.path, o);
+    else AppendHtmlEscaped(out.path, o);
+    if (!out.parts.empty()) absl::StrAppend(o, " (", out.parts.size(), " time parts)");
     absl::StrAppend(o, "</td><td>", RankList(out.ranks), "</td><td class=\"n\">", out.inputs,
                     "</td><td class=\"n\" data-v=\"", out.events, "\">", FormatCount(out.events),
                     "</td><td class=\"n\" data-v=\"", out.bytes, "\">", FormatCount(out.bytes), "</td><td>");
@@ -213,6 +235,7 @@ void AppendOutputsTable(const PageInput& in, std::string* o) {
       AppendHtmlEscaped(out.error, o);
     }
     o->append("</td></tr>\n");
+    for (const PartModel& p : out.parts) PartRow(in, p, o);
   }
   o->append("</tbody></table></div></section>\n");
 }

@@ -213,6 +213,23 @@ InputModel Input(od::value v) {
   return in;
 }
 
+PartModel Part(od::value v) {
+  PartModel p;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "path") p.path = Str(x);
+    else if (key == "events") p.events = x.get_uint64();
+    else if (key == "bytes") p.bytes = x.get_uint64();
+    else if (key == "time_span_ns" && !IsNull(x)) {
+      std::vector<int64_t> v;
+      for (od::value t : x.get_array()) v.push_back(std::clamp<int64_t>(t.get_int64(), -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs));
+      if (v.size() == 2) p.span_ns = std::make_pair(v[0], v[1]);
+    }
+  }
+  return p;
+}
+
 OutputModel Output(od::value v) {
   OutputModel out;
   for (auto field : v.get_object()) {
@@ -229,6 +246,9 @@ OutputModel Output(od::value v) {
     } else if (key == "events") out.events = x.get_uint64();
     else if (key == "bytes") out.bytes = x.get_uint64();
     else if (key == "error") { if (!IsNull(x)) out.error = Str(x); }
+    else if (key == "parts") {
+      for (od::value p : x.get_array()) out.parts.push_back(Part(p));
+    }
   }
   return out;
 }

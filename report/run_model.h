@@ -78,6 +78,14 @@ struct InputModel {
   std::optional<InputClock> clock;
 };
 
+// PartModel: one time part of an output written in parts.
+struct PartModel {
+  std::string path;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  std::optional<std::pair<int64_t, int64_t>> span_ns;  // first event start, last event end
+};
+
 // OutputModel: one entry of the manifest's `outputs`.
 struct OutputModel {
   std::string path;
@@ -86,6 +94,7 @@ struct OutputModel {
   uint64_t events = 0;
   uint64_t bytes = 0;
   std::string error;
+  std::vector<PartModel> parts;  // empty: one file, `path`
 };
 
 // Totals: the manifest's `totals`.

@@ -138,6 +138,10 @@ TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
   std::vector<std::string> all;
   for (const OutEvent& e : unsplit->events) all.push_back(e.ph + "|" + e.name + "|" + e.ts + "|" + e.dur + "|" + e.tid);
   EXPECT_EQ(joined, all);
+  // The report links the parts, with the times each holds.
+  const std::string report = ReadFileBytes(parted.Output("report.html"));
+  EXPECT_NE(report.find("all.trace.json (" + std::to_string(n) + " time parts)"), std::string::npos);
+  EXPECT_NE(report.find("<a href=\"all.part-001.trace.json\">all.part-001.trace.json</a>"), std::string::npos);
   EXPECT_EQ(ListDir(parted.out_dir).size(), n + 1);  // the parts and the manifest
   Run one = Convert({job, "--group-by", "all", "--max-output-bytes", "256K", "--threads", "1"});
   for (size_t k = 0; k < n; ++k) {
