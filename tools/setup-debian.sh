@@ -4,6 +4,8 @@
 #   setup-debian.sh            what building and running `tracemill` needs (the README's first
 #                              command; a build configured with -DTRACEMILL_BUILD_TESTS=OFF
 #                              -DTRACEMILL_BUILD_BENCH=OFF)
+#   setup-debian.sh --package  + what makes the man page and the .deb (help2man, dpkg-dev,
+#                              file)
 #   setup-debian.sh --test     + everything the test suite needs (the README's test command)
 #
 # Idempotent: packages already installed are skipped by apt-get; `apt-get update`
@@ -12,6 +14,10 @@ set -euo pipefail
 build=(
   cmake ninja-build g++ pkg-config
   libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev libabsl-dev libcli11-dev
+)
+package=(
+  help2man  # tracemill.1 from --help (cmake --install, the .deb)
+  dpkg-dev file  # dpkg-shlibdeps: the .deb's Depends (CPACK_DEBIAN_PACKAGE_SHLIBDEPS, which needs `file` too)
 )
 test=(
   libprotobuf-dev protobuf-compiler  # the tests and benchmarks cross-check the Paddle reader with protobuf
@@ -25,15 +31,16 @@ test=(
 )
 case "${1:-}" in
   "") packages=("${build[@]}") ;;
+  --package) packages=("${build[@]}" "${package[@]}") ;;
   --test)
-    packages=("${build[@]}" "${test[@]}")
+    packages=("${build[@]}" "${package[@]}" "${test[@]}")
     # Node.js + npm validate the Kubernetes example (tests/shard/k8s) and load the
     # sample job's outputs in Chrome DevTools' trace engine (tests/viewer): the
     # machine's own Node (e.g. NodeSource's, which provides npm itself and
     # conflicts with Debian's npm) is used if there is one, else Debian's.
     command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
     ;;
-  *) echo "usage: setup-debian.sh [--test]" >&2; exit 2 ;;
+  *) echo "usage: setup-debian.sh [--package | --test]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${packages[@]}"; do
