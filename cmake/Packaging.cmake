@@ -32,11 +32,11 @@ endif()
 
 # share/doc/tracemill: the README (the user's manual) and the cluster
 # examples with the sample job they run on. The repository has no licence
-# file yet; one named LICENSE is installed once it exists.
+# file yet; one named LICENSE is installed once it exists (OPTIONAL: looked
+# for at install time, so the Containerfile can configure and build before
+# it copies the documents).
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-if(EXISTS ${CMAKE_SOURCE_DIR}/LICENSE)
-  install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
-endif()
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
 install(DIRECTORY cluster-examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         USE_SOURCE_PERMISSIONS)
 

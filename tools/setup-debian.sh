@@ -5,7 +5,7 @@
 #                              command; a build configured with -DTRACEMILL_BUILD_TESTS=OFF
 #                              -DTRACEMILL_BUILD_BENCH=OFF)
 #   setup-debian.sh --package  + what makes the man page and the .deb (help2man, dpkg-dev,
-#                              file)
+#                              file); the Containerfile's build stage runs this
 #   setup-debian.sh --test     + everything the test suite needs (the README's test command)
 #
 # Idempotent: packages already installed are skipped by apt-get; `apt-get update`
@@ -28,6 +28,10 @@ test=(
   # fonts-dejavu-core: text in its screenshot.
   chromium nodejs fonts-dejavu-core
   clang libclang-rt-14-dev  # the asan preset: ASan + UBSan and the libFuzzer targets (tests/fuzz)
+  # The container image test (tests/package/image_test.sh): a Debian 12 base
+  # made with debootstrap, built and run by podman; runc, because crun cannot
+  # run containers on a host with cgroup v1 and v2 mounted side by side.
+  debootstrap podman runc
 )
 case "${1:-}" in
   "") packages=("${build[@]}") ;;
