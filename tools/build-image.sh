@@ -30,7 +30,8 @@ while [ $# -gt 0 ]; do
     --debootstrap) cache=$2; shift 2 ;;
     --mirror) mirror=$2; shift 2 ;;
     --network) network=$2; shift 2 ;;
-    *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-image: unknown argument $1 (--help lists them)" >&2; exit 2 ;;
   esac
 done
 

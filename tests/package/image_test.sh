@@ -59,7 +59,7 @@ storage_conf() {
 [storage]
 driver = "$1"
 graphroot = "$work/storage-$1"
-runroot = "$state/storage"
+runroot = "$state/storage-$1"
 CONF
 }
 export CONTAINERS_CONF=$work/containers.conf CONTAINERS_STORAGE_CONF=$work/storage.conf
