@@ -1,25 +1,51 @@
 #!/usr/bin/env bash
-# Installs tracemill's build and test dependencies from Debian 12 packages.
-# chromium + nodejs: the report's browser test (tests/report/browser_test.js);
-# fonts-dejavu-core: text in its screenshot.
+# Installs tracemill's dependencies from Debian 12 packages.
+#
+#   setup-debian.sh            what building and running `tracemill` needs (the README's first
+#                              command; a build configured with -DTRACEMILL_BUILD_TESTS=OFF
+#                              -DTRACEMILL_BUILD_BENCH=OFF)
+#   setup-debian.sh --package  + what makes the man page and the .deb (help2man, dpkg-dev,
+#                              file); the Containerfile's build stage runs this
+#   setup-debian.sh --test     + everything the test suite needs (the README's test command)
+#
 # Idempotent: packages already installed are skipped by apt-get; `apt-get update`
 # runs only when the package lists are missing or older than a day.
 set -euo pipefail
-packages=(
+build=(
   cmake ninja-build g++ pkg-config
-  libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev
-  libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
+  libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev libabsl-dev libcli11-dev
+)
+package=(
+  help2man  # tracemill.1 from --help (cmake --install, the .deb)
+  dpkg-dev file  # dpkg-shlibdeps: the .deb's Depends (CPACK_DEBIAN_PACKAGE_SHLIBDEPS, which needs `file` too)
+)
+test=(
+  libprotobuf-dev protobuf-compiler  # the tests and benchmarks cross-check the Paddle reader with protobuf
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
   slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
+  # chromium + nodejs: the report's browser test (tests/report/browser_test.js);
+  # fonts-dejavu-core: text in its screenshot.
   chromium nodejs fonts-dejavu-core
   clang libclang-rt-14-dev  # the asan preset: ASan + UBSan and the libFuzzer targets (tests/fuzz)
+  # The container image test (tests/package/image_test.sh): a Debian 12 base
+  # made with debootstrap, built and run by podman; runc, because crun cannot
+  # run containers on a host with cgroup v1 and v2 mounted side by side.
+  debootstrap podman runc
 )
-# Node.js + npm validate the Kubernetes example (tests/shard/k8s) and load the
-# sample job's outputs in Chrome DevTools' trace engine (tests/viewer): the
-# machine's own Node (e.g. NodeSource's, which provides npm itself and
-# conflicts with Debian's npm) is used if there is one, else Debian's.
-command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+case "${1:-}" in
+  "") packages=("${build[@]}") ;;
+  --package) packages=("${build[@]}" "${package[@]}") ;;
+  --test)
+    packages=("${build[@]}" "${package[@]}" "${test[@]}")
+    # Node.js + npm validate the Kubernetes example (tests/shard/k8s) and load the
+    # sample job's outputs in Chrome DevTools' trace engine (tests/viewer): the
+    # machine's own Node (e.g. NodeSource's, which provides npm itself and
+    # conflicts with Debian's npm) is used if there is one, else Debian's.
+    command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+    ;;
+  *) echo "usage: setup-debian.sh [--package | --test]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,7 +55,6 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-stamp=/var/lib/apt/periodic/update-success-stamp
 if [ ! -d /var/lib/apt/lists/partial ] || [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
   $SUDO apt-get update -qq
 fi

@@ -6,7 +6,8 @@
 # Installs the validator's npm packages (kubernetes-models, yaml; versions
 # pinned by the committed package-lock.json) into WORK_DIR, validates both
 # Job manifests and renders each index's command line and environment
-# (validate_and_render.js), runs them with the volumes mapped to local
+# (validate_and_render.js), checks that they name the image
+# tools/build-image.sh builds, runs them with the volumes mapped to local
 # directories (the data volume: a copy of the sample job plus two ranks; each
 # pod's emptyDir: its own directory), runs the merge Job's command, and checks
 # that the outputs equal a single run byte for byte.
@@ -29,6 +30,12 @@ fi
 node "$work/validate_and_render.js" "$examples/tracemill-job.yaml" "$examples/tracemill-merge-job.yaml" \
   >"$work/pods.jsonl"
 echo "rendered $(wc -l <"$work/pods.jsonl") pods"
+
+# The manifests name the image tools/build-image.sh builds: tracemill:<the
+# binary's version> (tests/package/image_test.sh builds and runs it).
+want="localhost/tracemill:$("$bin" --version | sed 's/^tracemill //')"
+images=$(sed -n -E 's/^ *image: *//p' "$examples"/*.yaml | sort -u)
+[ "$images" = "$want" ] || { echo "FAIL: the manifests name '$images'; tools/build-image.sh builds $want"; exit 1; }
 
 rm -rf "$work/pv" "$work/ref" "$work"/scratch-*
 mkdir -p "$work/pv/traces" "$work/pv/out"
