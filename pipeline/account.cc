@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/clocks.h"
+#include "pipeline/job_notes.h"
 #include "report/html_report.h"
 
 namespace tracemill::pipeline {
@@ -21,7 +22,7 @@ void SettleInputsWithoutRun(ConvertContext& cx, const OutputGroups& groups) {
     const int planned = cx.plan.OwnerOfInput(i);
     const int owner = std::max(planned, 0);
     if (owner != cx.me()) r.owner_shard = owner;
-    else if (planned < 0 && !r.status.ok() && !cx.opts.quiet) cx.job.console().Line(ErrorLine(r));
+    else if (planned < 0 && !r.status.ok()) cx.job.console().Line(ErrorLine(r));
   }
 }
 
@@ -71,6 +72,19 @@ void ListOutputsAndInputs(ConvertContext& cx, const ResumeState& resume) {
     if (cx.read[i] || cx.records[i].reused) s.inputs.push_back(std::move(cx.records[i]));
 }
 
+// NothingToConvert: a whole job none of whose inputs is a trace is a usage
+// error (exit 2): it says what the inputs were and writes nothing.
+bool NothingToConvert(ConvertContext& cx) {
+  if (cx.opts.shard.sharded()) return false;  // the other shards may hold traces
+  std::vector<const InputRecord*> read;
+  for (size_t i = 0; i < cx.records.size(); ++i)
+    if (cx.read[i] || cx.records[i].reused) read.push_back(&cx.records[i]);
+  std::string why;
+  if (!NoTraceAmong(read, &why)) return false;
+  cx.job.UsageError(absl::StrCat("no trace among the inputs (", why, "): nothing written"));
+  return true;
+}
+
 // The report, built from the manifest just written, as `tracemill report`
 // does. On exit 1 none (an earlier one would describe another job).
 void WriteReport(ConvertContext& cx) {
@@ -116,9 +130,15 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   // Records carried over by --resume take their place in the list.
   for (auto& c : resume.outputs)
     for (auto& r : c.inputs) cx.records[static_cast<size_t>(r.index)] = r;
+  if (NothingToConvert(cx)) {
+    if (resume.journal) resume.journal->Remove();
+    return;
+  }
   TakeJobSpan(cx, groups);
   WriteOverview(cx, resume, overview);
   ListOutputsAndInputs(cx, resume);
+  MarkMostlyLost(&cx.job.summary().inputs);
+  cx.job.summary().notices = Notices(cx.job.summary());
   if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken(), false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did
   WriteReport(cx);

@@ -35,7 +35,8 @@ struct ConvertContext {
   int me() const { return opts.shard.index; }
   // ReportsNow: input `i`'s error line is printed as soon as it is known
   // (planned to this shard); an undetermined input's only once grouped.
-  bool ReportsNow(size_t i) const { return !opts.quiet && plan.OwnerOfInput(i) == me(); }
+  // Errors are said even with --quiet.
+  bool ReportsNow(size_t i) const { return plan.OwnerOfInput(i) == me(); }
 };
 
 }  // namespace tracemill::pipeline

@@ -36,16 +36,48 @@ void TakeReport(formats::DecodeReport& rep, InputRecord& r) {
   }
 }
 
+// NotATrace: why a decoded document is no trace at all (its decoder said
+// kInvalidArgument, e.g. a JSON object without `traceEvents`; or an array
+// none of whose elements is an event object, `[1,2,3]`), or "".
+std::string NotATrace(const formats::DecodeReport& rep, size_t events_kept) {
+  if (absl::IsInvalidArgument(rep.status)) return std::string(rep.status.message());
+  using formats::DropReason;
+  const uint64_t not_events = rep.dropped[DropReason::kNotAnObject] + rep.dropped[DropReason::kEmptyObject];
+  if (rep.status.ok() && events_kept == 0 && rep.events_read > 0 && not_events == rep.events_read)
+    return "not a Trace Event Format file: no element of its array is an event object";
+  return {};
+}
+
+// Skippable: a file that is no trace may be skipped (with a note) rather
+// than rejected: found in a directory, and its name gives no rank (a
+// config.json beside the traces; an empty or broken rank5.json is a rank that
+// failed).
+bool Skippable(const InputRecord& r, const RankMatcher& ranks) {
+  return r.from_directory && r.status.ok() && !ranks.Match(r.path);
+}
+
 // DecodeAs decodes `in` as `format` into a new builder and returns its data
-// (nullptr if the input was skipped); the report goes into `r` (a decoder's
-// kInvalidArgument rejects the input).
+// (nullptr if the input was skipped or is no trace); the report goes into
+// `r`. A document that is no trace is skipped if Skippable, else rejected.
 std::unique_ptr<formats::TraceData> DecodeAs(const formats::InputFormat& format, const formats::InputBytes& in,
-                                             DecodeWorker& w, const DecodeOptions& o, InputRecord& r) {
+                                             DecodeWorker& w, const DecodeOptions& o, const RankMatcher& ranks,
+                                             InputRecord& r) {
   formats::TraceBuilder builder;
   formats::DecodeReport rep = w.decoders.For(format).Decode(in, o.settings, &builder);
   if (!rep.skip_note.empty()) {
     r.skipped = true;
     r.warnings.push_back(std::move(rep.skip_note));
+    return nullptr;
+  }
+  if (std::string why = NotATrace(rep, builder.event_count()); !why.empty() && r.status.ok()) {
+    if (Skippable(r, ranks)) {
+      r.skipped = true;
+      r.warnings.push_back(absl::StrCat("skipped: ", why));
+    } else {
+      r.status = absl::InvalidArgumentError(why);
+      r.error_offset = rep.error_offset;
+      r.rejected = true;
+    }
     return nullptr;
   }
   TakeReport(rep, r);
@@ -57,8 +89,14 @@ std::unique_ptr<formats::TraceData> DecodeAs(const formats::InputFormat& format,
 // RejectOrSkip: an input no format recognizes. A file found in a directory
 // that is not a trace (a README or log next to the traces) is skipped, not
 // an error; anything else is rejected. `plain`: not inflated from gzip.
-void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, InputRecord& r) {
+void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, const RankMatcher& ranks,
+                  InputRecord& r) {
   if (shape == formats::FormatId::kEmpty) {
+    if (Skippable(r, ranks)) {  // an empty file beside the traces
+      r.skipped = true;
+      r.warnings.push_back("skipped: empty file");
+      return;
+    }
     if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
     r.rejected = true;
     return;
@@ -132,10 +170,10 @@ std::unique_ptr<merge::SortedRun> DecodeInput(std::string_view data, size_t capa
   std::unique_ptr<formats::TraceData> trace;
   if (const formats::InputFormat* format = formats::RecognizeFormat(f, data)) {
     r.format = absl::StrCat(format_prefix, AbslView(format->name));
-    trace = DecodeAs(*format, formats::InputBytes{data, capacity, r.path}, w, o, r);
+    trace = DecodeAs(*format, formats::InputBytes{data, capacity, r.path}, w, o, ranks, r);
   } else {
     r.format = absl::StrCat(format_prefix, AbslView(formats::FormatName(f)));
-    RejectOrSkip(f, data, format_prefix.empty(), r);
+    RejectOrSkip(f, data, format_prefix.empty(), ranks, r);
   }
   return SortDecoded(r, std::move(trace), ranks, o);
 }

@@ -295,6 +295,14 @@ std::string ManifestJson(const RunSummary& s) {
     AppendOutputJson(s.outputs[i], &o);
   }
   o.append("\n]");
+  if (!s.notices.empty()) {
+    o.append(",\n\"notices\":[");
+    for (size_t k = 0; k < s.notices.size(); ++k) {
+      if (k) o.append(",\n");
+      AppendJsonString(s.notices[k], &o);
+    }
+    o.push_back(']');
+  }
   o.append(s.clocks_json);
   o.append(s.extra_members);
   o.append("\n}\n");

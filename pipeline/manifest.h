@@ -77,6 +77,8 @@ struct RunSummary {
   // (tracemill csp adds its parameters and pipeline-marker counts).
   std::string extra_members;
   std::string fingerprint;  // the job's inputs and options (pipeline/plan.h)
+  // Warnings that change the meaning of the outputs (pipeline/job_notes.h).
+  std::vector<std::string> notices;
   ShardSpec shard;          // count > 1: a shard manifest
   uint64_t inputs_in_job = 0;   // shard manifests: inputs of the whole job
   bool resumed = false;         // --resume was given

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "pipeline/job_notes.h"
 #include "pipeline/overview.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/journal.h"
@@ -253,6 +254,7 @@ RunSummary JoinShards(std::vector<std::optional<RunSummary>>& shards, int first,
   join.CheckEveryInputReported(problems);
   join.MoveInto(&merged);
   merged.exit_code = join.rejected() ? kExitSomeRejected : kExitOk;
+  merged.notices = Notices(merged);  // over every shard's inputs
   return merged;
 }
 

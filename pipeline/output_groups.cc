@@ -85,7 +85,7 @@ void OutputGroups::Place(size_t i) {
   auto it = groups_.find(key);
   const bool late = it != groups_.end() && it->second.started;
   if (owner != cx_.me() || carried_outputs_.count(name) || late) return Refuse(i, name, owner, late);
-  if (!r.status.ok() && undetermined && !cx_.opts.quiet) cx_.job.console().Line(ErrorLine(r));
+  if (!r.status.ok() && undetermined) cx_.job.console().Line(ErrorLine(r));
   GroupState& gs = groups_[key];
   gs.og.name = name;
   gs.og.kind = key.kind;

@@ -33,6 +33,17 @@ void OnInterrupt(int sig) {
   }
   for (int i = 0; i < kSlots; ++i)
     if (g_state[i].load(std::memory_order_acquire) == 2) ::unlink(g_path[i]);
+  // Say so (write(2) is async-signal-safe): the outputs already renamed into
+  // place are whole, and --resume keeps them.
+  static constexpr char kInt[] =
+      "tracemill: interrupted (SIGINT): no partial output left; rerun the same command with --resume to keep "
+      "the outputs already written\n";
+  static constexpr char kTerm[] =
+      "tracemill: interrupted (SIGTERM): no partial output left; rerun the same command with --resume to keep "
+      "the outputs already written\n";
+  const char* msg = sig == SIGINT ? kInt : kTerm;
+  const size_t len = sig == SIGINT ? sizeof(kInt) - 1 : sizeof(kTerm) - 1;
+  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, len);
   _exit(128 + sig);
 }
 

@@ -3,16 +3,23 @@
 namespace tracemill::formats {
 namespace {
 constexpr std::string_view kKeys[] = {
-#define TM_KEY_(e, key, desc) key,
+#define TM_KEY_(e, key, kind, desc) key,
     TM_DROP_REASONS(TM_KEY_)
 #undef TM_KEY_
 };
 constexpr std::string_view kDescs[] = {
-#define TM_DESC_(e, key, desc) desc,
+#define TM_DESC_(e, key, kind, desc) desc,
     TM_DROP_REASONS(TM_DESC_)
 #undef TM_DESC_
 };
+constexpr DropKind kKinds[] = {
+#define TM_KIND_(e, key, kind, desc) DropKind::kind,
+    TM_DROP_REASONS(TM_KIND_)
+#undef TM_KIND_
+};
 }  // namespace
+
+DropKind DropReasonKind(DropReason r) { return kKinds[static_cast<int>(r)]; }
 
 std::string_view DropReasonKey(DropReason r) { return kKeys[static_cast<int>(r)]; }
 std::string_view DropReasonDescription(DropReason r) { return kDescs[static_cast<int>(r)]; }

@@ -9,38 +9,43 @@
 
 namespace tracemill::formats {
 
-// X(enumerator, manifest key, description)
+// X(enumerator, manifest key, kind, description). kLoss: the event was
+// lost to bad input or a failure (an input with most of its events lost this
+// way counts as one with errors); kDesign: left out on purpose (outside a
+// window, not selected, a record carrying only the time base, a duplicate).
 #define TM_DROP_REASONS(X)                                                        \
-  X(kTruncated, "truncated", "event object cut off by the end of the input")      \
-  X(kMalformed, "malformed", "event object is not valid JSON")                    \
-  X(kNotAnObject, "not_an_object", "array element is not a JSON object")          \
-  X(kEmptyObject, "empty_object", "empty {} element (skipped)")                   \
-  X(kMissingPh, "missing_ph", "event has no string `ph`")                         \
-  X(kMissingKind, "missing_kind", "run event log line has no string `kind`")      \
-  X(kMissingTs, "missing_ts", "non-metadata event has no `ts`")                   \
-  X(kBadTs, "bad_ts", "`ts` is not a decimal number in the int64 ns range")       \
-  X(kBadDur, "bad_dur", "`dur` is negative or not a decimal number")                \
-  X(kCorruptMessage, "corrupt_message",                                           \
+  X(kTruncated, "truncated", kLoss, "event object cut off by the end of the input")      \
+  X(kMalformed, "malformed", kLoss, "event object is not valid JSON")                    \
+  X(kNotAnObject, "not_an_object", kLoss, "array element is not a JSON object")          \
+  X(kEmptyObject, "empty_object", kDesign, "empty {} element (skipped)")                   \
+  X(kMissingPh, "missing_ph", kLoss, "event has no string `ph`")                         \
+  X(kMissingKind, "missing_kind", kLoss, "run event log line has no string `kind`")      \
+  X(kMissingTs, "missing_ts", kLoss, "non-metadata event has no `ts`")                   \
+  X(kBadTs, "bad_ts", kLoss, "`ts` is not a decimal number in the int64 ns range")       \
+  X(kBadDur, "bad_dur", kLoss, "`dur` is negative or not a decimal number")                \
+  X(kCorruptMessage, "corrupt_message", kLoss,                                           \
     "protobuf message cut off or malformed (length past the end, wrong wire type)") \
-  X(kNotDisplayed, "not_displayed",                                               \
+  X(kNotDisplayed, "not_displayed", kDesign,                                               \
     "rank or trainer outside --display-size (csp reads it for pipeline markers)")   \
-  X(kOtherDevice, "other_device",                                                 \
+  X(kOtherDevice, "other_device", kDesign,                                                 \
     "memory event or DCGM row of a GPU other than its output's (as CrossStackProfiler)") \
-  X(kNaSample, "na_sample", "DCGM row with N/A or a non-numeric value (row dropped)") \
-  X(kBadRow, "bad_row", "DCGM row with the wrong number of columns, or before any header") \
-  X(kUnmatchedEnd, "unmatched_end", "`E` event with no open `B` on its pid/tid (surplus end)") \
-  X(kTimeBase, "time_base", "smdebug pid-0 record carrying only the file's time base (applied to every ts)") \
-  X(kDuplicateMetadata, "duplicate_metadata", "metadata record repeating one already kept for the same process or thread") \
-  X(kWindow, "window", "outside the --start/--end or --start-step/--end-step window") \
-  X(kBadSample, "bad_sample", "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
-  X(kInputRejected, "input_rejected",                                             \
+  X(kNaSample, "na_sample", kLoss, "DCGM row with N/A or a non-numeric value (row dropped)") \
+  X(kBadRow, "bad_row", kLoss, "DCGM row with the wrong number of columns, or before any header") \
+  X(kUnmatchedEnd, "unmatched_end", kLoss, "`E` event with no open `B` on its pid/tid (surplus end)") \
+  X(kTimeBase, "time_base", kDesign, "smdebug pid-0 record carrying only the file's time base (applied to every ts)") \
+  X(kDuplicateMetadata, "duplicate_metadata", kDesign, "metadata record repeating one already kept for the same process or thread") \
+  X(kWindow, "window", kDesign, "outside the --start/--end or --start-step/--end-step window") \
+  X(kBadSample, "bad_sample", kLoss, "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
+  X(kInputRejected, "input_rejected", kLoss,                                             \
     "input decoded but rejected before writing (spill file error, or its output is another shard's)") \
-  X(kOutputFailed, "output_failed",                                               \
+  X(kOutputFailed, "output_failed", kLoss,                                               \
     "its output could not be written (disk full, I/O error, file size limit) and was removed") \
-  X(kNotSelected, "not_selected", "its rank is not among --ranks (read and counted, not written)")
+  X(kNotSelected, "not_selected", kDesign, "its rank is not among --ranks (read and counted, not written)")
+
+enum class DropKind : uint8_t { kLoss, kDesign };
 
 enum class DropReason : uint8_t {
-#define TM_ENUM_(e, key, desc) e,
+#define TM_ENUM_(e, key, kind, desc) e,
   TM_DROP_REASONS(TM_ENUM_)
 #undef TM_ENUM_
       kCount
@@ -52,6 +57,8 @@ inline constexpr int kNumDropReasons = static_cast<int>(DropReason::kCount);
 std::string_view DropReasonKey(DropReason r);
 // DropReasonDescription returns one sentence describing `r`.
 std::string_view DropReasonDescription(DropReason r);
+// DropReasonKind: lost (kLoss) or left out on purpose (kDesign).
+DropKind DropReasonKind(DropReason r);
 
 // DropCounts: one counter per reason.
 struct DropCounts {

@@ -451,14 +451,16 @@ TEST_F(TracemillCliTest, ConvertWritesOutputsAndManifestOnly) {
   for (const auto& n : ListDir(run.out_dir)) EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
 }
 
-TEST_F(TracemillCliTest, QuietWritesNothingToStderr) {
+TEST_F(TracemillCliTest, QuietKeepsOnlyErrorLines) {
   Run ok = Convert({DataPath("rules/single_plain_trace.json"), "--quiet"});
   EXPECT_EQ(ok.exit_code, 0);
   EXPECT_EQ(ok.err, "");
-  // --quiet also drops the per-input error lines; the manifest still has them.
+  // Issue 21: --quiet drops the summary, never an error: the per-input error
+  // line stays (the manifest has it too).
   Run bad = Convert({DataPath("rules/truncated_json/array_format.json"), "-q"});
   EXPECT_EQ(bad.exit_code, 3);
-  EXPECT_EQ(bad.err, "");
+  EXPECT_EQ(bad.err, "tracemill: " + DataPath("rules/truncated_json/array_format.json") +
+                         ": at byte 115: input ends inside an event object (truncated) (kept 2 events read before it)\n");
   ASSERT_NE(bad.manifest, nullptr);
   EXPECT_EQ(bad.manifest->Str("/inputs/0/error/code"), "DATA_LOSS");
 }

@@ -12,6 +12,7 @@
 #include "pipeline/budget.h"
 #include "pipeline/clocks_job.h"
 #include "pipeline/convert.h"
+#include "pipeline/job_notes.h"
 #include "pipeline/shard.h"
 #include "tools/cli/run_summary_lines.h"
 
@@ -292,6 +293,7 @@ void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary&
                static_cast<unsigned long long>(in.events_written),
                static_cast<unsigned long long>(in.events_dropped), written, written == 1 ? "" : "s",
                opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds);
+  for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill", s);
 }
 
