@@ -33,6 +33,8 @@ namespace tracemill::formats {
   X(kDuplicateMetadata, "duplicate_metadata", "metadata record repeating one already kept for the same process or thread") \
   X(kWindow, "window", "outside the --start/--end or --start-step/--end-step window") \
   X(kBadSample, "bad_sample", "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
+  X(kBadNetSample, "bad_net_sample",                                               \
+    "network log line whose `name` is not tx/rx, `ph` not C, or `args` not an object") \
   X(kInputRejected, "input_rejected",                                             \
     "input decoded but rejected before writing (spill file error, or its output is another shard's)") \
   X(kOutputFailed, "output_failed",                                               \

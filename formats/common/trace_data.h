@@ -88,6 +88,10 @@ struct InputMetadata {
   int64_t base_time_ns = 0;           // baseTimeNanoseconds (added to every ts)
   bool has_base_time = false;
   std::string display_time_unit;      // displayTimeUnit, if given
+  // The number in the file name counts trainers (nodes), not ranks (Paddle
+  // network logs, `net/<name>.<trainer>`): the pipeline files the input
+  // under rank trainer x GPUs per node, the trainer's first GPU.
+  bool name_number_is_trainer = false;
   // Every top-level key other than traceEvents, in input order:
   // (sanitized key body, sanitized JSON value).
   std::vector<std::pair<std::string, std::string>> top_level;
