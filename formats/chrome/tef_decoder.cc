@@ -71,12 +71,6 @@ bool ValidScalarToken(std::string_view raw, bool is_string) {
   return SUCCESS;
 }
 
-// Text of a numeric token or of a string holding a number (`"ts": "12.5"`).
-std::string_view NumberText(std::string_view raw) {
-  if (auto body = JsonStringBody(raw)) return *body;
-  return raw;
-}
-
 enum class Outcome { kEvent, kDropped, kSimdjsonError };
 
 }  // namespace

@@ -100,6 +100,14 @@ void ForEachCompactMember(std::string_view obj, Fn fn) {
 // `key` is compared with the escaped key text. Linear in `rest`.
 std::string_view RestArgValue(std::string_view rest, std::string_view key);
 
+// NumberText returns the text of a numeric token, or the body of a string
+// token holding one (`12.5` and `"12.5"` both give `12.5`), for the exact
+// decimal parsers of ts_text.h (`"ts": "12.5"` is a number to Chrome too).
+inline std::string_view NumberText(std::string_view raw) {
+  if (auto body = JsonStringBody(raw)) return *body;
+  return raw;
+}
+
 // AppendJsonString appends `text` (raw bytes, e.g. a file path) as a quoted
 // JSON string: `"` `\` and control characters escaped, invalid UTF-8 ->
 // U+FFFD.

@@ -14,11 +14,6 @@
 namespace tracemill::formats {
 namespace {
 
-std::string_view NumberText(std::string_view raw) {
-  if (auto body = JsonStringBody(raw)) return *body;
-  return raw;
-}
-
 // An `error` value that says something failed: anything but absent, null,
 // false or "".
 bool IsFailure(std::string_view raw) {

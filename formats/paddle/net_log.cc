@@ -12,11 +12,6 @@ namespace {
 
 constexpr size_t kMaxWarnings = 20;
 
-std::string_view NumberText(std::string_view raw) {
-  if (auto body = JsonStringBody(raw)) return *body;
-  return raw;
-}
-
 // The members of one line that matter, as raw compact JSON values.
 struct NetLine {
   std::string_view name, ph, ts, args;
@@ -118,7 +113,7 @@ NetLogFile ParseNetLog(std::string_view file_name, std::string_view text) {
       bad(DropReason::kBadNetSample, line_no, offset, "`ph` is not \"C\" (a network sample is a counter)");
       continue;
     }
-    if (l.has_args && l.args[0] != '{') {
+    if (l.has_args && (l.args.empty() || l.args[0] != '{')) {
       bad(DropReason::kBadNetSample, line_no, offset, "`args` is not an object");
       continue;
     }

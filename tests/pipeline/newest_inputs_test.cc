@@ -16,8 +16,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr const char kDot[] = " \xC2\xB7 ";  // " · " in process names
-
 class NewestInputsTest : public ConvertTest {
  protected:
   std::string Kineto(const std::string& name) { return DataPath("kineto-2026/" + name); }
@@ -131,7 +129,7 @@ TEST_F(NewestInputsTest, NewestKinetoLayoutConverts) {
   // Record Window End: on a process named for its empty pid.
   const OutEvent* end = One(*t, "Record Window End");
   ASSERT_NE(end, nullptr);
-  EXPECT_EQ(t->ProcessNames()[*end->pid], std::string("rank 0") + kDot + "pid \"\"");
+  EXPECT_EQ(t->ProcessNames()[*end->pid], std::string("rank 0") + kLabelDot + "pid \"\"");
   EXPECT_EQ(end->ts, "1780000000124456.789");
   // Every top-level key, traceName last, in otherData.
   EXPECT_THAT(MetadataKeys(*t), ElementsAre("schemaVersion", "deviceProperties", "host_name", "distributedInfo",
@@ -275,7 +273,7 @@ TEST_F(NewestInputsTest, RecordWindowEndOnTheEmptyPid) {
   EXPECT_EQ(end->tid, R"("")");
   EXPECT_EQ(end->Member("s"), R"("g")");
   auto names = t->ProcessNames();
-  EXPECT_EQ(names[*end->pid], std::string("record_window_end.json") + kDot + "pid \"\"");
+  EXPECT_EQ(names[*end->pid], std::string("record_window_end.json") + kLabelDot + "pid \"\"");
   EXPECT_EQ(names.size(), 2u);  // python3 and the empty pid: distinct processes
 }
 

@@ -20,8 +20,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr const char kDot[] = " \xC2\xB7 ";  // " · " in process names
-
 class NetLogTest : public ConvertTest {
  protected:
   // A Paddle job: profiles of ranks 0 and 8 (trainers 0 and 1 with 8 GPUs
@@ -65,10 +63,10 @@ TEST_F(NetLogTest, TwoTrainersAreCountersOnTheirFirstGpu) {
       by_process[names[*e.pid]].push_back(e.name + " " + e.ts + " " + e.args);
   EXPECT_EQ(by_process,
             (std::map<std::string, std::vector<std::string>>{
-                {std::string("rank 0 (trainer 0)") + kDot + "network",
+                {std::string("rank 0 (trainer 0)") + kLabelDot + "network",
                  {R"(tx 1700000000000500 {"bytes":1048576})", R"(rx 1700000000000500 {"bytes":524288})",
                   R"(tx 1700000000010123.457 {"bytes":2097152})", R"(rx 1700000000010123.457 {"bytes":1048576})"}},
-                {std::string("rank 8 (trainer 1)") + kDot + "network",
+                {std::string("rank 8 (trainer 1)") + kLabelDot + "network",
                  {R"(tx 1700000000001000 {"bytes":4096})", R"(rx 1700000000001000 {"bytes":8192})",
                   R"(tx 1700000000011000.001 {"bytes":0})"}},
             }));

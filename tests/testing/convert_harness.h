@@ -30,6 +30,10 @@
 
 namespace tracemill::testing {
 
+// " · ", between an input's label and its process name in output process
+// names ("rank 3 · GPU 3").
+inline constexpr char kLabelDot[] = " \xC2\xB7 ";
+
 // The `tracemill` binary under test.
 std::string TracemillBinary();
 // `rel` inside tests/data (e.g. "hta/trace_filter/sampled_rank-0.json.gz").

@@ -19,16 +19,16 @@ namespace {
 using ::tracemill::testing::DataPath;
 using ::tracemill::testing::ReadFileBytes;
 
-constexpr int64_t kBase = 1780000000123456789;  // the fixtures' baseTimeNanoseconds
+constexpr int64_t kKinetoBase = 1780000000123456789;  // the fixtures' baseTimeNanoseconds
 
-struct Decoded {
+struct DecodedFixture {
   std::string json;  // kept alive: the builder's keys point into it
   DecodeReport report;
   std::unique_ptr<TraceData> data;
 };
 
-Decoded Decode(const std::string& fixture) {
-  Decoded d;
+DecodedFixture DecodeFixture(const std::string& fixture) {
+  DecodedFixture d;
   d.json = ReadFileBytes(DataPath("kineto-2026/" + fixture));
   const size_t size = d.json.size();
   d.json.resize(size + simdjson::SIMDJSON_PADDING);
@@ -40,7 +40,7 @@ Decoded Decode(const std::string& fixture) {
 }
 
 TEST(Kineto2026, MemoryInstantsAlsoBecomePerDeviceCounters) {
-  Decoded d = Decode("memory_instants.json");
+  DecodedFixture d = DecodeFixture("memory_instants.json");
   ASSERT_TRUE(d.report.status.ok()) << d.report.status;
   // 8 events in the file, plus 5 derived counter samples (the [memory]
   // event without totals, as PyTorch before 2.0 wrote it, derives none).
@@ -51,7 +51,7 @@ TEST(Kineto2026, MemoryInstantsAlsoBecomePerDeviceCounters) {
   for (const Event& e : d.data->events) {
     if (e.phase != 'C') continue;
     EXPECT_EQ(d.data->processes[e.pid].pid_token, "4242");
-    counters.push_back(std::string(d.data->strings[e.name]) + " " + std::to_string(e.ts_ns - kBase) + " " +
+    counters.push_back(std::string(d.data->strings[e.name]) + " " + std::to_string(e.ts_ns - kKinetoBase) + " " +
                        std::string(e.rest, e.rest_len));
   }
   EXPECT_EQ(counters, (std::vector<std::string>{
@@ -66,7 +66,7 @@ TEST(Kineto2026, MemoryInstantsAlsoBecomePerDeviceCounters) {
 }
 
 TEST(Kineto2026, LoggerBucketsBecomeWarnings) {
-  Decoded d = Decode("logger_buckets.json");
+  DecodedFixture d = DecodeFixture("logger_buckets.json");
   ASSERT_TRUE(d.report.status.ok()) << d.report.status;
   EXPECT_EQ(d.report.events_read, 3u);
   EXPECT_EQ(d.report.warnings,
@@ -88,7 +88,7 @@ TEST(Kineto2026, LoggerBucketsBecomeWarnings) {
 }
 
 TEST(Kineto2026, NcclMetadataOnTheKernelNamesItsGroupAndSequence) {
-  Decoded d = Decode("nccl_kernel_metadata.json");
+  DecodedFixture d = DecodeFixture("nccl_kernel_metadata.json");
   ASSERT_TRUE(d.report.status.ok()) << d.report.status;
   CollectiveCollector c;
   int kernels = 0;
@@ -109,8 +109,8 @@ TEST(Kineto2026, NcclMetadataOnTheKernelNamesItsGroupAndSequence) {
   // quotes them since d62c7f56; the kind from the kernel's name.
   EXPECT_EQ(digest.keys, (std::vector<std::string>{"\"0\"/\"[0, 1]\"\x1f" "AllReduce"}));
   EXPECT_EQ(digest.ops[0].seq, 7);
-  EXPECT_EQ(digest.ops[0].start_ns, kBase + 130000);
-  EXPECT_EQ(digest.ops[0].end_ns, kBase + 130000 + 250750);
+  EXPECT_EQ(digest.ops[0].start_ns, kKinetoBase + 130000);
+  EXPECT_EQ(digest.ops[0].end_ns, kKinetoBase + 130000 + 250750);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace {
 using ::tracemill::testing::DataPath;
 using ::tracemill::testing::ReadFileBytes;
 
-std::vector<std::string> Samples(const NetLogFile& f) {
+std::vector<std::string> NetSamples(const NetLogFile& f) {
   std::vector<std::string> v;
   for (const NetSample& s : f.samples)
     v.push_back(std::string(NetDirectionName(s.dir)) + " " + std::to_string(s.ts_ns) + " line " +
@@ -30,7 +30,7 @@ TEST(NetLog, TwoTrainersExactNanoseconds) {
   EXPECT_TRUE(f0.report.status.ok()) << f0.report.status;
   EXPECT_EQ(f0.report.events_read, 4u);
   EXPECT_EQ(f0.report.dropped.Total(), 0u);
-  EXPECT_EQ(Samples(f0), (std::vector<std::string>{
+  EXPECT_EQ(NetSamples(f0), (std::vector<std::string>{
                              "tx 1700000000000500000 line 1 {\"bytes\":1048576}",
                              "rx 1700000000000500000 line 2 {\"bytes\":524288}",
                              "tx 1700000000010123457 line 3 {\"bytes\":2097152}",
@@ -39,7 +39,7 @@ TEST(NetLog, TwoTrainersExactNanoseconds) {
   // A blank line is skipped, not counted.
   NetLogFile f1 = ParseNetLog("net.1", ReadFileBytes(DataPath("paddle-net/job/net/net.1")));
   EXPECT_EQ(f1.report.events_read, 3u);
-  EXPECT_EQ(Samples(f1), (std::vector<std::string>{
+  EXPECT_EQ(NetSamples(f1), (std::vector<std::string>{
                              "tx 1700000000001000000 line 1 {\"bytes\":4096}",
                              "rx 1700000000001000000 line 3 {\"bytes\":8192}",
                              "tx 1700000000011000001 line 4 {\"bytes\":0}",
