@@ -2,6 +2,7 @@
 
 #include "formats/chrome/tef_format.h"
 #include "formats/orchestrator/run_event_log_format.h"
+#include "formats/paddle/net_log_format.h"
 #include "formats/paddle/paddle_format.h"
 #include "formats/smdebug/system_metrics_format.h"
 
@@ -12,6 +13,7 @@ const std::vector<const InputFormat*>& Formats() {
   static const std::vector<const InputFormat*> kFormats = {
       &PaddleProfileFormat(),  // protobuf wire shape (Sniff checks it before JSON)
       &TefArrayFormat(),       // `[`
+      &NetLogFormat(),         // a first line that is a tx/rx sample (Paddle network logs)
       &TefObjectFormat(),      // `{`, one document
       &SystemMetricsFormat(),  // JSON Lines with smdebug's sample keys
       &RunEventLogFormat(),    // any other JSON Lines

@@ -23,11 +23,28 @@ void AccountDcgmRows(const CspOptions& opts, const CspInputs& in, const CspShape
   }
 }
 
+// Network samples of displayed trainers: each goes to every output of its
+// group, so it counts as written once any of them was written, else as
+// lost with them (output_failed).
+void AccountNetSamples(const CspOptions& opts, const CspInputs& in, const CspShape& shape, const CspOutputs& outputs,
+                       std::vector<InputRecord>& inputs) {
+  for (auto& [t, idx] : in.net_input) {
+    InputRecord& r = inputs[idx];
+    if (t >= shape.trainer_num || t % shape.group_size >= shape.display || r.rejected) continue;
+    if (outputs.net_outputs_written(idx)) r.events_written = outputs.net_samples(idx);
+    else r.dropped.Add(DropReason::kOutputFailed, outputs.net_samples(idx));
+    r.output = absl::StrCat("traceFile_", t / shape.group_size, "_*.json", opts.compress ? ".gz" : "");
+  }
+}
+
 // One line per damaged or rejected input, in input order (deterministic).
 void SayInputErrors(const std::vector<InputRecord>& inputs, Job& job) {
   for (const auto& r : inputs) {
     if (r.status.ok()) continue;
-    if (r.format == "paddle_profile" && !r.rejected)
+    if (r.format == "paddle_net_log" && !r.rejected)
+      job.console().Line(absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
+                                      " (", r.dropped.Total(), " bad lines dropped, every other line kept)"));
+    else if (r.format == "paddle_profile" && !r.rejected)
       job.console().Line(absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
                                       " (kept the ", r.events_read - r.dropped[DropReason::kCorruptMessage],
                                       " events and memory events before it)"));
@@ -64,6 +81,7 @@ std::string CspSection(const CspOptions& opts, const CspInputs& in, const CspSha
                   opts.unit == formats::CspTimeUnit::kMicros ? "us" : "ns", "\"");
   AppendList("missing_ranks", shape.missing_ranks, &x);
   AppendList("missing_dcgm_trainers", shape.missing_dcgm, &x);
+  AppendList("missing_net_trainers", shape.missing_net, &x);
   formats::MarkerPairing total;
   for (const auto& ri : outputs.ranks()) {
     total.markers += ri.pairing.markers;
@@ -90,7 +108,7 @@ std::string CspSection(const CspOptions& opts, const CspInputs& in, const CspSha
     const CspOutputTask& t = outputs.tasks()[k];
     absl::StrAppend(&x, k ? ",\n" : "\n", "{\"path\":\"", t.name, "\",\"group\":", t.group, ",\"gpu\":", t.gpu,
                     ",\"pipeline_spans\":", t.spans, ",\"dcgm_rows\":", t.dcgm_rows,
-                    ",\"fb_used_ratio_null\":", t.fb_ratio_null, "}");
+                    ",\"fb_used_ratio_null\":", t.fb_ratio_null, ",\"net_rows\":", t.net_rows, "}");
   }
   x.append("]}");
   return x;
@@ -102,6 +120,7 @@ void AccountForCsp(const CspOptions& opts, const CspInputs& in, const CspShape& 
                    Job& job) {
   RunSummary& s = job.summary();
   AccountDcgmRows(opts, in, shape, outputs, s.inputs);
+  AccountNetSamples(opts, in, shape, outputs, s.inputs);
   if (!opts.quiet) SayInputErrors(s.inputs, job);
   if (outputs.span_first() <= outputs.span_last()) {
     s.has_span = true;

@@ -62,15 +62,18 @@ bool ListSuffixed(const std::string& dir, std::vector<SuffixedFile>* out, int* e
   return true;
 }
 
-// AddFiles adds a record per file of `files` (profile files when
-// `profile`, else DCGM logs), indexing them by their suffix in `by_id`.
-void AddFiles(const std::vector<SuffixedFile>& files, bool profile, std::vector<InputRecord>& inputs,
+enum class CspFileKind { kProfile, kDcgm, kNet };
+
+// AddFiles adds a record per file of `files` (of `kind`), indexing them by
+// their suffix in `by_id`.
+void AddFiles(const std::vector<SuffixedFile>& files, CspFileKind kind, std::vector<InputRecord>& inputs,
               std::map<int64_t, size_t>* by_id) {
+  const bool profile = kind == CspFileKind::kProfile;
   for (const auto& f : files) {
     InputRecord r;
     r.path = f.path;
     r.from_directory = true;
-    r.format = profile ? "paddle_profile" : "dcgm_dmon";
+    r.format = profile ? "paddle_profile" : kind == CspFileKind::kDcgm ? "dcgm_dmon" : "paddle_net_log";
     struct stat st;
     if (::stat(f.path.c_str(), &st) == 0) r.bytes = static_cast<uint64_t>(st.st_size);
     if (f.id < 0) {
@@ -103,7 +106,8 @@ bool ListCspInputs(const CspOptions& opts, Job& job, CspInputs* in) {
   in->root = opts.profile_path.empty() ? "." : opts.profile_path;
   in->profile_dir = absl::StrCat(in->root, "/profile");
   const std::string dcgm_dir = absl::StrCat(in->root, "/dcgm");
-  std::vector<SuffixedFile> profile_files, dcgm_files;
+  const std::string net_dir = absl::StrCat(in->root, "/net");
+  std::vector<SuffixedFile> profile_files, dcgm_files, net_files;
   int err = 0;
   if (!ListSuffixed(in->profile_dir, &profile_files, &err)) {
     job.UsageError(absl::StrCat("cannot read ", in->profile_dir, ": ", std::strerror(err),
@@ -111,13 +115,15 @@ bool ListCspInputs(const CspOptions& opts, Job& job, CspInputs* in) {
     return false;
   }
   in->have_dcgm_dir = ListSuffixed(dcgm_dir, &dcgm_files, &err);  // missing: fine
+  in->have_net_dir = ListSuffixed(net_dir, &net_files, &err);     // missing: fine
   std::vector<InputRecord>& inputs = job.summary().inputs;
-  AddFiles(profile_files, true, inputs, &in->rank_input);
+  AddFiles(profile_files, CspFileKind::kProfile, inputs, &in->rank_input);
   if (in->rank_input.empty()) {
     job.UsageError(absl::StrCat("no rank profiles (<name>.<rank>) in ", in->profile_dir));
     return false;
   }
-  AddFiles(dcgm_files, false, inputs, &in->trainer_input);
+  AddFiles(dcgm_files, CspFileKind::kDcgm, inputs, &in->trainer_input);
+  AddFiles(net_files, CspFileKind::kNet, inputs, &in->net_input);
   return true;
 }
 
@@ -141,17 +147,24 @@ bool ShapeCspJob(const CspOptions& opts, const CspInputs& in, Job& job, CspShape
     if (rank >= trainer_num * gpt)
       inputs[idx].warnings.push_back(absl::StrCat("rank ", rank, " is outside --trainer-num x --gpus-per-trainer (",
                                                   trainer_num, " x ", gpt, "): not converted"));
-  for (auto& [t, idx] : in.trainer_input) {
-    if (t >= trainer_num)
-      inputs[idx].warnings.push_back(absl::StrCat("trainer ", t, " is outside --trainer-num (", trainer_num,
-                                                  "): not read"));
-    else if (t % group_size >= display)
-      inputs[idx].warnings.push_back(
-          absl::StrCat("trainer ", t, " is not displayed (--display-size ", display, "): not read"));
+  // DCGM and network logs: one per trainer, only displayed trainers read.
+  for (const auto* by_trainer : {&in.trainer_input, &in.net_input}) {
+    for (auto& [t, idx] : *by_trainer) {
+      if (t >= trainer_num)
+        inputs[idx].warnings.push_back(absl::StrCat("trainer ", t, " is outside --trainer-num (", trainer_num,
+                                                    "): not read"));
+      else if (t % group_size >= display)
+        inputs[idx].warnings.push_back(
+            absl::StrCat("trainer ", t, " is not displayed (--display-size ", display, "): not read"));
+    }
   }
-  if (in.have_dcgm_dir && !in.trainer_input.empty())
+  auto missing = [&](const std::map<int64_t, size_t>& by_trainer, std::vector<int64_t>* out) {
+    if (by_trainer.empty()) return;
     for (int64_t t = 0; t < trainer_num; ++t)
-      if (t % group_size < display && !in.trainer_input.count(t)) shape->missing_dcgm.push_back(t);
+      if (t % group_size < display && !by_trainer.count(t)) out->push_back(t);
+  };
+  if (in.have_dcgm_dir) missing(in.trainer_input, &shape->missing_dcgm);
+  if (in.have_net_dir) missing(in.net_input, &shape->missing_net);
   for (int64_t r : shape->missing_ranks)
     if (!opts.quiet)
       job.console().Line(absl::StrFormat("tracemill csp: rank %d (trainer %d, GPU %d, group %d) has no profile file in %s",

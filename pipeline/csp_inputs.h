@@ -1,8 +1,10 @@
 #pragma once
 // The inputs and the shape of a `tracemill csp` job (pipeline/csp.h):
-// `<profile_path>/profile/<anything>.<rank>` (one Paddle profile per rank)
-// and `<profile_path>/dcgm/<anything>.<trainer>` (dcgmi dmon logs), ranks
-// and trainers from the `.N` suffix as CrossStackProfiler reads them
+// `<profile_path>/profile/<anything>.<rank>` (one Paddle profile per rank),
+// `<profile_path>/dcgm/<anything>.<trainer>` (dcgmi dmon logs) and
+// `<profile_path>/net/<anything>.<trainer>` (network logs,
+// formats/paddle/net_log.h), ranks and trainers from the `.N` suffix as
+// CrossStackProfiler reads them
 // (`int(fileName.split(".")[-1])`); then the job's shape: trainers, groups,
 // which trainers are displayed, and which ranks have no file.
 #include <cstdint>
@@ -22,10 +24,12 @@ struct CspInputs {
   std::string profile_dir;                  // <root>/profile
   bool have_dcgm_dir = false;               // <root>/dcgm exists
   std::map<int64_t, size_t> rank_input;     // rank -> index in summary.inputs
-  std::map<int64_t, size_t> trainer_input;  // trainer -> index in summary.inputs
+  std::map<int64_t, size_t> trainer_input;  // trainer -> index in summary.inputs (DCGM logs)
+  bool have_net_dir = false;                // <root>/net exists
+  std::map<int64_t, size_t> net_input;      // trainer -> index in summary.inputs (network logs)
 };
 
-// ListCspInputs lists profile/ and dcgm/ into `job.summary().inputs`
+// ListCspInputs lists profile/, dcgm/ and net/ into `job.summary().inputs`
 // (sorted by name; a file without a numeric suffix is skipped with a note,
 // a second file of one rank or trainer is rejected). False (exit 2, said):
 // profile/ cannot be read or holds no rank file.
@@ -41,6 +45,7 @@ struct CspShape {
   int64_t shown = 0;          // displayed slots per group: min(display, group_size)
   std::vector<int64_t> missing_ranks;  // ranks of the job with no profile file
   std::vector<int64_t> missing_dcgm;   // displayed trainers with no DCGM log (if dcgm/ has any)
+  std::vector<int64_t> missing_net;    // displayed trainers with no network log (if net/ has any)
 
   // The rank in slot `s` of group `g` on local GPU `gpu`.
   int64_t RankAt(int64_t g, int64_t s, int64_t gpu) const { return (g * group_size + s) * gpus_per_trainer + gpu; }

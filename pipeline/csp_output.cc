@@ -28,7 +28,9 @@ CspOutputs::CspOutputs(const CspOptions& opts, const CspShape& shape, const CspI
       job_(job),
       inputs_(job.summary().inputs),
       dcgm_written_(job.summary().inputs.size()),
-      dcgm_failed_(job.summary().inputs.size()) {
+      dcgm_failed_(job.summary().inputs.size()),
+      net_outputs_written_(job.summary().inputs.size()),
+      net_samples_(job.summary().inputs.size()) {
   for (int64_t g = 0; g < shape.groups; ++g)
     for (int64_t n = 0; n < shape.gpus_per_trainer; ++n)
       tasks_.push_back({g, n, absl::StrCat("traceFile_", g, "_", n, ".json", opts.compress ? ".gz" : "")});
@@ -79,6 +81,7 @@ void CspOutputs::WriteTask(size_t k) {
   }
   rd.in.spans = &w.spans;
   AddDcgm(task, rd);
+  AddNet(task, rd);
   rd.in.other_data_json = OtherData(task);
   if (opts_.stop_after_decode) {
     GroupDone(task.group);
@@ -205,19 +208,59 @@ void CspOutputs::AddDcgm(const CspOutputTask& task, Reading& rd) {
   }
 }
 
+size_t CspOutputs::ReadTrainerLog(const std::map<int64_t, size_t>& by_trainer, int64_t t, formats::ByteBuffer* buf) {
+  auto it = by_trainer.find(t);
+  if (it == by_trainer.end()) return SIZE_MAX;
+  InputRecord& r = inputs_[it->second];
+  if (absl::Status st = formats::ReadWholeFile(r.path, 0, buf); !st.ok()) {
+    r.status = st;
+    r.rejected = true;
+    return SIZE_MAX;
+  }
+  return it->second;
+}
+
+void CspOutputs::AddNet(const CspOutputTask& task, Reading& rd) {
+  GroupDcgm& gd = *group_dcgm_[task.group];
+  for (int64_t i = 0; i < shape_.shown; ++i) LoadNet(task.group, (task.gpu + i) % shape_.shown);
+  for (int64_t slot = 0; slot < shape_.shown; ++slot) {
+    const formats::NetLogFile* file = gd.net_files[slot].get();
+    if (!file) continue;
+    rd.in.net_lanes = true;
+    rd.in.net.push_back({task.group * shape_.group_size + slot, file});
+  }
+}
+
+void CspOutputs::LoadNet(int64_t g, int64_t s) {
+  GroupDcgm& gd = *group_dcgm_[g];
+  std::call_once(gd.net_once[s], [&] {
+    formats::ByteBuffer buf;
+    const size_t idx = ReadTrainerLog(in_.net_input, g * shape_.group_size + s, &buf);
+    if (idx == SIZE_MAX) return;
+    InputRecord& r = inputs_[idx];
+    const std::string_view path = r.path;
+    auto file = std::make_unique<formats::NetLogFile>(
+        formats::ParseNetLog(path.substr(path.rfind('/') + 1), buf.view()));
+    r.decoded_bytes = buf.size();
+    r.events_read = file->report.events_read;
+    r.dropped = file->report.dropped;
+    r.warnings.insert(r.warnings.end(), file->report.warnings.begin(), file->report.warnings.end());
+    if (!file->report.status.ok()) {
+      r.status = file->report.status;
+      r.error_offset = file->report.error_offset;
+    }
+    net_samples_[idx] = file->samples.size();
+    gd.net_files[s] = std::move(file);
+  });
+}
+
 void CspOutputs::LoadDcgm(int64_t g, int64_t s) {
   GroupDcgm& gd = *group_dcgm_[g];
   std::call_once(gd.once[s], [&] {
-    const int64_t t = g * shape_.group_size + s;
-    auto it = in_.trainer_input.find(t);
-    if (it == in_.trainer_input.end()) return;
-    InputRecord& r = inputs_[it->second];
     formats::ByteBuffer buf;
-    if (absl::Status st = formats::ReadWholeFile(r.path, 0, &buf); !st.ok()) {
-      r.status = st;
-      r.rejected = true;
-      return;
-    }
+    const size_t idx = ReadTrainerLog(in_.trainer_input, g * shape_.group_size + s, &buf);
+    if (idx == SIZE_MAX) return;
+    InputRecord& r = inputs_[idx];
     auto file = std::make_unique<formats::DcgmFile>(formats::ParseDcgmDmon(buf.view()));
     r.decoded_bytes = buf.size();
     r.events_read = file->rows;
@@ -253,6 +296,7 @@ void CspOutputs::Record(CspOutputTask& task, OutputRecord& out, const absl::Stat
   task.fb_ratio_null = stats.fb_ratio_null;
   task.spans = stats.spans;
   task.dcgm_rows = stats.dcgm_rows;
+  task.net_rows = stats.net_rows;
   if (!st.ok()) {
     out.error = std::string(st.message());
     job_.Say(absl::StrCat("cannot write ", opts_.timeline_path, "/", task.name, ": ", st.message()));
@@ -268,6 +312,8 @@ void CspOutputs::Record(CspOutputTask& task, OutputRecord& out, const absl::Stat
   auto& dcgm_rows = st.ok() ? dcgm_written_ : dcgm_failed_;
   for (const formats::CspDcgmTrainer& t : rd.in.dcgm)
     dcgm_rows[in_.trainer_input.at(task.group * shape_.group_size + t.slot)] += t.samples.size();
+  if (st.ok())
+    for (const formats::CspNetTrainer& t : rd.in.net) ++net_outputs_written_[in_.net_input.at(t.trainer)];
 }
 
 void CspOutputs::ExtendSpan(int64_t first, int64_t last) {
@@ -280,8 +326,10 @@ void CspOutputs::ExtendSpan(int64_t first, int64_t last) {
 
 void CspOutputs::GroupDone(int64_t g) {
   GroupDcgm& gd = *group_dcgm_[g];
-  if (--gd.outputs_left == 0)
+  if (--gd.outputs_left == 0) {
     for (auto& f : gd.files) f.reset();
+    for (auto& f : gd.net_files) f.reset();
+  }
 }
 
 }  // namespace tracemill::pipeline

@@ -7,8 +7,9 @@
 //   read the group's ranks on this GPU (ranks not displayed first, scanned
 //   for pipeline markers only; displayed ones planned: lanes and markers)
 //   -> pair the pipeline markers -> the displayed trainers' DCGM rows for
-//   this GPU (each log parsed once per group, freed after the group's last
-//   output) -> write (temporary, then rename) -> the records.
+//   this GPU and their network samples (each log parsed once per group,
+//   freed after the group's last output) -> write (temporary, then rename)
+//   -> the records.
 //
 // Memory: a worker (one per thread) holds display_size rank files and
 // nothing per event, so peak memory is bounded by the threads, not the job.
@@ -25,6 +26,7 @@
 #include "formats/common/byte_buffer.h"
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/csp_trace.h"
+#include "formats/paddle/net_log.h"
 #include "formats/paddle/paddle_profile.h"
 #include "pipeline/csp.h"
 #include "pipeline/csp_inputs.h"
@@ -50,6 +52,7 @@ struct CspOutputTask {
   uint64_t fb_ratio_null = 0;
   uint64_t spans = 0;
   uint64_t dcgm_rows = 0;
+  uint64_t net_rows = 0;
 };
 
 class CspOutputs {
@@ -70,16 +73,23 @@ class CspOutputs {
   // index) and the job's time span (first > last: none).
   uint64_t dcgm_written(size_t input) const { return dcgm_written_[input]; }
   uint64_t dcgm_failed(size_t input) const { return dcgm_failed_[input]; }
+  // A network log's samples go to every output of its group: written when
+  // at least one of them was written (else lost with them: output_failed).
+  uint64_t net_outputs_written(size_t input) const { return net_outputs_written_[input]; }
+  uint64_t net_samples(size_t input) const { return net_samples_[input]; }
   int64_t span_first() const { return span_first_.load(); }
   int64_t span_last() const { return span_last_.load(); }
 
  private:
-  // The DCGM logs of one group's displayed trainers, each parsed once, by the
-  // first output that needs it, and freed after the group's last output.
+  // The DCGM and network logs of one group's displayed trainers, each parsed
+  // once, by the first output that needs it, and freed after the group's
+  // last output.
   struct GroupDcgm {
-    explicit GroupDcgm(size_t slots) : once(slots), files(slots) {}
+    explicit GroupDcgm(size_t slots) : once(slots), files(slots), net_once(slots), net_files(slots) {}
     std::vector<std::once_flag> once;                       // per displayed slot
     std::vector<std::unique_ptr<formats::DcgmFile>> files;  // per displayed slot; null if none
+    std::vector<std::once_flag> net_once;                   // per displayed slot
+    std::vector<std::unique_ptr<formats::NetLogFile>> net_files;  // per displayed slot; null if none
     std::atomic<int> outputs_left{0};
   };
   // Per-worker buffers, reused across outputs.
@@ -107,6 +117,14 @@ class CspOutputs {
   void AddDcgm(const CspOutputTask& task, Reading& rd);
   // LoadDcgm parses the DCGM log of group `g`'s displayed slot `s` (once).
   void LoadDcgm(int64_t g, int64_t s);
+  // ReadTrainerLog reads trainer `t`'s log of `by_trainer` (DCGM or network)
+  // into `buf`; returns its record index, or SIZE_MAX if it has none or it
+  // cannot be read (then the record is rejected).
+  size_t ReadTrainerLog(const std::map<int64_t, size_t>& by_trainer, int64_t t, formats::ByteBuffer* buf);
+  // AddNet adds the group's displayed trainers' network samples.
+  void AddNet(const CspOutputTask& task, Reading& rd);
+  // LoadNet parses the network log of group `g`'s displayed slot `s` (once).
+  void LoadNet(int64_t g, int64_t s);
   std::string OtherData(const CspOutputTask& task) const;
   // Record fills the records from what writing (status `st`) found.
   void Record(CspOutputTask& task, OutputRecord& out, const absl::Status& st, const Reading& rd,
@@ -126,6 +144,8 @@ class CspOutputs {
   std::map<int64_t, size_t> rank_info_index_;
   std::vector<std::atomic<uint64_t>> dcgm_written_;
   std::vector<std::atomic<uint64_t>> dcgm_failed_;  // rows of outputs not written
+  std::vector<std::atomic<uint64_t>> net_outputs_written_;
+  std::vector<uint64_t> net_samples_;  // per network log: samples kept (set once, by LoadNet)
   std::atomic<int64_t> span_first_{INT64_MAX}, span_last_{INT64_MIN};
   tbb::enumerable_thread_specific<Worker> workers_;
   std::atomic<size_t> done_{0};

@@ -208,7 +208,14 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
   } else if (trace->meta.rank) {
     r.rank = trace->meta.rank;
     r.rank_source = "distributedInfo";
-  } else if (auto named = ranks.Match(r.path)) {
+  } else if (auto named = ranks.Match(r.path); named && trace->meta.name_number_is_trainer) {
+    // A trainer's file (a Paddle network log): its counters go with the
+    // trainer's first GPU, so that --group-by node and the clock domains
+    // (node = rank / gpus per node) see the trainer's host.
+    r.trainer = named;
+    r.rank = *named * o.gpus_per_node;
+    r.rank_source = absl::StrCat("file name (trainer ", *named, " x ", o.gpus_per_node, " GPUs per node)");
+  } else if (named) {
     r.rank = named;
     r.rank_source = "file name";
   } else {

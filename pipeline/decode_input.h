@@ -32,11 +32,15 @@ struct DecodeOptions {
   int64_t time_offset_ns = 0;          // --time-offset, added to every ts and step (ns)
   formats::DecodeSettings settings;    // the decoders' own (formats/registry.h)
   bool collect_collectives = false;    // fill InputRecord::collectives (clock alignment)
+  // The job's GPUs per node: a trainer's file (Paddle network logs) goes to
+  // rank trainer x gpus_per_node.
+  int gpus_per_node = 8;
 };
 
 // DecodeOptionsOf picks them out of a convert job's options.
 inline DecodeOptions DecodeOptionsOf(const ConvertOptions& o) {
-  return DecodeOptions{o.time_offset_ns, formats::DecodeSettings{o.low_gpu_threshold, o.no_system_metrics}, false};
+  return DecodeOptions{o.time_offset_ns, formats::DecodeSettings{o.low_gpu_threshold, o.no_system_metrics}, false,
+                       o.gpus_per_node > 0 ? o.gpus_per_node : 8};
 }
 
 // DecodeInput decodes `data` (the whole input; its allocation extends to

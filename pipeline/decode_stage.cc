@@ -244,6 +244,7 @@ DecodeStage::DecodeStage(ConvertContext& cx, const DecodeSchedule& schedule, Dec
     : cx_(cx), schedule_(schedule), runs_(runs), progress_(progress), options_([&cx] {
         DecodeOptions o = DecodeOptionsOf(cx.opts);
         o.collect_collectives = cx.clocks && cx.clocks->considered();
+        o.gpus_per_node = cx.plan.gpus_per_node;
         return o;
       }()) {
   for (size_t k = 0; k < schedule.slots; ++k) {

@@ -20,6 +20,7 @@ struct InputRecord {
   std::string format;             // "trace_event_json_object", "gzip+trace_event_json_array"
   std::optional<int64_t> rank;
   std::string rank_source;        // "distributedInfo", "file name", ""
+  std::optional<int64_t> trainer; // a trainer's file (Paddle network log): `rank` is its first GPU
   std::optional<int64_t> world_size;
   std::string label;              // "rank 3" or the file name for unranked inputs
   std::string output;             // output file name it went to

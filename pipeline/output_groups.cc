@@ -146,7 +146,7 @@ void OutputGroups::Finish(OutputGroup& og) {
   });
   std::map<int64_t, std::vector<size_t>> by_rank;  // a rank's inputs are all in its output
   for (size_t i : og.inputs)
-    if (records[i].rank && records[i].node.empty()) by_rank[*records[i].rank].push_back(i);
+    if (records[i].rank && records[i].node.empty() && !records[i].trainer) by_rank[*records[i].rank].push_back(i);
   for (auto& [rank, idx] : by_rank) {
     if (idx.size() < 2) continue;
     for (size_t i : idx) {
@@ -164,6 +164,8 @@ void OutputGroups::Finish(OutputGroup& og) {
       r.label = r.rank ? absl::StrCat("rank ", *r.rank, " (", r.node, ")") : r.node;
     } else if (!r.rank) {
       r.label = std::string(BaseName(r.path));
+    } else if (r.trainer) {  // a trainer's network log, on its first GPU's rank
+      r.label = absl::StrCat("rank ", *r.rank, " (trainer ", *r.trainer, ")");
     } else if (by_rank[*r.rank].size() > 1) {
       r.label = absl::StrCat("rank ", *r.rank, " (", AbslView(BaseName(r.path)), ")");
     } else {

@@ -47,7 +47,8 @@ void ChromeWriter::BeginEvent() {
 
 void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out) {
   // "rank 3 · GPU 3" (process_labels), "rank 3 · python3 (pid 26)",
-  // "rank 3 · Spans" (string pid), "rank 3 · pid 26" (no name at all).
+  // "rank 3 · Spans" (string pid), "rank 3 · pid 26" (no name at all),
+  // "rank 3 · pid \"\"" (the empty string pid).
   const ProcessInfo& p = in.data->processes[pid];
   const bool string_pid = !p.pid_token.empty() && p.pid_token[0] == '"';
   std::string pid_text = string_pid
@@ -65,8 +66,12 @@ void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid, std::s
       name.append(pid_text);
       name.push_back(')');
     }
-  } else if (string_pid) {
+  } else if (string_pid && !pid_text.empty()) {
     name.append(pid_text);
+  } else if (string_pid) {
+    // Kineto writes its `Record Window End` instant on pid "" (output_json.cpp,
+    // finalizeTrace): say so rather than end the name in " · ".
+    name.append("pid \"\"");
   } else {
     name.append("pid ");
     name.append(pid_text);

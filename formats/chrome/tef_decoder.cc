@@ -71,12 +71,6 @@ bool ValidScalarToken(std::string_view raw, bool is_string) {
   return SUCCESS;
 }
 
-// Text of a numeric token or of a string holding a number (`"ts": "12.5"`).
-std::string_view NumberText(std::string_view raw) {
-  if (auto body = JsonStringBody(raw)) return *body;
-  return raw;
-}
-
 enum class Outcome { kEvent, kDropped, kSimdjsonError };
 
 }  // namespace
@@ -131,6 +125,7 @@ struct TefDecoder::Impl {
   const char* base = nullptr;  // start of the input, for offsets
   bool fast = false;           // on the fast path (On-Demand over the whole input)
   bool warned_repair = false;  // one warning per input for repaired values
+  size_t logger_warnings = 0;  // warnings that are Kineto's logger entries, not ours
 
   void Warn(std::string msg) {
     if (report->warnings.size() < 20) report->warnings.push_back(std::move(msg));
@@ -452,9 +447,46 @@ struct TefDecoder::Impl {
       }
     } else if (key == "displayTimeUnit") {
       if (auto body = JsonStringBody(value)) m.display_time_unit = UnescapeJsonStringBody(*body);
+    } else if (key == "ERROR" || key == "WARNING") {
+      LoggerEntries(key, value);
     }
     m.top_level.emplace_back(std::move(key), std::move(value));
     return true;
+  }
+
+  // Kineto's logger buckets (`"ERROR": ["...", ...]`, `"WARNING": [...]`,
+  // after traceEvents; ChromeTraceLogger::finalizeTrace wrote the non-empty
+  // ones in builds without glog until pytorch/kineto 9612d061, July 2026:
+  // tests/data/kineto-2026/PROVENANCE.md): each entry becomes a warning of
+  // the input, the first kMaxLoggerWarnings of each bucket and a count of
+  // the rest (every entry stays in otherData). `value` is sanitized JSON.
+  void LoggerEntries(std::string_view key, std::string_view value) {
+    if (value.empty() || value[0] != '[') return;
+    constexpr int kMaxLoggerWarnings = 5;
+    int n = 0;
+    size_t pos = 1;
+    while (pos < value.size() && value[pos] != ']') {
+      const size_t end = SkipJsonValue(value, pos);
+      if (end == std::string_view::npos) return;
+      std::string_view item = value.substr(pos, end - pos);
+      pos = end + (end < value.size() && value[end] == ',');
+      ++n;
+      if (n > kMaxLoggerWarnings) continue;
+      std::string text = JsonStringBody(item) ? UnescapeJsonStringBody(*JsonStringBody(item)) : std::string(item);
+      if (text.size() > 200) {
+        size_t cut = 200;
+        while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+        text.resize(cut);
+        text.append("...");
+      }
+      Warn(absl::StrCat("Kineto logged ", AbslView(key), ": ", text));
+      ++logger_warnings;
+    }
+    if (n > kMaxLoggerWarnings) {
+      Warn(absl::StrCat("Kineto logged ", n - kMaxLoggerWarnings, " more ", AbslView(key),
+                        " entries (all kept in the output's otherData)"));
+      ++logger_warnings;
+    }
   }
 
   // Fast path: a container value On-Demand skipped without looking inside
@@ -711,6 +743,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   m.repaired.clear();
   m.ForgetLastStrings();
   m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
+  m.logger_warnings = 0;
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
   size_t skip = json.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
@@ -718,6 +751,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   // Kineto spends 200-450 bytes per event (bench/RESULTS.md); a denser
   // input regrows the vector once or twice.
   builder->ReserveEvents(json.size() / 160);
+  builder->DeriveMemoryCounters(true);
   error_code err = capacity >= json.size() + simdjson::SIMDJSON_PADDING
                        ? m.Fast(json.substr(skip), capacity - skip, &is_trace)
                        : simdjson::INSUFFICIENT_PADDING;
@@ -729,9 +763,10 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     report = DecodeReport{};
     report.tolerant = true;
     m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
+    m.logger_warnings = 0;
     is_trace = false;
     m.Tolerant(json, &is_trace);
-    if (report.status.ok() && err != simdjson::TRAILING_CONTENT && report.warnings.empty() &&
+    if (report.status.ok() && err != simdjson::TRAILING_CONTENT && report.warnings.size() == m.logger_warnings &&
         report.dropped.Total() == 0) {
       // simdjson refused something the tolerant path accepted silently
       // (e.g. a trailing comma, invalid UTF-8 repaired in place).
@@ -750,6 +785,14 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     report.events_read = 0;
     report.dropped = DropCounts{};
   }
+  if (const uint64_t derived = builder->derived_events()) {
+    // Written (or dropped with their instant's ts), so counted as read.
+    report.events_read += derived;
+    m.Warn(absl::StrCat(derived, " memory counter samples derived from [memory] events (counted as events read)"));
+  }
+  // A caller that copies these events into another builder must not derive
+  // them again there (smdebug's framework decoder; trace_data.h).
+  builder->DeriveMemoryCounters(false);
   m.b = nullptr;
   m.report = nullptr;
   return report;

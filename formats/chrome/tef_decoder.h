@@ -5,7 +5,9 @@
 // Spec: Trace Event Format (Google, "Trace Event Format" doc), both the JSON
 // Array Format (`[ {...}, ... ]`) and the JSON Object Format
 // (`{"traceEvents": [...], ...}`), plus Kineto's top-level keys
-// (`distributedInfo`, `deviceProperties`, `baseTimeNanoseconds`).
+// (`distributedInfo`, `deviceProperties`, `baseTimeNanoseconds`, the logger's
+// `ERROR`/`WARNING` arrays, which become warnings of the input; every key,
+// before or after `traceEvents`, kept in `InputMetadata::top_level`).
 //
 // Two paths over one event decoder:
 // - fast: simdjson On-Demand over the whole padded buffer, zero-copy;
@@ -40,8 +42,10 @@ class TefDecoder {
 
   // Decode parses `json` (its allocation must extend `capacity` >=
   // json.size() + SIMDJSON_PADDING bytes, as `Gunzip` and `ReadFile` leave it)
-  // and pushes every event into `builder`. `json` must stay alive until
-  // `builder->Finish()`.
+  // and pushes every event into `builder` (a fresh one: the tolerant path
+  // resets it), plus a memory counter sample after each `[memory]` instant
+  // (`TraceBuilder::DeriveMemoryCounters`), counted in the report's
+  // events_read. `json` must stay alive until `builder->Finish()`.
   DecodeReport Decode(std::string_view json, size_t capacity, TraceBuilder* builder);
 
  private:

@@ -18,29 +18,10 @@ constexpr std::string_view kHorovodOps[] = {
     "MPI_ALLGATHER",  "BROADCAST",      "NCCL_BCAST",    "MPI_BCAST",      "ALLTOALL",  "NCCL_ALLTOALL",
     "REDUCESCATTER", "NCCL_REDUCESCATTER"};
 
-// ArgValue: the raw JSON value of `args.<key>` in `rest` (sanitized members
-// `"args":{...},...`), or "".
-std::string_view ArgValue(std::string_view rest, std::string_view key) {
-  size_t at = rest.find("\"args\":{");
-  if (at == std::string_view::npos) return {};
-  size_t pos = at + 8;
-  while (pos < rest.size() && rest[pos] == '"') {
-    const size_t close = JsonStringEnd(rest, pos + 1);  // the key's closing quote
-    if (close + 1 >= rest.size() || rest[close + 1] != ':') return {};
-    const std::string_view k = rest.substr(pos + 1, close - pos - 1);
-    const size_t value_end = SkipJsonValue(rest, close + 2);
-    if (value_end == std::string_view::npos) return {};
-    if (k == key) return rest.substr(close + 2, value_end - close - 2);
-    pos = value_end;
-    if (pos < rest.size() && rest[pos] == ',') ++pos;
-  }
-  return {};
-}
-
 // The process group of a collective: "<name>/<ranks>", "" for the world.
 std::string GroupOf(std::string_view rest) {
-  std::string_view name = ArgValue(rest, "Process Group Name");
-  std::string_view ranks = ArgValue(rest, "Process Group Ranks");
+  std::string_view name = RestArgValue(rest, "Process Group Name");
+  std::string_view ranks = RestArgValue(rest, "Process Group Ranks");
   if (name.empty() && ranks.empty()) return {};
   std::string g(name);
   g.push_back('/');
@@ -49,7 +30,7 @@ std::string GroupOf(std::string_view rest) {
 }
 
 int64_t SeqOf(std::string_view rest) {
-  std::string_view v = ArgValue(rest, "Seq");
+  std::string_view v = RestArgValue(rest, "Seq");
   if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
   int64_t seq = -1;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), seq);
@@ -86,7 +67,7 @@ std::string CollectiveKind(CollectiveClass cls, std::string_view name, std::stri
     }
   }
   if (cls == CollectiveClass::kCpuWrapper) {
-    std::string_view c = ArgValue(rest, "Collective name");
+    std::string_view c = RestArgValue(rest, "Collective name");
     return c.empty() ? std::string(name) : std::string(c);
   }
   return std::string(name);

@@ -74,6 +74,40 @@ inline std::optional<std::string_view> JsonStringBody(std::string_view raw) {
   return std::nullopt;
 }
 
+// ForEachCompactMember calls `fn(key_body, raw_value)` for each member of
+// `obj`, a JSON object as `AppendSanitizedJson` writes it (valid, no
+// whitespace), in order: `key_body` is the escaped key without quotes,
+// `raw_value` the value's text. Stops at the first member it cannot frame.
+template <typename Fn>
+void ForEachCompactMember(std::string_view obj, Fn fn) {
+  size_t pos = 1;
+  while (pos < obj.size() && obj[pos] == '"') {
+    size_t key_end = SkipJsonValue(obj, pos);
+    if (key_end == std::string_view::npos || key_end >= obj.size()) return;
+    std::string_view key = obj.substr(pos + 1, key_end - pos - 2);
+    pos = key_end + 1;  // past ':'
+    size_t value_end = SkipJsonValue(obj, pos);
+    if (value_end == std::string_view::npos) return;
+    fn(key, obj.substr(pos, value_end - pos));
+    pos = value_end;
+    if (pos < obj.size() && obj[pos] == ',') ++pos;
+  }
+}
+
+// RestArgValue: the raw JSON value of `args.<key>` in `rest`, an event's
+// other members as the decoders store them (sanitized compact JSON members,
+// `"args":{...},...`; formats/common/event.h), or "" if there is none.
+// `key` is compared with the escaped key text. Linear in `rest`.
+std::string_view RestArgValue(std::string_view rest, std::string_view key);
+
+// NumberText returns the text of a numeric token, or the body of a string
+// token holding one (`12.5` and `"12.5"` both give `12.5`), for the exact
+// decimal parsers of ts_text.h (`"ts": "12.5"` is a number to Chrome too).
+inline std::string_view NumberText(std::string_view raw) {
+  if (auto body = JsonStringBody(raw)) return *body;
+  return raw;
+}
+
 // AppendJsonString appends `text` (raw bytes, e.g. a file path) as a quoted
 // JSON string: `"` `\` and control characters escaped, invalid UTF-8 ->
 // U+FFFD.

@@ -36,6 +36,8 @@ namespace tracemill::formats {
   X(kDuplicateMetadata, "duplicate_metadata", kDesign, "metadata record repeating one already kept for the same process or thread") \
   X(kWindow, "window", kDesign, "outside the --start/--end or --start-step/--end-step window") \
   X(kBadSample, "bad_sample", kLoss, "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
+  X(kBadNetSample, "bad_net_sample", kLoss,                                        \
+    "network log line whose `name` is not tx/rx, `ph` not C, or `args` not an object") \
   X(kInputRejected, "input_rejected", kLoss,                                             \
     "input decoded but rejected before writing (spill file error, or its output is another shard's)") \
   X(kOutputFailed, "output_failed", kLoss,                                               \

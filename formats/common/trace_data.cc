@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
+#include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "formats/common/ts_text.h"
 
@@ -33,6 +35,9 @@ void TraceBuilder::Reset() {
   time_base_applied_ = false;
   data_->strings.emplace_back();
   step_of_name_.clear();
+  hook_of_name_.clear();
+  memory_counter_name_.clear();
+  counter_ph_ = 0;
   strings_.clear();
   tokens_.clear();
   pids_.clear();
@@ -49,7 +54,9 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
     if (auto step = MatchStepName(data_->strings.back())) {
       step_of_name_.resize(it->second + 1, kNotAStep);
       step_of_name_[it->second] = *step;
+      Hook(it->second, kStepHook);
     }
+    if (data_->strings.back().substr(0, 8) == "[memory]") Hook(it->second, kMemoryHook);
     // Collectives are digested after the sort (pipeline/decode_input.cc):
     // here only the class of the name, once.
     if (CollectiveClass c = ClassifyCollectiveName(data_->strings.back()); c != CollectiveClass::kNone) {
@@ -58,6 +65,81 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
     }
   }
   return it->second;
+}
+
+void TraceBuilder::Hook(uint32_t name, NameHook hook) {
+  if (hook_of_name_.size() <= name) hook_of_name_.resize(name + 1, 0);
+  hook_of_name_[name] |= hook;
+}
+
+void TraceBuilder::OnHookedName(const Event& e) {
+  const uint8_t hooks = hook_of_name_[e.name];
+  if (hooks & kStepHook) NoteStep(e);
+  if ((hooks & kMemoryHook) && derive_memory_counters_) NoteMemory(e);
+}
+
+namespace {
+// c10::DeviceType (c10/core/DeviceType.h), the `Device Type` arg of
+// PyTorch's `[memory]` events: the device names PyTorch prints.
+std::string_view DeviceTypeName(std::string_view raw) {
+  static constexpr std::string_view kNames[] = {
+      "cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip", "fpga", "maia", "xla", "vulkan",
+      "metal", "xpu", "mps", "meta", "hpu", "ve", "lazy", "ipu", "mtia", "privateuseone"};
+  auto v = ParseInt64(raw);
+  if (v && *v >= 0 && *v < static_cast<int64_t>(std::size(kNames))) return kNames[*v];
+  return {};
+}
+}  // namespace
+
+void TraceBuilder::NoteMemory(const Event& e) {
+  // PyTorch writes its allocator events as thread-scoped instants
+  // (torch/csrc/autograd/profiler_kineto.cpp, AddGenericMetadata for
+  // ExtraFields<EventType::Allocation>; tests/data/kineto-2026/PROVENANCE.md).
+  if ((e.phase != 'i' && e.phase != 'I') || !(e.flags & kHasTs)) return;
+  const std::string_view rest(e.rest, e.rest_len);
+  const std::string_view allocated = RestArgValue(rest, "Total Allocated");
+  if (allocated.empty()) return;  // before PyTorch 2.0: only `Bytes`, no totals
+  const std::string_view reserved = RestArgValue(rest, "Total Reserved");
+  auto unquoted = [](std::string_view raw) { return JsonStringBody(raw).value_or(raw); };
+  const std::string_view type = unquoted(RestArgValue(rest, "Device Type"));
+  const std::string_view id = unquoted(RestArgValue(rest, "Device Id"));
+  scratch_.assign(type);
+  scratch_.push_back('|');
+  scratch_.append(id);
+  auto [it, fresh] = memory_counter_name_.try_emplace(scratch_, 0);
+  if (fresh) {
+    // "memory cuda:0", "memory cpu" (Device Id -1), "memory device 42:1".
+    std::string name = "memory ";
+    std::string_view type_name = DeviceTypeName(type);
+    if (type_name.empty()) {
+      name.append("device ");
+      AppendSanitizedStringBody(type.substr(0, 40), &name);
+    } else {
+      name.append(type_name);
+    }
+    if (auto dev = ParseInt64(id); dev && *dev >= 0) absl::StrAppend(&name, ":", *dev);
+    it->second = InternString(data_->arena.Copy(name));
+  }
+  if (!counter_ph_) counter_ph_ = InternString("C");
+  Event c{};
+  c.ts_ns = e.ts_ns;
+  c.phase = 'C';
+  c.ph = counter_ph_;
+  c.name = it->second;
+  c.pid = e.pid;
+  c.flags = kHasTs | (e.flags & kHasPid);
+  scratch_.assign("\"args\":{\"Total Allocated\":");
+  scratch_.append(allocated);
+  if (!reserved.empty()) {
+    scratch_.append(",\"Total Reserved\":");
+    scratch_.append(reserved);
+  }
+  scratch_.push_back('}');
+  std::string_view stored = data_->rest_arena.Copy(scratch_);
+  c.rest = stored.data();
+  c.rest_len = static_cast<uint32_t>(stored.size());
+  data_->events.push_back(c);
+  ++data_->derived_events;
 }
 
 void TraceBuilder::NoteStep(const Event& e) {
@@ -162,6 +244,8 @@ std::unique_ptr<TraceData> TraceBuilder::Finish() {
   data_->timeline.steps_dropped += NormalizeSteps(&data_->timeline.steps);
   for (TrackTimeline& t : data_->timeline.tracks) data_->timeline.steps_dropped += NormalizeSteps(&t.steps);
   step_of_name_.clear();
+  hook_of_name_.clear();
+  memory_counter_name_.clear();
   strings_.clear();
   tokens_.clear();
   pids_.clear();

@@ -88,6 +88,10 @@ struct InputMetadata {
   int64_t base_time_ns = 0;           // baseTimeNanoseconds (added to every ts)
   bool has_base_time = false;
   std::string display_time_unit;      // displayTimeUnit, if given
+  // The number in the file name counts trainers (nodes), not ranks (Paddle
+  // network logs, `net/<name>.<trainer>`): the pipeline files the input
+  // under rank trainer x GPUs per node, the trainer's first GPU.
+  bool name_number_is_trainer = false;
   // Every top-level key other than traceEvents, in input order:
   // (sanitized key body, sanitized JSON value).
   std::vector<std::pair<std::string, std::string>> top_level;
@@ -103,6 +107,9 @@ struct TraceData {
   std::vector<uint8_t> collective_of_name;
   Timeline timeline;                      // steps (and tracks) for the run report
   uint32_t id_count = 0;                  // ids are 1..id_count
+  // Events a builder added that the input does not hold (memory counters
+  // derived from `[memory]` instants): decoders count them as events read.
+  uint64_t derived_events = 0;
   InputMetadata meta;
   Arena arena;       // strings, tokens, process names: kept while the input is in a run
   Arena rest_arena;  // each event's `rest`: freed when the run is spilled
@@ -159,13 +166,26 @@ class TraceBuilder {
   Arena& arena() { return data_->arena; }
   Arena& rest_arena() { return data_->rest_arena; }
 
-  // AddEvent appends `e`. Step hook: an `X` event whose name is a step name
-  // (`MatchStepName`, checked once per distinct name when it is interned)
-  // also becomes a step span; the check per event is one compare.
+  // AddEvent appends `e`. Name hooks, decided once per distinct name when it
+  // is interned, so that the check per event is one compare:
+  // - step: an `X` event whose name is a step name (`MatchStepName`) also
+  //   becomes a step span;
+  // - memory (with `DeriveMemoryCounters`): an instant event whose name
+  //   starts with `[memory]` (PyTorch's allocator events) and whose args
+  //   hold `Total Allocated` is followed by a derived `C` event on the same
+  //   pid, `memory <device>` (`memory cuda:0`, `memory cpu`, from the
+  //   `Device Type` and `Device Id` args), args `{"Total Allocated": ..,
+  //   "Total Reserved": ..}` as written (bytes), counted in
+  //   `TraceData::derived_events`.
   void AddEvent(const Event& e) {
     data_->events.push_back(e);
-    if (e.name < step_of_name_.size() && step_of_name_[e.name] != kNotAStep) NoteStep(e);
+    if (e.name < hook_of_name_.size() && hook_of_name_[e.name]) OnHookedName(e);
   }
+  // DeriveMemoryCounters turns the memory hook on or off (off by default:
+  // a decoder that copies events from another builder, as smdebug's does,
+  // must not derive them twice). Survives `Reset`.
+  void DeriveMemoryCounters(bool on) { derive_memory_counters_ = on; }
+  uint64_t derived_events() const { return data_->derived_events; }
   Timeline& timeline() { return data_->timeline; }
   // ReserveEvents reserves room for `n` events up front, so that the vector
   // is not regrown (and its pages faulted in twice) while decoding. Large
@@ -192,13 +212,24 @@ class TraceBuilder {
 
  private:
   static constexpr int64_t kNotAStep = INT64_MIN;
+  enum NameHook : uint8_t { kStepHook = 1, kMemoryHook = 2 };
+  void OnHookedName(const Event& e);
   void NoteStep(const Event& e);
+  void NoteMemory(const Event& e);
+  void Hook(uint32_t name, NameHook hook);
 
   std::unique_ptr<TraceData> data_;
   bool time_base_applied_ = false;
   // string id -> step number, or kNotAStep; only as long as the highest id
   // of a step name, so empty for inputs without steps.
   std::vector<int64_t> step_of_name_;
+  // string id -> NameHook bits; only as long as the highest hooked id.
+  std::vector<uint8_t> hook_of_name_;
+  bool derive_memory_counters_ = false;
+  // Memory counters: "<Device Type>|<Device Id>" raw args -> counter name id.
+  absl::flat_hash_map<std::string, uint32_t> memory_counter_name_;
+  uint32_t counter_ph_ = 0;  // "C", interned on first use
+  std::string scratch_;
   // Abseil's string hash: Debian's Abseil is built without
   // std::string_view as absl::string_view, and its default hasher then falls
   // back to std::hash (libstdc++'s _Hash_bytes, ~3x the instructions on the

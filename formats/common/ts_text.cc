@@ -122,6 +122,7 @@ std::optional<int64_t> ParseScaledToNanos(std::string_view s, int scale) {
 }  // namespace
 
 std::optional<int64_t> ParseMicrosToNanos(std::string_view s) { return ParseScaledToNanos(s, 3); }
+std::optional<int64_t> ParseMillisToNanos(std::string_view s) { return ParseScaledToNanos(s, 6); }
 std::optional<int64_t> ParseSecondsToNanos(std::string_view s) { return ParseScaledToNanos(s, 9); }
 
 std::optional<int64_t> ParseInt64(std::string_view s) {

@@ -37,6 +37,12 @@ std::optional<int64_t> ParseMicrosToNanos(std::string_view text);
 // past the ninth fraction digit round half away from zero.
 std::optional<int64_t> ParseSecondsToNanos(std::string_view text);
 
+// ParseMillisToNanos: as ParseMicrosToNanos, for a number of milliseconds
+// (Paddle CrossStackProfiler's network logs: `"ts": 1700000000123.4567` is
+// exactly 1700000000123456700 ns); digits past the sixth fraction digit round
+// half away from zero.
+std::optional<int64_t> ParseMillisToNanos(std::string_view text);
+
 // ParseInt64 parses an optional `-` and decimal digits (also accepts a `.0...`
 // fraction of zeros, as Kineto writes `"rank": 0` but others write `0.0`).
 // Returns nullopt on anything else or overflow.

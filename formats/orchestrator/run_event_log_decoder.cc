@@ -14,29 +14,6 @@
 namespace tracemill::formats {
 namespace {
 
-// Calls `fn(key_body, raw_value)` for each member of `obj`, a JSON object as
-// `AppendSanitizedJson` writes it (valid, no whitespace), in order.
-template <typename Fn>
-void ForEachMember(std::string_view obj, Fn fn) {
-  size_t pos = 1;
-  while (pos < obj.size() && obj[pos] == '"') {
-    size_t key_end = SkipJsonValue(obj, pos);
-    if (key_end == std::string_view::npos || key_end >= obj.size()) return;
-    std::string_view key = obj.substr(pos + 1, key_end - pos - 2);
-    pos = key_end + 1;  // past ':'
-    size_t value_end = SkipJsonValue(obj, pos);
-    if (value_end == std::string_view::npos) return;
-    fn(key, obj.substr(pos, value_end - pos));
-    pos = value_end;
-    if (pos < obj.size() && obj[pos] == ',') ++pos;
-  }
-}
-
-std::string_view NumberText(std::string_view raw) {
-  if (auto body = JsonStringBody(raw)) return *body;
-  return raw;
-}
-
 // An `error` value that says something failed: anything but absent, null,
 // false or "".
 bool IsFailure(std::string_view raw) {
@@ -114,7 +91,7 @@ struct LineFields {
 // `duration_s` or `error` wins over `data`'s).
 LineFields ReadLineFields(std::string_view obj) {
   LineFields f;
-  ForEachMember(obj, [&](std::string_view key, std::string_view value) {
+  ForEachCompactMember(obj, [&](std::string_view key, std::string_view value) {
     if (key == "time") f.time = value;
     else if (key == "kind") f.kind = value;
     else if (key == "rank") f.rank = value;
@@ -125,7 +102,7 @@ LineFields ReadLineFields(std::string_view obj) {
   });
   f.data_is_object = !f.data.empty() && f.data[0] == '{';
   if (!f.data_is_object) return f;
-  ForEachMember(f.data, [&](std::string_view key, std::string_view value) {
+  ForEachCompactMember(f.data, [&](std::string_view key, std::string_view value) {
     if (key == "duration_s") {
       if (f.dur.empty()) f.dur = value;
       f.data_has_dur = true;

@@ -14,8 +14,11 @@ namespace {
 using namespace json_out;
 
 // CrossStackProfiler's fixed pids: pid 0 pipeline, 1..5 DCGM, 6..7 network
-// (never written), ops from 8 (PIPELINEINFO_TRACE_NUM + DCGMINFO_TRACE_NUM +
-// NETINFO_TRACE_NUM); lane names count from 09 for every rank.
+// (which the reference never writes), ops from 8 (PIPELINEINFO_TRACE_NUM +
+// DCGMINFO_TRACE_NUM + NETINFO_TRACE_NUM); lane names count from 09 for
+// every rank.
+constexpr int64_t kNetTxPid = 6;
+constexpr int64_t kNetRxPid = 7;
 constexpr int64_t kFirstOpPid = 8;
 constexpr int kFirstLaneNumber = 9;
 
@@ -256,6 +259,33 @@ void WriteDcgm(const CspTraceInput& in, Events* ev, CspTraceStats* stats) {
         ev->End(p);
       }
       ++stats->dcgm_rows;
+    }
+  }
+}
+
+// Network counters: NetFileReader.py's lanes and events (`pid`, `ts` in ns
+// and `id` = trainer set on the line's own object), on pids 6 and 7.
+void WriteNet(const CspTraceInput& in, Events* ev, CspTraceStats* stats) {
+  ev->ProcessName(kNetTxPid, "01_tx");
+  ev->ProcessName(kNetRxPid, "02_rx");
+  for (const CspNetTrainer& t : in.net) {
+    for (const NetSample& s : t.file->samples) {
+      const std::string_view args = t.file->args(s);
+      const bool tx = s.dir == NetDirection::kTx;
+      char* p = ev->Begin(128 + args.size());
+      p = tx ? Lit(p, "{\"name\":\"tx\",\"ph\":\"C\",\"pid\":") : Lit(p, "{\"name\":\"rx\",\"ph\":\"C\",\"pid\":");
+      p = I64(p, tx ? kNetTxPid : kNetRxPid);
+      p = Lit(p, ",\"ts\":");
+      p = ev->Time(p, s.ts_ns);
+      p = Lit(p, ",\"id\":");
+      p = I64(p, t.trainer);
+      if (!args.empty()) {
+        p = Lit(p, ",\"args\":");
+        p = Bytes(p, args);
+      }
+      *p++ = '}';
+      ev->End(p);
+      ++stats->net_rows;
     }
   }
 }
@@ -518,6 +548,7 @@ absl::Status WriteCspTrace(const CspTraceInput& in, OutputFile* out, CspScratch*
     WriteMemory(scratch->mem[k], in.ranks[k].plan->lanes.lanes().size(), pid_base[k], &ev, scratch,
                 &stats->ranks[k]);
   if (in.dcgm_lanes) WriteDcgm(in, &ev, stats);
+  if (in.net_lanes) WriteNet(in, &ev, stats);
   json.Append("\n]}\n");
   json.Flush();
   stats->events = ev.count();

@@ -16,7 +16,14 @@
 //           an X event (tid = sub_device_id, args {name, mem_bytes if > 0,
 //           detail_info if set}), then the memory counters;
 //   pids 1-5 DCGM counters of the displayed trainers on GPU n
-//           (`02_gpuUtility` ... `06_calUtility`, tid `<g>_<slot>`, id slot).
+//           (`02_gpuUtility` ... `06_calUtility`, tid `<g>_<slot>`, id slot);
+//   pids 6-7 network counters of the group's displayed trainers
+//           (formats/paddle/net_log.h), every GPU's file alike: `01_tx`
+//           and `02_rx` (NetFileReader.py's names), counter `tx`/`rx`, id
+//           trainer, args the line's `args`. Deviation: the reference's
+//           reader (never called by its reporter) puts them on pids 1 and 2,
+//           the first two DCGM lanes; here they take the pids its layout
+//           leaves for them (8 = 1 pipeline + 5 DCGM + 2 network).
 // Times: `kReferenceNs` writes integer nanoseconds into the µs fields `ts`/`dur`
 // as the reference does (timelines look 1000x longer); `kMicros` writes exact
 // decimal microseconds.
@@ -29,6 +36,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/common/byte_buffer.h"
 #include "formats/dcgm/dcgm_reader.h"
+#include "formats/paddle/net_log.h"
 #include "formats/paddle/paddle_profile.h"
 
 namespace tracemill::formats {
@@ -169,6 +177,12 @@ struct CspDcgmTrainer {
   std::vector<const DcgmSample*> samples;  // file order
 };
 
+// CspNetTrainer: the network log of one displayed trainer of the group.
+struct CspNetTrainer {
+  int64_t trainer = 0;
+  const NetLogFile* file = nullptr;  // its samples, in file order
+};
+
 // CspTraceInput: everything one output holds.
 struct CspTraceInput {
   int64_t group = 0;
@@ -178,6 +192,8 @@ struct CspTraceInput {
   std::vector<CspDisplayedRank> ranks;               // rank order
   bool dcgm_lanes = false;  // write the five DCGM lanes (some DCGM file was read)
   std::vector<CspDcgmTrainer> dcgm;
+  bool net_lanes = false;  // write the two network lanes (some network log was read)
+  std::vector<CspNetTrainer> net;  // trainer order
   std::string other_data_json;  // a JSON object for `otherData`
 };
 
@@ -197,6 +213,7 @@ struct CspTraceStats {
   uint64_t spans = 0;
   uint64_t dcgm_rows = 0;           // samples written (5 counters each)
   uint64_t fb_ratio_null = 0;       // samples with FBTTL = 0: FB_USED_RATIO written as null
+  uint64_t net_rows = 0;            // network samples written (one counter event each)
 };
 
 // CspScratch: per-worker buffers reused across outputs.

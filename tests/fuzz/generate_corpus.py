@@ -220,6 +220,27 @@ def run_log_seeds():
     }
 
 
+def net_seeds():
+    """Paddle network logs (tests/data/paddle-net/), by name."""
+    out = {}
+    for sub in ("job/net/net.0", "job/net/net.1", "malformed/net/net.1"):
+        with open(os.path.join(ROOT, "tests/data/paddle-net", sub), "rb") as f:
+            out[sub.replace("/", "_")] = f.read()
+    out["crlf_and_strings"] = (b'{"name":"rx","ts":"1700000000000.000001","args":{"b":NaN}}\r\n'
+                               b'{"name":"tx","ph":"X","ts":1e3}\r\n{"name":"tx","ts":-0.5,"args":[1]}\r\n')
+    return out
+
+
+def kineto_2026_fixtures():
+    """The hand-written newest-layout Kineto fixtures (tests/data/kineto-2026/), by name."""
+    d = os.path.join(ROOT, "tests/data/kineto-2026")
+    out = {}
+    for name in ("newest_layout.json", "memory_instants.json", "logger_buckets.json", "stream_sync.json"):
+        with open(os.path.join(d, name), "rb") as f:
+            out[name] = f.read()
+    return out
+
+
 def rules_fixtures():
     """The small hand-written rule fixtures (tests/data/rules/), by name."""
     d = os.path.join(ROOT, "tests/data/rules")
@@ -317,6 +338,13 @@ def main():
     t = "run_event_log_fuzzer"
     for name, data in runs.items():
         write(t, name, data)
+    t = "net_log_fuzzer"
+    for name, data in net_seeds().items():
+        write(t, name, data)
+    write("convert_fuzzer", "net_log.0", net_seeds()["job_net_net.0"])
+    for name, data in kineto_2026_fixtures().items():
+        write("tef_decoder_object_fuzzer", "kineto_2026_" + name, data)
+        write("convert_fuzzer", "kineto_2026_" + name, data)
 
 
 if __name__ == "__main__":

@@ -45,18 +45,6 @@ class InputRulesTest : public ConvertTest {
     return v;
   }
 
-  // The only output trace of `run` (every file but manifest.json).
-  std::unique_ptr<OutputTrace> OnlyTrace(const Run& run) {
-    std::vector<std::string> traces;
-    for (const auto& n : ListDir(run.out_dir))
-      if (n != "manifest.json") traces.push_back(n);
-    if (traces.size() != 1) {
-      ADD_FAILURE() << "expected one output trace, got " << traces.size();
-      return nullptr;
-    }
-    return LoadTrace(run.Output(traces[0]));
-  }
-
   // Lines of `err` that mention `path`.
   static int LinesNaming(const std::string& err, const std::string& path) {
     int n = 0;

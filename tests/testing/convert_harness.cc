@@ -500,4 +500,15 @@ std::unique_ptr<OutputTrace> ConvertTest::LoadTrace(const std::string& path) {
   return t;
 }
 
+std::unique_ptr<OutputTrace> ConvertTest::OnlyTrace(const Run& run) {
+  std::vector<std::string> traces;
+  for (const auto& n : ListDir(run.out_dir))
+    if (n != "manifest.json") traces.push_back(n);
+  if (traces.size() != 1) {
+    ADD_FAILURE() << "expected one output trace, got " << traces.size();
+    return nullptr;
+  }
+  return LoadTrace(run.Output(traces[0]));
+}
+
 }  // namespace tracemill::testing

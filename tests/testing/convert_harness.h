@@ -30,6 +30,10 @@
 
 namespace tracemill::testing {
 
+// " · ", between an input's label and its process name in output process
+// names ("rank 3 · GPU 3").
+inline constexpr char kLabelDot[] = " \xC2\xB7 ";
+
 // The `tracemill` binary under test.
 std::string TracemillBinary();
 // `rel` inside tests/data (e.g. "hta/trace_filter/sampled_rank-0.json.gz").
@@ -169,6 +173,9 @@ class ConvertTest : public ::testing::Test {
   InputFacts Facts(const std::string& path, bool with_times = false, bool with_ids = false);
   // Loads an output trace; null (and a test failure) if it cannot be read.
   std::unique_ptr<OutputTrace> LoadTrace(const std::string& path);
+  // The only output trace of `run` (every file but manifest.json); null
+  // (and a test failure) if there is not exactly one.
+  std::unique_ptr<OutputTrace> OnlyTrace(const Run& run);
 
   TempDir tmp_;
   int runs_ = 0;

@@ -158,7 +158,9 @@ TEST_F(TracemillCliTest, DirectIoWritesTheSameBytesAsThePageCache) {
 TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounted) {
   const std::string prlimit = "/usr/bin/prlimit";
   if (::access(prlimit.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << prlimit;
-  const std::string big = DataPath("generated/multi_member_rank0.json.gz");  // 6.3 MB output
+  // 6.3 MB output; 40,000 events and 1,819 memory counter samples derived
+  // from its `[memory]` instants (issue 25).
+  const std::string big = DataPath("generated/multi_member_rank0.json.gz");
   const std::string small = DataPath("rules/single_plain_trace.json");      // 2 events
   for (const char* mode : {"", "--no-direct-io"}) {
     SCOPED_TRACE(mode);
@@ -174,20 +176,20 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
     CommandResult r = RunCommand(argv, tmp_.path());
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("File too large"));
-    EXPECT_THAT(r.err, HasSubstr("events read, 2 written, 40000 dropped; 1 output in " + out +
+    EXPECT_THAT(r.err, HasSubstr("41821 events read, 2 written, 41819 dropped; 1 output in " + out +
                                  ", 1 could not be written ("));
     EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.json", "unranked.trace.json"}));
     EXPECT_TRUE(OutputsParse(out, tmp_.path()));
     auto m = Manifest::Load(out + "/manifest.json");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(m->Int("/exit_code"), 1);
-    EXPECT_EQ(m->Int("/totals/events_read"), 40002);
+    EXPECT_EQ(m->Int("/totals/events_read"), 41821);
     EXPECT_EQ(m->Int("/totals/events_written"), 2);
-    EXPECT_EQ(m->Int("/totals/dropped_by_reason/output_failed"), 40000);
+    EXPECT_EQ(m->Int("/totals/dropped_by_reason/output_failed"), 41819);
     EXPECT_TRUE(m->Bool("/totals/balanced"));
     const int b = m->InputIndex("multi_member_rank0.json.gz");
     EXPECT_EQ(m->Int(Manifest::InputPointer(b, "/events_written")), 0);
-    EXPECT_EQ(m->Int(Manifest::InputPointer(b, "/dropped_by_reason/output_failed")), 40000);
+    EXPECT_EQ(m->Int(Manifest::InputPointer(b, "/dropped_by_reason/output_failed")), 41819);
     EXPECT_TRUE(m->IsNull(Manifest::InputPointer(b, "/output")));
     ASSERT_EQ(m->ArraySize("/outputs"), 2u);
     EXPECT_EQ(m->Str("/outputs/0/path"), "gpu0.trace.json");
@@ -337,7 +339,8 @@ TEST_F(TracemillCliTest, ThreadsThatCannotStartAreNotAsked) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("tracemill: only 1 of 2 threads can start (ulimit -u or the cgroup's pids.max); "
                                "running with 1\n"));
-  EXPECT_THAT(r.err, HasSubstr("40000 events read, 40000 written, 0 dropped; 1 output in "));
+  // 40,000 events and 1,819 memory counter samples derived from its `[memory]` instants.
+  EXPECT_THAT(r.err, HasSubstr("41819 events read, 41819 written, 0 dropped; 1 output in "));
   auto m = Manifest::Load(out + "/manifest.json");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->Int("/threads"), 1);

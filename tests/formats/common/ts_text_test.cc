@@ -141,6 +141,19 @@ TEST(ParseMicrosToNanos, NotANumberIsNullopt) {
   }
 }
 
+TEST(ParseMillisToNanos, NetworkLogMillisecondsAreExact) {
+  // Paddle network logs (formats/paddle/net_log.h): `ts` in ms since the epoch.
+  EXPECT_EQ(ParseMillisToNanos("1700000000000.5"), 1700000000000500000);
+  EXPECT_EQ(ParseMillisToNanos("1700000000011.000001"), 1700000000011000001);
+  EXPECT_EQ(ParseMillisToNanos("1700000000010.1234567"), 1700000000010123457);  // 7th digit rounds
+  EXPECT_EQ(ParseMillisToNanos("1700000000010.1234564"), 1700000000010123456);
+  EXPECT_EQ(ParseMillisToNanos("1.7e12"), 1700000000000000000);
+  EXPECT_EQ(ParseMillisToNanos("-0.5"), -500000);
+  EXPECT_EQ(ParseMillisToNanos("9223372036854.775807"), INT64_MAX);
+  EXPECT_EQ(ParseMillisToNanos("9223372036854.775808"), std::nullopt);
+  EXPECT_EQ(ParseMillisToNanos("soon"), std::nullopt);
+}
+
 TEST(ParseInt64, IntegersAndZeroFractions) {
   EXPECT_EQ(ParseInt64("0"), 0);
   EXPECT_EQ(ParseInt64("17"), 17);
