@@ -43,12 +43,7 @@ std::vector<const InputRecord*> Reported(const std::vector<InputRecord>& inputs)
   return v;
 }
 
-uint64_t Lost(const InputRecord& r) {
-  uint64_t n = 0;
-  for (int k = 0; k < formats::kNumDropReasons; ++k)
-    if (formats::DropReasonKind(static_cast<DropReason>(k)) == DropKind::kLoss) n += r.dropped.n[k];
-  return n;
-}
+uint64_t Lost(const InputRecord& r) { return r.dropped.Of(DropKind::kLoss); }
 
 // Why a rejected input was rejected, in a word or two.
 std::string RejectionKind(const InputRecord& r) {

@@ -276,7 +276,8 @@ std::string ManifestJson(const RunSummary& s) {
   absl::StrAppend(&o, "{\"inputs\":", listed, ",\"inputs_rejected\":", rejected,
                   ",\"inputs_with_errors\":", with_errors, ",\"inputs_skipped\":", skipped, ",\"input_bytes\":", bytes_in,
                   ",\"events_read\":", read, ",\"events_written\":", written,
-                  ",\"events_dropped\":", dropped.Total(), ",\"dropped_by_reason\":");
+                  ",\"events_dropped\":", dropped.Total(), ",\"events_lost\":", dropped.Of(formats::DropKind::kLoss),
+                  ",\"events_left_out\":", dropped.Of(formats::DropKind::kDesign), ",\"dropped_by_reason\":");
   Drops(dropped, &o);
   absl::StrAppend(&o, ",\"bytes_pushed\":", pushed, ",\"bytes_pulled\":", pulled);
   absl::StrAppend(&o, ",\"outputs\":", s.outputs.size(), ",\"output_bytes\":", bytes_out,

@@ -24,4 +24,11 @@ DropKind DropReasonKind(DropReason r) { return kKinds[static_cast<int>(r)]; }
 std::string_view DropReasonKey(DropReason r) { return kKeys[static_cast<int>(r)]; }
 std::string_view DropReasonDescription(DropReason r) { return kDescs[static_cast<int>(r)]; }
 
+uint64_t DropCounts::Of(DropKind kind) const {
+  uint64_t t = 0;
+  for (int k = 0; k < kNumDropReasons; ++k)
+    if (kKinds[k] == kind) t += n[k];
+  return t;
+}
+
 }  // namespace tracemill::formats

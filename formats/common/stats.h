@@ -72,6 +72,8 @@ struct DropCounts {
     return t;
   }
   uint64_t operator[](DropReason r) const { return n[static_cast<int>(r)]; }
+  // Of(kind): the drops of that kind (lost, or left out on purpose).
+  uint64_t Of(DropKind kind) const;
 };
 
 }  // namespace tracemill::formats
