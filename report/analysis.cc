@@ -51,18 +51,26 @@ DeadEntry InputDeadEntry(const InputModel& in) {
   return d;
 }
 
-DeadEntry MissingDeadEntry(RankRange r, int64_t world_size) {
+// A range of missing ranks: dead ("missing") when some input failed, else
+// "not given" (analysis.h).
+DeadEntry MissingEntry(RankRange r, const Analysis& a) {
   DeadEntry d;
   d.label = RangeLabel(r.lo, r.hi);
-  d.kind = "missing";
-  d.reason = absl::StrCat("no input for ", r.hi > r.lo ? "these ranks" : "this rank",
-                          "; distributedInfo.world_size is ", world_size);
+  d.kind = a.missing_are_dead ? "missing" : "not given";
+  d.reason = MissingReason(r, a.world_size, a.missing_are_dead);
   d.ranks = r.count();
   return d;
 }
 
-// Dead entries: inputs with errors and missing ranks in rank order, then
-// unranked inputs, then failed tracks. Sets `a->dead` and `a->dead_ranks`.
+bool AnyInputFailed(const RunModel& m) {
+  for (const InputModel& in : m.inputs)
+    if (!in.skipped && in.has_error) return true;
+  return false;
+}
+
+// Dead entries: inputs with errors and missing ranks (if dead) in rank
+// order, then unranked inputs, then failed tracks. Sets `a->dead`,
+// `a->dead_ranks`, `a->not_given` and `a->not_given_ranks`.
 void CollectDead(const RunModel& m, const std::vector<RankRange>& missing, Analysis* a) {
   std::vector<std::pair<int64_t, DeadEntry>> ranked;
   std::vector<DeadEntry> rest;
@@ -71,7 +79,11 @@ void CollectDead(const RunModel& m, const std::vector<RankRange>& missing, Analy
     if (in.rank && in.timeline.tracks.empty()) ranked.emplace_back(*in.rank, InputDeadEntry(in));
     else rest.push_back(InputDeadEntry(in));
   }
-  for (const RankRange& r : missing) ranked.emplace_back(r.lo, MissingDeadEntry(r, a->world_size));
+  for (const RankRange& r : missing) {
+    if (a->missing_are_dead) ranked.emplace_back(r.lo, MissingEntry(r, *a));
+    else a->not_given.push_back(MissingEntry(r, *a));
+  }
+  for (const DeadEntry& d : a->not_given) a->not_given_ranks += d.ranks;
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   for (auto& [r, d] : ranked) a->dead.push_back(std::move(d));
   for (auto& d : rest) a->dead.push_back(std::move(d));
@@ -144,6 +156,11 @@ void SetTimeRange(const RunModel& m, Analysis* a) {
 
 }  // namespace
 
+bool IsStraggler(int64_t lag_ns, int64_t median_ns) {
+  return lag_ns > kStragglerMinLagNs &&
+         static_cast<__int128>(lag_ns) * 100 > static_cast<__int128>(median_ns) * kStragglerMinPercent;
+}
+
 Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
   Analysis a;
   a.gpus_per_node = m.gpus_per_node > 0 ? m.gpus_per_node : 8;
@@ -151,10 +168,12 @@ Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
   StepComparison compared = CompareSteps(lim, &parts);
   a.stragglers = std::move(compared.stragglers);
   a.straggler_steps_omitted = compared.steps_omitted;
+  a.steps_with_straggler = compared.steps_with_straggler;
   a.steps_seen = compared.rank_steps;
   const std::vector<RankRange> missing = CountRanks(m, &a);
+  a.missing_are_dead = AnyInputFailed(m);
   CollectDead(m, missing, &a);
-  AddTimelineRows(RowSources{m, parts, a.gpus_per_node, a.world_size}, missing, lim, &a);
+  AddTimelineRows(RowSources{m, parts, a.gpus_per_node, a.world_size, a.missing_are_dead}, missing, lim, &a);
   BinCrowdedRows(lim, &a);
   SetTimeRange(m, &a);
   return a;

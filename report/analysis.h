@@ -26,14 +26,24 @@
 // steps; or the workers of one run event log), the median duration
 // (the mean of the two middle ones for an even count, rounded down to the
 // ns), and the three slowest with their lag (duration - median). The slowest
-// participant of each step with a positive lag is highlighted on the
-// timeline. The table keeps the `max_straggler_steps` (200) steps with the
-// largest lag, in step order.
+// participant of a step is its straggler, highlighted on the timeline and in
+// the table, only when it is more than 5 % and more than 1 ms behind the
+// median (`IsStraggler`): a rank 0.05 % slower than its only peer is noise,
+// not a straggler. The table keeps the `max_straggler_steps` (200) steps
+// with the largest lag, in step order.
 //
 // Dead. An input whose status is an error: rejected (nothing converted) ->
 // the whole row; damaged (converted up to the damage) -> red from its last
-// event. A missing rank -> the whole row. A run event log's worker (or
-// scheduler) with a failed action -> red from the failure.
+// event. A run event log's worker (or scheduler) with a failed action -> red
+// from the failure.
+//
+// Missing ranks (world_size says they exist, no input holds them) are "not
+// given" (grey, not dead) when no input failed: a partial sample, e.g. 2 of
+// a 128-rank job's files. When some input failed (rejected or damaged),
+// they are "missing" and counted as dead (red, hatched): the inputs are then
+// not what the job wrote, and a rank without an input cannot be told from
+// one whose file was lost or unreadable (a file's rank is known only if it
+// could be read, or its name gives it).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +52,15 @@
 #include "report/run_model.h"
 
 namespace tracemill::report {
+
+// The straggler threshold: more than this share of the median (percent)...
+inline constexpr int64_t kStragglerMinPercent = 5;
+// ...and more than this lag.
+inline constexpr int64_t kStragglerMinLagNs = 1000000;
+
+// IsStraggler: `lag_ns` behind a step's median `median_ns` is beyond both
+// thresholds (lag > 5 % of the median and lag > 1 ms).
+bool IsStraggler(int64_t lag_ns, int64_t median_ns);
 
 struct AnalysisLimits {
   size_t max_rank_rows = 64;
@@ -59,7 +78,7 @@ struct Bar {
   int32_t survivors = -1, total = -1;     // scheduler rounds
   int64_t median_ns = -1;                 // the step's median duration; -1: none
   int64_t lag_ns = 0;                     // duration - median (max over a bin)
-  bool slowest = false;                   // highlighted straggler
+  bool slowest = false;                   // a straggler (`IsStraggler`), highlighted
   int32_t ranks = 0;                      // node rows: ranks that have this step
   std::string slowest_label;              // node rows: the slowest of them
   int64_t slowest_ns = 0;                 // node rows: its duration
@@ -78,7 +97,7 @@ struct Row {
   std::vector<Bar> bars;
   bool dead = false;
   std::optional<int64_t> dead_from_ns;  // dead: nullopt = the whole row
-  std::string dead_reason;
+  std::string dead_reason;  // why dead; for a missing row not dead, why not given
 };
 
 // Straggler: one of the slowest participants of a step.
@@ -95,12 +114,13 @@ struct StepStragglers {
   int32_t participants = 0;
   int64_t median_ns = 0;
   std::vector<Straggler> slowest;  // at most 3, slowest first
+  bool straggler = false;          // slowest.front() is beyond `IsStraggler`
 };
 
 // DeadEntry: one row of the dead-ranks table.
 struct DeadEntry {
   std::string label;   // "rank 5", "ranks 6–7", "example.jsonl · worker 2"
-  std::string kind;    // "rejected", "damaged", "missing", "failed"
+  std::string kind;    // "rejected", "damaged", "missing", "failed"; "not given"
   std::string reason;
   std::optional<int64_t> from_ns;  // nullopt: from the start (or never ran)
   std::string path;    // the input, if any
@@ -123,14 +143,18 @@ struct Analysis {
   std::optional<std::pair<int64_t, int64_t>> time_ns;  // the timeline's x range
   std::vector<StepStragglers> stragglers;
   size_t straggler_steps_omitted = 0;
+  size_t steps_with_straggler = 0;  // among the steps compared (kept or not)
   std::vector<DeadEntry> dead;
   int64_t dead_ranks = 0;        // ranks counted in `dead` (ranges expanded)
+  bool missing_are_dead = false; // some input failed: missing ranks are dead
+  std::vector<DeadEntry> not_given;  // missing ranges when no input failed
+  int64_t not_given_ranks = 0;   // ranks counted in `not_given`
   std::vector<RoundEntry> rounds;
   int64_t world_size = 0;        // largest distributedInfo.world_size, 0 if none
   std::vector<int64_t> world_sizes;  // distinct values seen (more than one: a conflict)
   int64_t ranks_seen = 0;        // distinct ranks with an input
   int64_t nodes_seen = 0;        // distinct rank / gpus_per_node
-  int64_t missing_ranks = 0;
+  int64_t missing_ranks = 0;     // below world_size without an input (dead or not given)
   int64_t steps_seen = 0;        // distinct step numbers over ranks
   int64_t workers = 0;           // worker tracks of run event logs
   int gpus_per_node = 8;

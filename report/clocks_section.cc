@@ -58,10 +58,10 @@ void AppendClocksSection(const PageInput& in, std::string* o) {
   size_t applied = 0;
   for (const ClockDomainModel& d : c.domains) applied += d.applied && d.domain != c.reference;
   o->append("<section id=\"clocks\"><h2>Clocks</h2>\n<p class=\"note\" id=\"clocks-summary\">");
-  absl::StrAppend(o, "The inputs span ", c.domains.size(), " clock domains (nodes). ");
+  absl::StrAppend(o, "The inputs span ", FormatCount(c.domains.size()), " clock domains (nodes). ");
   if (c.applied)
-    absl::StrAppend(o, "Offsets measured from matched collective operations were applied to ", applied, " of them (",
-                    "--align-clocks ", c.mode, "): times below are on the clock of ");
+    absl::StrAppend(o, "Offsets measured from matched collective operations were applied to ", FormatCount(applied),
+                    " of them (--align-clocks ", c.mode, "): times below are on the clock of ");
   else
     absl::StrAppend(o, "No offset was applied (--align-clocks ", c.mode, "): times below are each node's own; "
                     "the reference is ");

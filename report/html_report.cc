@@ -7,6 +7,7 @@
 #include "formats/common/status_macros.h"
 #include "report/html_text.h"
 #include "report/page_sections.h"
+#include "report/run_status.h"
 
 namespace tracemill::report {
 namespace {
@@ -30,6 +31,10 @@ p.note{color:var(--muted);margin:4px 0 8px;font-size:13px}
 .card .d{color:var(--muted);font-size:12px}
 .card.bad{border-color:#e8a0a0;background:#fdf1f1}
 .card.bad .v{color:#b01c1c}
+.card.quiet .v{color:var(--muted)}
+.banner{margin-top:14px;padding:6px 14px;border:1px solid #e8c48a;border-radius:6px;background:#fff8eb}
+.banner ul{margin:0;padding-left:18px}.banner li{margin:3px 0;overflow-wrap:anywhere}
+.banner li.err{color:#a11}.banner li.warn{color:#6b3d00}
 .badge{display:inline-block;padding:0 8px;border-radius:10px;font-size:12px;font-weight:600}
 .b-ok{background:#e2f3e7;color:#1e6b37}.b-warn{background:#fff0d9;color:#8a4b00}.b-err{background:#fde3e3;color:#a11}
 table{border-collapse:collapse;font-size:13px}
@@ -41,6 +46,7 @@ td.path,#inputs-table td:first-child{max-width:520px;overflow-wrap:anywhere}
 #inputs-table td:nth-child(2),#inputs-table td:nth-child(n+4):nth-child(-n+8){text-align:right;
 font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.dead td:first-child{color:#b01c1c;font-weight:600}
+td.who.slow{color:#a65800;font-weight:600}
 p.warn{color:#8a4b00;margin:6px 0}
 #clocks-table tr.warn td:nth-child(7),#clocks-table tr.none td:nth-child(7){color:#8a4b00}
 .scroll{max-height:440px;overflow:auto;border:1px solid var(--line);display:inline-block;max-width:100%}
@@ -51,6 +57,7 @@ p.warn{color:#8a4b00;margin:6px 0}
 .sw.s0{background:var(--s0)}.sw.s1{background:var(--s1)}.sw.slow{background:var(--slow)}
 .sw.rd{background:var(--round)}.sw.dead{background:var(--dead);opacity:.45}
 .sw.miss{background:repeating-linear-gradient(45deg,var(--dead) 0 2px,#fff 2px 5px)}
+.sw.absent{background:repeating-linear-gradient(45deg,#9aa3b2 0 2px,#fff 2px 5px)}
 .sw.act{height:3px;background:#9aa3b2;vertical-align:2px}
 svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;fill:var(--fg)}
 svg .ax{fill:var(--muted)}
@@ -62,7 +69,7 @@ svg .s0{fill:var(--s0)}svg .s1{fill:var(--s1)}
 svg .slow{fill:var(--slow);stroke:#7a3d00;stroke-width:1}
 svg .rd{fill:var(--round)}
 svg .dead{fill:var(--dead);fill-opacity:.28}
-svg .miss{fill:url(#hatch)}
+svg .miss{fill:url(#hatch)}svg .absent{fill:url(#hatch-grey)}
 svg .hit{fill:transparent}
 svg .nl{fill:var(--muted);font-weight:600}
 svg .dl{fill:#b01c1c;font-weight:600}
@@ -89,16 +96,6 @@ var c=num?(parseFloat(u.replace(/,/g,''))||0)-(parseFloat(v.replace(/,/g,''))||0
 rows.forEach(function(r){b.appendChild(r);});});});});
 )js";
 
-std::string ExitMeaning(int code) {
-  switch (code) {
-    case 0: return "every input converted";
-    case 1: return "internal error, or an output could not be written";
-    case 2: return "usage error";
-    case 3: return "some inputs rejected or damaged; the rest converted";
-  }
-  return "unknown";
-}
-
 // `<!DOCTYPE>` through `<body>`: the CSP, the title and the inline style.
 void AppendHead(const RunModel& m, const Analysis& a, std::string* o) {
   o->append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -106,17 +103,16 @@ void AppendHead(const RunModel& m, const Analysis& a, std::string* o) {
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n");
   o->append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-  absl::StrAppend(o, "<title>tracemill report: ", a.ranks_seen, a.ranks_seen == 1 ? " rank" : " ranks", ", ",
-                  m.totals.inputs, m.totals.inputs == 1 ? " input" : " inputs", "</title>\n");
+  absl::StrAppend(o, "<title>tracemill report: ", FormatSignedCount(a.ranks_seen),
+                  a.ranks_seen == 1 ? " rank" : " ranks", ", ", FormatCount(m.totals.inputs), m.totals.inputs == 1 ? " input" : " inputs", "</title>\n");
   absl::StrAppend(o, "<style>", kStyle, "</style>\n</head>\n<body>\n");
 }
 
 // The page header: exit status badge and command line.
 void AppendHeader(const RunModel& m, std::string* o) {
   o->append("<header><h1>tracemill run report</h1><p>");
-  const char* badge = m.exit_code == 0 ? "b-ok" : m.exit_code == 3 ? "b-warn" : "b-err";
-  absl::StrAppend(o, "<span class=\"badge ", badge, "\" id=\"exit-status\">exit ", m.exit_code, ": ",
-                  ExitMeaning(m.exit_code), "</span> &nbsp; ");
+  const RunBadge badge = BadgeOf(m);
+  absl::StrAppend(o, "<span class=\"badge ", badge.css, "\" id=\"exit-status\">", badge.text, "</span> &nbsp; ");
   AppendHtmlEscaped(m.command_line, o);
   o->append("</p></header>\n");
 }
@@ -132,6 +128,13 @@ void AppendFooter(const RunModel& m, std::string* o) {
 }
 
 }  // namespace
+
+bool IsEpochTime(int64_t ns) { return ns >= int64_t{946684800} * 1000000000; }
+
+std::string StragglerRule() {
+  return absl::StrCat("more than ", kStragglerMinPercent, " % and more than ", FormatDuration(kStragglerMinLagNs),
+                      " behind the step's median");
+}
 
 std::string RelativeTime(int64_t ns, int64_t t0_ns) {
   int64_t d = ns - t0_ns;
@@ -150,6 +153,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendHead(m, a, &o);
   AppendHeader(m, &o);
   o.append("<main>\n");
+  AppendBanner(in, &o);
   AppendSummaryCards(in, &o);
   AppendTimeline(in, &o);
   AppendRoundsTable(in, &o);

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "report/html_text.h"
 
 namespace tracemill::report {
 namespace {
@@ -27,7 +28,7 @@ std::string RangeLabel(int64_t lo, int64_t hi) {
 
 std::string InputErrorReason(const InputModel& in) {
   std::string s = in.error_message;
-  if (!in.error_code.empty()) absl::StrAppend(&s, " (", in.error_code, ", at byte ", in.error_offset, ")");
+  if (!in.error_code.empty()) absl::StrAppend(&s, " (", in.error_code, ", at byte ", FormatCount(in.error_offset), ")");
   return s;
 }
 

@@ -20,8 +20,21 @@ struct PageInput {
   int64_t t1_ns = 1;
 };
 
+// IsEpochTime: `ns` is a time since the epoch (2000-01-01 or later), not
+// one relative to a run's start (as pipeline/job_notes.cc tells them apart).
+bool IsEpochTime(int64_t ns);
+
+// StragglerRule: the straggler threshold of analysis.h in words: "more
+// than 5 % and more than 1 ms behind the step's median".
+std::string StragglerRule();
+
 // RelativeTime: `ns` from `t0_ns`, exact: "+1.459857 s", "+0 s", "-296 µs".
 std::string RelativeTime(int64_t ns, int64_t t0_ns);
+
+// run_status.cc: `<section id="notices">` above the cards when something
+// changes the meaning of the run (run_status.h: inputs with errors, outputs
+// not written, events lost, the manifest's notices); nothing when all is well.
+void AppendBanner(const PageInput& in, std::string* out);
 
 // summary_cards.cc: `<section id="summary">`, one card per figure (ranks,
 // nodes, GPUs, dead, inputs, bytes, events, outputs, time, throughput, steps,

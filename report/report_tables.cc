@@ -13,6 +13,7 @@ namespace {
 
 constexpr size_t kMaxDeadTableRows = 1024;
 constexpr size_t kMaxLogInputs = 4096;  // inputs listed in the log section
+constexpr size_t kMaxNotGivenRanges = 8;  // ranges named in the not-given note
 
 // "0–3, 5, 8–9" (en dashes) for sorted ranks.
 std::string RankList(const std::vector<int64_t>& ranks) {
@@ -57,9 +58,9 @@ void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
     o->append("</td>");
   }
   const Straggler& top = s.slowest.front();
-  absl::StrAppend(o, "<td class=\"n\">", s.step, "</td><td class=\"n\">", s.participants,
+  absl::StrAppend(o, "<td class=\"n\">", s.step, "</td><td class=\"n\">", FormatCount(s.participants),
                   "</td><td class=\"n\" data-v=\"", s.median_ns, "\">", FormatDuration(s.median_ns),
-                  "</td><td class=\"who\">");
+                  "</td><td class=\"who", s.straggler ? " slow\" title=\"straggler of this step" : "", "\">");
   AppendHtmlEscaped(top.label, o);
   absl::StrAppend(o, "</td><td class=\"n\" data-v=\"", top.dur_ns, "\">", FormatDuration(top.dur_ns),
                   "</td><td class=\"n lag\" data-v=\"", top.lag_ns, "\">", top.lag_ns >= 0 ? "+" : "",
@@ -88,7 +89,8 @@ void InputTableRow(const InputModel& in, std::string* o) {
   size_t steps = in.timeline.steps.size();
   for (const auto& t : in.timeline.tracks) steps += t.rank ? 0 : t.steps.size();
   absl::StrAppend(o, "</td><td>", FormatCount(in.bytes), "</td><td>", FormatCount(in.events_read), "</td><td>",
-                  FormatCount(in.events_written), "</td><td>", FormatCount(in.events_dropped), "</td><td>", steps,
+                  FormatCount(in.events_written), "</td><td>", FormatCount(in.events_dropped), "</td><td>",
+                  FormatCount(steps),
                   "</td><td>");
   AppendHtmlEscaped(in.output, o);
   o->append("</td><td>");
@@ -108,7 +110,7 @@ void InputLogEntry(const InputModel& in, std::string* body) {
   if (in.has_error) {
     absl::StrAppend(body, "<li class=\"e\">error (", in.rejected ? "rejected" : "damaged", ", ");
     AppendHtmlEscaped(in.error_code, body);
-    absl::StrAppend(body, " at byte ", in.error_offset, "): ");
+    absl::StrAppend(body, " at byte ", FormatCount(in.error_offset), "): ");
     AppendHtmlEscaped(in.error_message, body);
     body->append("</li>");
   }
@@ -118,6 +120,46 @@ void InputLogEntry(const InputModel& in, std::string* body) {
     body->append("</li>");
   }
   body->append("</ul></div>\n");
+}
+
+// The table of dead entries (rejected, damaged, missing, failed).
+void DeadTable(const PageInput& in, std::string* o) {
+  const Analysis& a = in.analysis;
+  o->append("<p class=\"note\">Inputs that failed (rejected: nothing converted; damaged: converted up to "
+            "the damage), ranks that world_size says exist but no input holds while some input failed "
+            "(missing), and workers of run event logs with a failed action.</p>\n");
+  o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"dead-table\"><thead><tr><th>who</th>"
+            "<th>what</th><th class=\"n\">from</th><th>reason</th><th>input</th></tr></thead><tbody>\n");
+  for (size_t k = 0; k < a.dead.size() && k < kMaxDeadTableRows; ++k) {
+    const DeadEntry& d = a.dead[k];
+    absl::StrAppend(o, "<tr class=\"dead\" data-kind=\"", d.kind, "\"><td>");
+    AppendHtmlEscaped(d.label, o);
+    absl::StrAppend(o, "</td><td>", d.kind, "</td><td class=\"n\">",
+                    d.from_ns ? RelativeTime(*d.from_ns, in.t0_ns) : std::string("start"), "</td><td>");
+    AppendHtmlEscaped(d.reason, o);
+    o->append("</td><td class=\"path\">");
+    AppendHtmlEscaped(d.path, o);
+    o->append("</td></tr>\n");
+  }
+  o->append("</tbody></table></div>\n");
+  if (a.dead.size() > kMaxDeadTableRows)
+    absl::StrAppend(o, "<p class=\"note\">", FormatCount(a.dead.size() - kMaxDeadTableRows),
+                    " more dead entries are in manifest.json.</p>\n");
+}
+
+// "126 ranks are not in the inputs (ranks 2–127): ..." when no input failed.
+void NotGivenNote(const Analysis& a, std::string* o) {
+  if (a.not_given.empty()) return;
+  std::string ranges;
+  for (size_t k = 0; k < a.not_given.size() && k < kMaxNotGivenRanges; ++k)
+    absl::StrAppend(&ranges, k ? ", " : "", a.not_given[k].label);
+  if (a.not_given.size() > kMaxNotGivenRanges)
+    absl::StrAppend(&ranges, " and ", FormatCount(a.not_given.size() - kMaxNotGivenRanges), " more ranges");
+  absl::StrAppend(o, "<p class=\"note\" id=\"not-given\">", FormatCount(a.not_given_ranks),
+                  a.not_given_ranks == 1 ? " rank is" : " ranks are", " not in the inputs (");
+  AppendHtmlEscaped(ranges, o);
+  absl::StrAppend(o, "): world_size says ", FormatCount(a.world_size),
+                  " ranks and no input failed, so they were not given (a partial sample), not dead.</p>\n");
 }
 
 }  // namespace
@@ -135,8 +177,8 @@ void AppendRoundsTable(const PageInput& in, std::string* o) {
     absl::StrAppend(o, "</td><td class=\"n\">", r.round, "</td><td class=\"n\">", RelativeTime(r.start_ns, in.t0_ns),
                     "</td><td class=\"n\">", FormatDuration(r.end_ns - r.start_ns), "</td>");
     if (r.survivors >= 0) {
-      absl::StrAppend(o, "<td class=\"n surv\">", r.survivors, "/", r.total, "</td><td class=\"n\">",
-                      std::max(r.total - r.survivors, 0), "</td></tr>\n");
+      absl::StrAppend(o, "<td class=\"n surv\">", FormatFraction(r.survivors, r.total), "</td><td class=\"n\">",
+                      FormatSignedCount(std::max(r.total - r.survivors, 0)), "</td></tr>\n");
     } else {
       o->append("<td class=\"n surv\">&ndash;</td><td class=\"n\">&ndash;</td></tr>\n");
     }
@@ -152,11 +194,14 @@ void AppendStragglersTable(const PageInput& in, std::string* o) {
               "compare.</p></section>\n");
     return;
   }
-  o->append("<p class=\"note\">Per step, the three slowest ranks (or workers) and how far their step "
-            "lasted beyond the median of all that have the step.");
+  absl::StrAppend(o, "<p class=\"note\" id=\"straggler-rule\">Per step, the three slowest ranks (or workers) and "
+                  "how far their step lasted beyond the median of all that have the step. The slowest is the "
+                  "step's straggler (orange, here and on the timeline) only when it is ", StragglerRule(), ": ",
+                  FormatCount(a.steps_with_straggler), " of ",
+                  FormatCount(a.stragglers.size() + a.straggler_steps_omitted), " steps have one.");
   if (a.straggler_steps_omitted)
-    absl::StrAppend(o, " Only the ", a.stragglers.size(), " steps with the largest lag are listed; ",
-                    a.straggler_steps_omitted, " more are not.");
+    absl::StrAppend(o, " Only the ", FormatCount(a.stragglers.size()), " steps with the largest lag are listed; ",
+                    FormatCount(a.straggler_steps_omitted), " more are not.");
   o->append("</p>\n");
   bool groups = false;
   for (const StepStragglers& s : a.stragglers) groups |= !s.group.empty();
@@ -174,30 +219,13 @@ void AppendDeadTable(const PageInput& in, std::string* o) {
   o->append("<section id=\"dead\"><h2>Dead ranks</h2>\n");
   if (a.dead.empty()) {
     o->append("<p class=\"note\">None: every rank the inputs name has an input that converted cleanly");
-    if (a.world_size > 0) absl::StrAppend(o, ", and all ", a.world_size, " ranks of world_size are present");
-    o->append(".</p></section>\n");
-    return;
+    if (a.world_size > 0 && a.missing_ranks == 0)
+      absl::StrAppend(o, ", and all ", FormatCount(a.world_size), " ranks of world_size are present");
+    o->append(".</p>\n");
+  } else {
+    DeadTable(in, o);
   }
-  o->append("<p class=\"note\">Inputs that failed (rejected: nothing converted; damaged: converted up to "
-            "the damage), ranks that world_size says exist but no input holds, and workers of run "
-            "event logs with a failed action.</p>\n");
-  o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"dead-table\"><thead><tr><th>who</th>"
-            "<th>what</th><th class=\"n\">from</th><th>reason</th><th>input</th></tr></thead><tbody>\n");
-  for (size_t k = 0; k < a.dead.size() && k < kMaxDeadTableRows; ++k) {
-    const DeadEntry& d = a.dead[k];
-    absl::StrAppend(o, "<tr class=\"dead\" data-kind=\"", d.kind, "\"><td>");
-    AppendHtmlEscaped(d.label, o);
-    absl::StrAppend(o, "</td><td>", d.kind, "</td><td class=\"n\">",
-                    d.from_ns ? RelativeTime(*d.from_ns, in.t0_ns) : std::string("start"), "</td><td>");
-    AppendHtmlEscaped(d.reason, o);
-    o->append("</td><td class=\"path\">");
-    AppendHtmlEscaped(d.path, o);
-    o->append("</td></tr>\n");
-  }
-  o->append("</tbody></table></div>\n");
-  if (a.dead.size() > kMaxDeadTableRows)
-    absl::StrAppend(o, "<p class=\"note\">", a.dead.size() - kMaxDeadTableRows,
-                    " more dead entries are in manifest.json.</p>\n");
+  NotGivenNote(a, o);
   o->append("</section>\n");
 }
 
@@ -224,8 +252,8 @@ void AppendOutputsTable(const PageInput& in, std::string* o) {
     o->append(out.error.empty() ? "<tr><td>" : "<tr class=\"dead\"><td>");
     if (out.error.empty() && out.parts.empty()) AppendLink(out.path, o);
     else AppendHtmlEscaped(out.path, o);
-    if (!out.parts.empty()) absl::StrAppend(o, " (", out.parts.size(), " time parts)");
-    absl::StrAppend(o, "</td><td>", RankList(out.ranks), "</td><td class=\"n\">", out.inputs,
+    if (!out.parts.empty()) absl::StrAppend(o, " (", FormatCount(out.parts.size()), " time parts)");
+    absl::StrAppend(o, "</td><td>", RankList(out.ranks), "</td><td class=\"n\">", FormatCount(out.inputs),
                     "</td><td class=\"n\" data-v=\"", out.events, "\">", FormatCount(out.events),
                     "</td><td class=\"n\" data-v=\"", out.bytes, "\">", FormatCount(out.bytes), "</td><td>");
     if (out.error.empty()) {
@@ -265,9 +293,9 @@ void AppendWarningLog(const PageInput& in, std::string* o) {
     o->append("<p class=\"note\">No warning and no error.</p></section>\n");
     return;
   }
-  absl::StrAppend(o, "<p class=\"note\">", listed, listed == 1 ? " file" : " files", " with warnings or errors; ",
-                  quiet, " without.");
-  if (listed > kMaxLogInputs) absl::StrAppend(o, " The first ", kMaxLogInputs, " are listed.");
+  absl::StrAppend(o, "<p class=\"note\">", FormatCount(listed), listed == 1 ? " file" : " files",
+                  " with warnings or errors; ", FormatCount(quiet), " without.");
+  if (listed > kMaxLogInputs) absl::StrAppend(o, " The first ", FormatCount(kMaxLogInputs), " are listed.");
   o->append("</p>\n<div class=\"log\">\n");
   o->append(body);
   o->append("</div></section>\n");

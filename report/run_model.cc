@@ -266,6 +266,8 @@ Totals TotalsOf(od::value v) {
     else if (key == "events_read") t.events_read = x.get_uint64();
     else if (key == "events_written") t.events_written = x.get_uint64();
     else if (key == "events_dropped") t.events_dropped = x.get_uint64();
+    else if (key == "events_lost") t.events_lost = x.get_uint64();
+    else if (key == "events_left_out") t.events_left_out = x.get_uint64();
     else if (key == "dropped_by_reason") t.dropped_by_reason = Counts(x);
     else if (key == "bytes_pushed") t.bytes_pushed = x.get_uint64();
     else if (key == "bytes_pulled") t.bytes_pulled = x.get_uint64();
@@ -276,7 +278,22 @@ Totals TotalsOf(od::value v) {
   return t;
 }
 
+// A manifest older than issue 21 has no `events_lost`/`events_left_out`:
+// they are summed from the reasons (a reason this version does not know
+// counts as lost, the side that warns).
+void SplitDrops(Totals* t) {
+  if (t->events_lost + t->events_left_out == t->events_dropped) return;
+  t->events_lost = t->events_left_out = 0;
+  for (const auto& [key, n] : t->dropped_by_reason)
+    (DropKindOfKey(key) == formats::DropKind::kDesign ? t->events_left_out : t->events_lost) += n;
+}
+
 }  // namespace
+
+formats::DropKind DropKindOfKey(std::string_view key) {
+  const auto reason = formats::DropReasonFromKey(key);
+  return reason ? formats::DropReasonKind(*reason) : formats::DropKind::kLoss;
+}
 
 absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
   RunModel m;
@@ -306,6 +323,8 @@ absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
         for (od::value v : x.get_array()) m.outputs.push_back(Output(v));
       } else if (key == "clocks") {
         m.clocks = Clocks(x);
+      } else if (key == "notices") {
+        for (od::value n : x.get_array()) m.notices.push_back(Str(n));
       }
     }
   } catch (const simdjson::simdjson_error& e) {
@@ -315,6 +334,7 @@ absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
   }
   if (!have_inputs)
     return absl::InvalidArgumentError("manifest.json: no `inputs` array (not a tracemill manifest)");
+  SplitDrops(&m.totals);
   return m;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "formats/common/stats.h"
 #include "formats/common/timeline.h"
 
 namespace tracemill::report {
@@ -102,6 +103,10 @@ struct Totals {
   uint64_t inputs = 0, inputs_rejected = 0, inputs_with_errors = 0, inputs_skipped = 0;
   uint64_t input_bytes = 0;
   uint64_t events_read = 0, events_written = 0, events_dropped = 0;
+  // Of the dropped: lost to bad input or failures, left out on purpose
+  // (formats/common/stats.h's kinds). A manifest without them (older than
+  // issue 21) gets them from `dropped_by_reason` (ParseManifest).
+  uint64_t events_lost = 0, events_left_out = 0;
   std::vector<std::pair<std::string, uint64_t>> dropped_by_reason;
   uint64_t bytes_pushed = 0, bytes_pulled = 0;
   uint64_t outputs = 0, output_bytes = 0;
@@ -123,7 +128,15 @@ struct RunModel {
   std::vector<InputModel> inputs;
   std::vector<OutputModel> outputs;
   ClocksModel clocks;
+  // One-line warnings that change the meaning of the outputs (different
+  // jobs, mixed time bases, duplicate ranks, ...; pipeline/job_notes.h).
+  std::vector<std::string> notices;
 };
+
+// DropKindOfKey: the kind of the drop reason with manifest key `key`
+// (formats/common/stats.h); a key this version does not know counts as
+// lost (kLoss), the side that warns.
+formats::DropKind DropKindOfKey(std::string_view key);
 
 // ParseManifest reads the text of a manifest.json.
 // Errors: kInvalidArgument if it is not JSON or not a tracemill manifest

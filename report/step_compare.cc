@@ -55,13 +55,15 @@ LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, P
     note.lag_ns = DurNs(*parts, x) - median;
     if (note.lag_ns > 0) parts->list[x.first].total_lag_ns += note.lag_ns;
   }
-  if (DurNs(*parts, members[0]) > median) parts->list[members[0].first].notes[members[0].second].slowest = true;
+  const bool straggler = IsStraggler(DurNs(*parts, members[0]) - median, median);
+  parts->list[members[0].first].notes[members[0].second].slowest = straggler;
   LaggedStepRow lagged;
   StepStragglers& row = lagged.row;
   row.group = key.first;
   row.step = key.second;
   row.participants = static_cast<int32_t>(n);
   row.median_ns = median;
+  row.straggler = straggler;
   for (size_t k = 0; k < std::min<size_t>(3, members.size()); ++k)
     row.slowest.push_back(Straggler{parts->list[members[k].first].label, DurNs(*parts, members[k]),
                                     DurNs(*parts, members[k]) - median});
@@ -117,6 +119,7 @@ StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts) {
     if (key.first.empty()) rank_steps.insert(key.second);
     if (members.size() < 2) continue;
     table.push_back(CompareStep(key, std::move(members), parts));
+    out.steps_with_straggler += table.back().row.straggler;
   }
   out.rank_steps = static_cast<int64_t>(rank_steps.size());
   out.steps_omitted = KeepLargestLags(limits.max_straggler_steps, &table);

@@ -20,7 +20,7 @@ namespace tracemill::report {
 struct StepNote {
   int64_t median_ns = -1;  // the step's median duration; -1: not compared
   int64_t lag_ns = 0;      // duration - median
-  bool slowest = false;    // the slowest of its step, with a positive lag
+  bool slowest = false;    // the slowest of its step and a straggler (IsStraggler)
 };
 
 // Participant: a rank's input, or a worker track of a run event log.
@@ -58,12 +58,14 @@ Participants CollectParticipants(const RunModel& m);
 struct StepComparison {
   std::vector<StepStragglers> stragglers;  // by (group, step)
   size_t steps_omitted = 0;   // steps left out past `max_straggler_steps`
+  size_t steps_with_straggler = 0;  // steps whose slowest is a straggler
   int64_t rank_steps = 0;     // distinct step numbers over ranks
 };
 
 // CompareSteps compares, for each (group, step) that two or more
 // participants have, their durations: it fills every participant's notes
-// and total lag, and returns one table row per such step (the three slowest,
+// and total lag, marks the slowest as the step's straggler if `IsStraggler`,
+// and returns one table row per such step (the three slowest,
 // slowest first, ties in participant order), keeping the
 // `limits.max_straggler_steps` rows with the largest lag.
 StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts);

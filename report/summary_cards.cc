@@ -6,67 +6,104 @@
 #include "absl/time/time.h"
 #include "report/html_text.h"
 #include "report/page_sections.h"
+#include "report/run_status.h"
 
 namespace tracemill::report {
 namespace {
 
+// Card tones: "bad" (red), "quiet" (grey value), "" (plain).
+const char* Bad(bool bad) { return bad ? "bad" : ""; }
+
 // One card: `value_html` and `detail_html` are already escaped;
 // `data_value` is the exact figure for scripts and tests.
 void Card(std::string* o, const std::string& id, const std::string& key, const std::string& value_html,
-          const std::string& detail_html, const std::string& data_value, bool bad = false) {
-  absl::StrAppend(o, "<div class=\"card", bad ? " bad" : "", "\" id=\"card-", id, "\" data-value=\"", data_value,
-                  "\"><div class=\"k\">", key, "</div><div class=\"v\">", value_html, "</div><div class=\"d\">",
-                  detail_html, "</div></div>\n");
+          const std::string& detail_html, const std::string& data_value, const char* tone = "") {
+  absl::StrAppend(o, "<div class=\"card", *tone ? " " : "", tone, "\" id=\"card-", id, "\" data-value=\"",
+                  data_value, "\"><div class=\"k\">", key, "</div><div class=\"v\">", value_html,
+                  "</div><div class=\"d\">", detail_html, "</div></div>\n");
 }
 
-// Ranks, nodes, GPUs, dead.
+// Ranks, nodes, GPUs.
 void RankCards(const Analysis& a, std::string* o) {
   std::string ranks_detail = a.world_size > 0 ? absl::StrCat("of ", FormatCount(a.world_size), " (world_size)")
                                               : std::string("no world_size in the inputs");
-  if (a.workers > 0) absl::StrAppend(&ranks_detail, "; ", a.workers, " workers in run event logs");
+  if (a.workers > 0) absl::StrAppend(&ranks_detail, "; ", FormatCount(a.workers), " workers in run event logs");
   if (a.world_sizes.size() > 1) {
     ranks_detail = "world_size differs:";
-    for (int64_t w : a.world_sizes) absl::StrAppend(&ranks_detail, " ", w);
+    for (int64_t w : a.world_sizes) absl::StrAppend(&ranks_detail, " ", FormatCount(w));
   }
   Card(o, "ranks", "ranks", FormatCount(a.ranks_seen), ranks_detail, absl::StrCat(a.ranks_seen),
-       a.missing_ranks > 0);
+       Bad(a.missing_are_dead && a.missing_ranks > 0));
   Card(o, "nodes", "nodes", FormatCount(a.nodes_seen),
        absl::StrCat(a.gpus_per_node, " GPUs per node (rank / ", a.gpus_per_node, ")"), absl::StrCat(a.nodes_seen));
   Card(o, "gpus", "GPUs", FormatCount(a.ranks_seen), "one per rank", absl::StrCat(a.ranks_seen));
-  std::string dead_detail =
-      a.dead.empty() ? std::string("none")
-                     : absl::StrCat(a.missing_ranks, " missing, ", a.dead_ranks - a.missing_ranks, " failed");
-  Card(o, "dead", "dead ranks", FormatCount(a.dead_ranks), dead_detail, absl::StrCat(a.dead_ranks),
-       a.dead_ranks > 0);
 }
 
-// Inputs, events and outputs, with their bytes.
-void VolumeCards(const RunModel& m, std::string* o) {
+// Dead ranks (red), and ranks not in the inputs (grey) when no input failed.
+void DeadCards(const Analysis& a, std::string* o) {
+  const int64_t missing = a.missing_are_dead ? a.missing_ranks : 0;
+  std::string dead_detail = "none";
+  if (!a.dead.empty())
+    dead_detail = missing ? absl::StrCat(FormatCount(missing), " missing, ", FormatCount(a.dead_ranks - missing),
+                                         " failed")
+                          : absl::StrCat(FormatCount(a.dead_ranks), " failed");
+  Card(o, "dead", "dead ranks", FormatCount(a.dead_ranks), dead_detail, absl::StrCat(a.dead_ranks),
+       Bad(a.dead_ranks > 0));
+  if (a.not_given_ranks > 0)
+    Card(o, "not-given", "ranks not in the inputs", FormatCount(a.not_given_ranks),
+         absl::StrCat("of world_size ", FormatCount(a.world_size), "; no input failed"),
+         absl::StrCat(a.not_given_ranks), "quiet");
+}
+
+// Input files and bytes.
+void InputCards(const RunModel& m, std::string* o) {
   const Totals& t = m.totals;
   uint64_t decoded = 0;
   for (const InputModel& in : m.inputs) decoded += in.decoded_bytes;
   Card(o, "inputs", "input files", FormatCount(t.inputs),
-       absl::StrCat(t.inputs_rejected, " rejected, ", t.inputs_with_errors, " with errors, ", t.inputs_skipped,
-                    " skipped"),
-       absl::StrCat(t.inputs), t.inputs_with_errors > 0);
+       absl::StrCat(FormatCount(t.inputs_rejected), " rejected, ", FormatCount(t.inputs_with_errors),
+                    " with errors, ", FormatCount(t.inputs_skipped), " skipped"),
+       absl::StrCat(t.inputs), Bad(t.inputs_with_errors > 0));
   Card(o, "input-bytes", "input bytes", FormatBytes(t.input_bytes),
        absl::StrCat(FormatCount(t.input_bytes), " B; ", FormatBytes(decoded), " decoded"),
        absl::StrCat(t.input_bytes));
+}
+
+// Events read and written; of the dropped, lost (red when any) and left
+// out on purpose (never red), each by reason.
+void EventCards(const Totals& t, std::string* o) {
   Card(o, "events-read", "events read", FormatCount(t.events_read),
-       t.balanced ? "= written + dropped" : "NOT balanced", absl::StrCat(t.events_read), !t.balanced);
+       t.balanced ? "= written + lost + left out" : "NOT balanced", absl::StrCat(t.events_read), Bad(!t.balanced));
   Card(o, "events-written", "events written", FormatCount(t.events_written), "into the outputs",
        absl::StrCat(t.events_written));
-  std::string reasons;
-  for (const auto& [k, v] : t.dropped_by_reason) {
-    if (!reasons.empty()) reasons.append(", ");
-    absl::StrAppend(&reasons, HtmlEscape(k), " ", FormatCount(v));
-  }
-  Card(o, "events-dropped", "events dropped", FormatCount(t.events_dropped),
-       reasons.empty() ? std::string("none") : reasons, absl::StrCat(t.events_dropped), t.events_dropped > 0);
+  const std::string lost = ReasonList(DropsOfKind(t, formats::DropKind::kLoss));
+  Card(o, "events-lost", "events lost", FormatCount(t.events_lost), lost.empty() ? std::string("none") : lost,
+       absl::StrCat(t.events_lost), Bad(t.events_lost > 0));
+  const std::string left_out = ReasonList(DropsOfKind(t, formats::DropKind::kDesign));
+  Card(o, "events-left-out", "left out on purpose", FormatCount(t.events_left_out),
+       left_out.empty() ? std::string("none") : left_out, absl::StrCat(t.events_left_out));
+}
+
+// Outputs and their bytes.
+void OutputCards(const RunModel& m, std::string* o) {
+  const Totals& t = m.totals;
   Card(o, "outputs", "outputs", FormatCount(t.outputs), HtmlEscape(m.group_by.empty() ? "" : "group-by " + m.group_by),
        absl::StrCat(t.outputs));
   Card(o, "output-bytes", "output bytes", FormatBytes(t.output_bytes),
        absl::StrCat(FormatCount(t.output_bytes), " B"), absl::StrCat(t.output_bytes));
+}
+
+// Where the job's span starts: "from 2023-04-29 00:11:38.079 UTC", "from
+// 1.2 ms (run-relative)", or both ends when it runs from relative to epoch
+// times ("mixed time bases").
+std::string SpanStart(int64_t start_ns, int64_t end_ns) {
+  auto utc = [](int64_t ns) {
+    return absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixNanos(ns), absl::UTCTimeZone());
+  };
+  if (IsEpochTime(start_ns)) return absl::StrCat("from ", utc(start_ns));
+  std::string s = absl::StrCat("from ", FormatDuration(start_ns), " (run-relative)");
+  if (IsEpochTime(end_ns)) absl::StrAppend(&s, " to ", utc(end_ns), ": mixed time bases");
+  return s;
 }
 
 // The job's time span, the conversion's wall time and throughput.
@@ -74,11 +111,8 @@ void TimeCards(const RunModel& m, std::string* o) {
   const Totals& t = m.totals;
   if (m.span_ns) {
     const auto [s, e] = *m.span_ns;
-    std::string start = s >= int64_t{946684800} * 1000000000
-                            ? absl::FormatTime("from %Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixNanos(s),
-                                               absl::UTCTimeZone())
-                            : absl::StrCat("from ", FormatDuration(s), " (run-relative)");
-    Card(o, "time-span", "job time span", FormatShortDuration(e - s, 3), HtmlEscape(start), absl::StrCat(e - s));
+    Card(o, "time-span", "job time span", FormatShortDuration(e - s, 3), HtmlEscape(SpanStart(s, e)),
+         absl::StrCat(e - s));
   } else {
     Card(o, "time-span", "job time span", "&ndash;", "no timed events", "");
   }
@@ -105,7 +139,7 @@ void StepCards(const RunModel& m, const Analysis& a, std::string* o) {
   if (!any_log) return;
   std::string last;
   for (const RoundEntry& r : a.rounds)
-    if (r.survivors >= 0) last = absl::StrCat("last: ", r.survivors, "/", r.total, " survivors");
+    if (r.survivors >= 0) last = absl::StrCat("last: ", FormatFraction(r.survivors, r.total), " survivors");
   Card(o, "rounds", "rounds", FormatCount(a.rounds.size()), last, absl::StrCat(a.rounds.size()));
   Card(o, "bytes-pushed", "bytes pushed", FormatBytes(t.bytes_pushed),
        absl::StrCat(FormatCount(t.bytes_pushed), " B by workers"), absl::StrCat(t.bytes_pushed));
@@ -118,7 +152,10 @@ void StepCards(const RunModel& m, const Analysis& a, std::string* o) {
 void AppendSummaryCards(const PageInput& in, std::string* out) {
   out->append("<section class=\"cards\" id=\"summary\">\n");
   RankCards(in.analysis, out);
-  VolumeCards(in.model, out);
+  DeadCards(in.analysis, out);
+  InputCards(in.model, out);
+  EventCards(in.model.totals, out);
+  OutputCards(in.model, out);
   TimeCards(in.model, out);
   StepCards(in.model, in.analysis, out);
   Card(out, "version", "tracemill", HtmlEscape(in.model.version), "built this run", HtmlEscape(in.model.version));

@@ -5,6 +5,7 @@
 // ranges; unranked inputs; a run event log's scheduler and workers, bounded).
 // Bars are not binned here (`Analyze` bins them once every row is known).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "report/analysis.h"
@@ -25,7 +26,14 @@ struct RowSources {
   const Participants& parts;  // compared (CompareSteps has run)
   int64_t gpus_per_node = 8;
   int64_t world_size = 0;     // for the missing rows' reason
+  bool missing_are_dead = false;  // some input failed (analysis.h)
 };
+
+// MissingReason: why ranks `r` have no row of their own, for the tooltip
+// and the dead table: "no input for these ranks; distributedInfo.world_size
+// is 8 and some inputs failed" (dead), or "not in the inputs:
+// distributedInfo.world_size is 128 and no input failed" (not given).
+std::string MissingReason(RankRange r, int64_t world_size, bool dead);
 
 // AddTimelineRows appends every row to `a->rows` in page order: blocks by
 // first rank (missing ranges, then rank rows or node rows with the ranks

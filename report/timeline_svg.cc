@@ -25,6 +25,26 @@ constexpr size_t kMaxLabelBytes = 30;
 
 std::string Px(double v) { return absl::StrFormat("%.1f", v); }
 
+// The job's span is more than this many times its longest input's: the
+// inputs are far apart on one axis (different runs, or time bases).
+constexpr int64_t kFarApartRatio = 100;
+
+// When the inputs are far apart on the axis, a sentence saying so.
+void FarApartNote(const PageInput& in, std::string* o) {
+  int64_t longest = 0;
+  int spans = 0;
+  for (const InputModel& input : in.model.inputs) {
+    if (input.skipped || !input.span_ns) continue;
+    longest = std::max(longest, input.span_ns->second - input.span_ns->first);
+    ++spans;
+  }
+  const int64_t span = in.t1_ns - in.t0_ns;
+  if (spans < 2 || span / kFarApartRatio <= std::max<int64_t>(longest, 1)) return;
+  absl::StrAppend(o, "The inputs are far apart in time: the axis spans ", FormatShortDuration(span),
+                  ", the longest input ", FormatShortDuration(longest),
+                  ", so their steps are slivers (hover for exact numbers); the notices at the top say why. ");
+}
+
 // The explanation above the timeline: its rows, bars and time origin.
 void AppendTimelineNote(const PageInput& in, std::string* o) {
   const Analysis& a = in.analysis;
@@ -41,20 +61,26 @@ void AppendTimelineNote(const PageInput& in, std::string* o) {
       "Each bar is a step (Kineto <code>ProfilerStep#N</code>, Paddle <code>ProfileStep#N</code>, "
       "smdebug <code>Step:N</code>) or an orchestrator round; hover for exact numbers. ");
   if (a.binned) o->append("Rows with many steps draw bins of consecutive steps. ");
-  if (a.time_ns && in.t0_ns >= int64_t{946684800} * 1000000000)
+  if (a.time_ns) FarApartNote(in, o);
+  if (a.time_ns && IsEpochTime(in.t0_ns))
     o->append(absl::FormatTime("Time is relative to %Y-%m-%d %H:%M:%E6S UTC.", absl::FromUnixNanos(in.t0_ns),
                                absl::UTCTimeZone()));
   else if (a.time_ns)
     absl::StrAppend(o, "Time is relative to ", FormatDuration(in.t0_ns), " after the run start.");
   o->append("</p>\n");
-  o->append(
-      "<div class=\"legend\"><span><span class=\"sw s0\"></span>step</span>"
-      "<span><span class=\"sw s1\"></span>next step</span>"
-      "<span><span class=\"sw slow\"></span>slowest of its step (straggler)</span>"
-      "<span><span class=\"sw rd\"></span>round (scheduler), survivors/total</span>"
-      "<span><span class=\"sw act\"></span>first to last event of the input</span>"
-      "<span><span class=\"sw dead\"></span>dead from the point of failure</span>"
-      "<span><span class=\"sw miss\"></span>missing (no input)</span></div>\n");
+}
+
+// The legend under the note: one swatch per kind of mark.
+void AppendLegend(std::string* o) {
+  absl::StrAppend(
+      o, "<div class=\"legend\"><span><span class=\"sw s0\"></span>step</span>",
+      "<span><span class=\"sw s1\"></span>next step</span>",
+      "<span><span class=\"sw slow\"></span>straggler: slowest of its step, ", StragglerRule(), "</span>",
+      "<span><span class=\"sw rd\"></span>round (scheduler), survivors/total</span>",
+      "<span><span class=\"sw act\"></span>first to last event of the input</span>",
+      "<span><span class=\"sw dead\"></span>dead from the point of failure</span>",
+      "<span><span class=\"sw miss\"></span>missing while some input failed (may be dead)</span>",
+      "<span><span class=\"sw absent\"></span>not in the inputs (not given)</span></div>\n");
 }
 
 // TimelineSvg: the analysis rows -> the `<svg>` element, appended to `o_`.
@@ -70,7 +96,10 @@ class TimelineSvg {
     o_.append(
         "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
         "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fbe9e9\"/>"
-        "<rect width=\"2\" height=\"6\" fill=\"#d62728\" fill-opacity=\".55\"/></pattern></defs>\n");
+        "<rect width=\"2\" height=\"6\" fill=\"#d62728\" fill-opacity=\".55\"/></pattern>"
+        "<pattern id=\"hatch-grey\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f3f4f7\"/>"
+        "<rect width=\"2\" height=\"6\" fill=\"#9aa3b2\" fill-opacity=\".6\"/></pattern></defs>\n");
     NodeBands();
     Axis(height);
     for (size_t r = 0; r < a_.rows.size(); ++r) RowSvg(a_.rows[r], kAxisHeight + static_cast<int>(r) * kRowHeight);
@@ -93,22 +122,13 @@ class TimelineSvg {
     }
   }
 
+  // Grid lines and labels every tick (html_text.h's AxisTicks), from t0.
   void Axis(int height) {
-    const int64_t span = in_.t1_ns - t0_;
-    // A 1-2-5 step giving about 8 ticks.
-    int64_t step = 1;
-    while (step < INT64_MAX / 10 && span / step > 8) {
-      if (span / (step * 2) <= 8) { step *= 2; break; }
-      if (span / (step * 5) <= 8) { step *= 5; break; }
-      step *= 10;
-    }
-    for (int64_t k = 0; k <= span / step && k <= 20; ++k) {  // k * step <= span, without overflow
-      double x = X(t0_ + k * step);
+    for (const AxisTick& t : AxisTicks(in_.t1_ns - t0_)) {
+      const double x = X(t0_ + t.at_ns);
       absl::StrAppend(&o_, "<line class=\"grid\" x1=\"", Px(x), "\" y1=\"", kAxisHeight - 6, "\" x2=\"", Px(x),
                       "\" y2=\"", height - 4, "\"/><text class=\"ax\" x=\"", Px(x), "\" y=\"", kAxisHeight - 10,
-                      "\" text-anchor=\"", k == 0 ? "start" : "middle", "\">",
-                      k == 0 ? std::string("0") : absl::StrCat("+", FormatShortDuration(k * step, 3)),
-                      "</text>\n");
+                      "\" text-anchor=\"", t.at_ns == 0 ? "start" : "middle", "\">", t.label, "</text>\n");
     }
     absl::StrAppend(&o_, "<text class=\"ax\" x=\"6\" y=\"", kAxisHeight - 10, "\">",
                     a_.collapsed ? "node / rank" : "rank", "</text>\n");
@@ -167,10 +187,11 @@ class TimelineSvg {
     o_.append("</text>");
   }
 
-  // A hatched bar over the whole plot for ranks without an input; ends the row.
+  // A hatched bar over the whole plot for ranks without an input, red if
+  // they count as dead, else grey (not given); ends the row.
   void MissingMark(const Row& row, int bar_y) {
-    absl::StrAppend(&o_, "<rect class=\"miss\" x=\"", kLabelWidth, "\" y=\"", bar_y, "\" width=\"", kPlotWidth,
-                    "\" height=\"", kBarHeight, "\"><title>");
+    absl::StrAppend(&o_, "<rect class=\"", row.dead ? "miss" : "absent", "\" x=\"", kLabelWidth, "\" y=\"", bar_y,
+                    "\" width=\"", kPlotWidth, "\" height=\"", kBarHeight, "\"><title>");
     AppendHtmlEscaped(row.label, &o_);
     o_.append(": ");
     AppendHtmlEscaped(row.dead_reason, &o_);
@@ -218,7 +239,7 @@ class TimelineSvg {
                       b.first_step, "</text>");
     if (b.survivors >= 0 && w >= 28)
       absl::StrAppend(&o_, "<text class=\"rt\" x=\"", Px(x0 + w / 2), "\" y=\"", bar_y + kBarHeight - 2,
-                      "\" text-anchor=\"middle\">", b.survivors, "/", b.total, "</text>");
+                      "\" text-anchor=\"middle\">", FormatFraction(b.survivors, b.total), "</text>");
   }
 
   // The bar's exact numbers: step(s), duration, times, and its comparison.
@@ -233,9 +254,9 @@ class TimelineSvg {
                       FormatDuration(dur), " in all");
     }
     absl::StrAppend(&o_, "\nfrom ", RelativeTime(b.start_ns, t0_), " to ", RelativeTime(b.end_ns, t0_));
-    if (b.survivors >= 0) absl::StrAppend(&o_, "\nsurvivors ", b.survivors, "/", b.total);
+    if (b.survivors >= 0) absl::StrAppend(&o_, "\nsurvivors ", FormatFraction(b.survivors, b.total));
     if (row.kind == RowKind::kNode) {
-      absl::StrAppend(&o_, "\n", b.ranks, b.ranks == 1 ? " rank" : " ranks");
+      absl::StrAppend(&o_, "\n", FormatCount(b.ranks), b.ranks == 1 ? " rank" : " ranks");
       if (b.median_ns >= 0) absl::StrAppend(&o_, ", node median ", FormatDuration(b.median_ns));
       if (!b.slowest_label.empty()) {
         o_.append("\nslowest: ");
@@ -247,7 +268,7 @@ class TimelineSvg {
       absl::StrAppend(&o_, "\nmedian ", FormatDuration(b.median_ns), ": ", b.lag_ns >= 0 ? "+" : "",
                       FormatDuration(b.lag_ns), " (", FormatPercent(b.lag_ns, b.median_ns), ")");
     }
-    if (b.slowest) o_.append("\nslowest of its step");
+    if (b.slowest) absl::StrAppend(&o_, "\nstraggler: slowest of its step, ", StragglerRule());
   }
 
   const PageInput& in_;
@@ -261,6 +282,7 @@ class TimelineSvg {
 void AppendTimeline(const PageInput& in, std::string* out) {
   out->append("<section id=\"timeline\"><h2>Timeline of steps</h2>\n");
   AppendTimelineNote(in, out);
+  AppendLegend(out);
   if (!in.analysis.time_ns || in.analysis.rows.empty()) {
     out->append("<p class=\"note\">No timed events and no rows to draw.</p></section>\n");
     return;

@@ -24,6 +24,12 @@ DropKind DropReasonKind(DropReason r) { return kKinds[static_cast<int>(r)]; }
 std::string_view DropReasonKey(DropReason r) { return kKeys[static_cast<int>(r)]; }
 std::string_view DropReasonDescription(DropReason r) { return kDescs[static_cast<int>(r)]; }
 
+std::optional<DropReason> DropReasonFromKey(std::string_view key) {
+  for (int k = 0; k < kNumDropReasons; ++k)
+    if (kKeys[k] == key) return static_cast<DropReason>(k);
+  return std::nullopt;
+}
+
 uint64_t DropCounts::Of(DropKind kind) const {
   uint64_t t = 0;
   for (int k = 0; k < kNumDropReasons; ++k)

@@ -5,6 +5,7 @@
 // (Perfetto's stats.h is the model: one X-macro row per counter).
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace tracemill::formats {
@@ -61,6 +62,10 @@ std::string_view DropReasonKey(DropReason r);
 std::string_view DropReasonDescription(DropReason r);
 // DropReasonKind: lost (kLoss) or left out on purpose (kDesign).
 DropKind DropReasonKind(DropReason r);
+// DropReasonFromKey: the reason whose manifest key is `key` ("bad_ts" ->
+// kBadTs), for readers of a manifest (the report); nullopt for a key this
+// version does not know (a manifest written by a newer tracemill).
+std::optional<DropReason> DropReasonFromKey(std::string_view key);
 
 // DropCounts: one counter per reason.
 struct DropCounts {

@@ -17,7 +17,9 @@ namespace tracemill {
 namespace {
 
 using testing::AllMatches;
+using testing::Badge;
 using testing::Card;
+using testing::Section;
 using testing::Count;
 using testing::ReadText;
 using testing::StragglerRow;
@@ -27,8 +29,8 @@ constexpr const char kDash[] = "\xE2\x80\x93";  // en dash in rank ranges
 // The manifest's totals must be the cards' data-values.
 void ExpectCardsEqualManifest(const std::string& html, simdjson::dom::element manifest) {
   simdjson::dom::element t = manifest["totals"];
-  for (const char* key : {"inputs", "input_bytes", "events_read", "events_written", "events_dropped",
-                          "outputs", "output_bytes"}) {
+  for (const char* key : {"inputs", "input_bytes", "events_read", "events_written", "events_lost",
+                          "events_left_out", "outputs", "output_bytes"}) {
     std::string id = key;
     std::replace(id.begin(), id.end(), '_', '-');
     EXPECT_EQ(Card(html, id), std::to_string(uint64_t(t[key].get_uint64()))) << key;
@@ -72,25 +74,42 @@ TEST(ReportSampleJob, NumbersStepsAndStragglersEqualTheManifest) {
 
   EXPECT_EQ(Card(html, "ranks"), "2");
   EXPECT_EQ(Card(html, "steps"), "2");
-  // world_size 128, 2 ranks sampled: ranks 2-127 are missing, in one row.
-  EXPECT_EQ(Card(html, "dead"), "126");
-  EXPECT_EQ(Count(html, "<rect class=\"miss\""), 1u);
-  EXPECT_NE(html.find(absl::StrCat("<tr class=\"dead\" data-kind=\"missing\"><td>ranks 2", kDash, "127</td>")),
+  // Issue 21: world_size 128, 2 ranks sampled and no input failed: ranks
+  // 2-127 are not given (one grey row), not dead.
+  EXPECT_EQ(Badge(html), "exit 0: every input converted");
+  EXPECT_EQ(Section(html, "notices"), "");
+  EXPECT_EQ(Card(html, "dead"), "0");
+  EXPECT_EQ(Card(html, "not-given"), "126");
+  EXPECT_NE(html.find("<div class=\"card quiet\" id=\"card-not-given\""), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"card\" id=\"card-ranks\""), std::string::npos);
+  EXPECT_EQ(Count(html, "<rect class=\"absent\""), 1u);
+  EXPECT_EQ(Count(html, "<rect class=\"miss\""), 0u);
+  EXPECT_EQ(Count(html, "<tr class=\"dead\""), 0u);
+  EXPECT_NE(html.find(absl::StrCat("ranks 2", kDash, "127: not in the inputs: distributedInfo.world_size is 128 and no "
+                                   "input failed</title>")),
+            std::string::npos);
+  EXPECT_NE(html.find(absl::StrCat("<p class=\"note\" id=\"not-given\">126 ranks are not in the inputs (ranks 2", kDash,
+                                   "127): world_size says 128 ranks and no input failed, so they were not given (a "
+                                   "partial sample), not dead.</p>")),
             std::string::npos);
   EXPECT_NE(html.find(">rank 0</text>"), std::string::npos);
   EXPECT_NE(html.find(">rank 1</text>"), std::string::npos);
 
-  // Stragglers: medians of two are their mean; rank 1 is slower in both.
+  // Stragglers: medians of two are their mean; rank 1 is slower in both, by
+  // 0.05 % and 0.62 %: below the threshold, so no step has a straggler.
   std::string r551 = StragglerRow(html, 551), r552 = StragglerRow(html, 552);
   EXPECT_NE(r551.find(">607.608 ms<"), std::string::npos) << r551;
   EXPECT_NE(r551.find("<td class=\"who\">rank 1</td>"), std::string::npos) << r551;
   EXPECT_NE(r551.find("data-v=\"296000\">+296 \xC2\xB5s<"), std::string::npos) << r551;
+  EXPECT_NE(r551.find(">+0.05%<"), std::string::npos) << r551;
   EXPECT_NE(r552.find(">626.7835 ms<"), std::string::npos) << r552;
   EXPECT_NE(r552.find("<td class=\"who\">rank 1</td>"), std::string::npos) << r552;
   EXPECT_NE(r552.find("data-v=\"3855500\">+3.8555 ms<"), std::string::npos) << r552;
   EXPECT_NE(r552.find(">rank 0 (-3.8555 ms)<"), std::string::npos) << r552;
-  // The slowest bar of each step is highlighted: both of rank 1's.
-  EXPECT_EQ(Count(html, "<rect class=\"slow\""), 2u);
+  EXPECT_EQ(Count(html, "<rect class=\"slow\""), 0u);
+  EXPECT_NE(html.find("only when it is more than 5 % and more than 1 ms behind the step's median: 0 of 2 steps have "
+                      "one."),
+            std::string::npos);
   EXPECT_EQ(Count(html, "<script"), 1u);
 }
 
@@ -106,9 +125,20 @@ TEST(ReportFailedAndMissing, DeadRowsStragglersAndNumbers) {
   ExpectCardsEqualManifest(html, manifest);
   EXPECT_EQ(Card(html, "ranks"), "5");
   EXPECT_EQ(Card(html, "nodes"), "3");
+  // Some input failed: the missing ranks 4, 6 and 7 count as dead (red).
   EXPECT_EQ(Card(html, "dead"), "5");
-  EXPECT_EQ(Card(html, "events-dropped"), "1");
-  EXPECT_NE(html.find("id=\"exit-status\">exit 3:"), std::string::npos);
+  EXPECT_EQ(Card(html, "not-given"), "");
+  EXPECT_NE(html.find("<div class=\"card bad\" id=\"card-ranks\""), std::string::npos);
+  EXPECT_EQ(Card(html, "events-lost"), "1");
+  EXPECT_EQ(Card(html, "events-left-out"), "0");
+  EXPECT_EQ(Badge(html), "exit 3: 2 of 5 inputs with errors, 1 event lost");
+  EXPECT_EQ(Section(html, "notices"),
+            "<section class=\"banner\" id=\"notices\"><ul>\n"
+            "<li class=\"err\">2 of 5 inputs have errors: 1 rejected (nothing converted); 1 converted in part "
+            "(damaged, or most events lost); <a href=\"#log\">see the log below</a>.</li>\n"
+            "<li class=\"err\">1 of 22 events lost (not in the outputs): truncated 1; the most, truncated: event "
+            "object cut off by the end of the input.</li>\n"
+            "</ul></section>");
 
   // The dead table, in rank order.
   EXPECT_EQ(AllMatches(html, "<tr class=\"dead\" data-kind=\"([a-z]+)\">"),
@@ -137,7 +167,7 @@ TEST(ReportFailedAndMissing, DeadRowsStragglersAndNumbers) {
   std::string r10 = StragglerRow(html, 10);
   EXPECT_NE(r10.find("<td class=\"n\">4</td>"), std::string::npos) << r10;
   EXPECT_NE(r10.find(">101 ms<"), std::string::npos) << r10;
-  EXPECT_NE(r10.find("<td class=\"who\">rank 2</td>"), std::string::npos) << r10;
+  EXPECT_NE(r10.find("<td class=\"who slow\" title=\"straggler of this step\">rank 2</td>"), std::string::npos) << r10;
   EXPECT_NE(r10.find(">+49 ms<"), std::string::npos) << r10;
   EXPECT_NE(r10.find(">+48.51%<"), std::string::npos) << r10;
   EXPECT_NE(r10.find(">rank 1 (+1 ms)<"), std::string::npos) << r10;
@@ -148,6 +178,8 @@ TEST(ReportFailedAndMissing, DeadRowsStragglersAndNumbers) {
   EXPECT_NE(r11.find(">100.5 ms<"), std::string::npos) << r11;
   EXPECT_NE(r11.find("<td class=\"who\">rank 1</td>"), std::string::npos) << r11;
   EXPECT_NE(r11.find(">+500 \xC2\xB5s<"), std::string::npos) << r11;
+  // Only rank 2 in step 10 is beyond 5 % and 1 ms (rank 1 in step 11: 0.5 %).
+  EXPECT_EQ(Count(html, "<rect class=\"slow\""), 1u);
   // The log lists both failed files with their errors.
   EXPECT_NE(html.find("2 files with warnings or errors; 3 without."), std::string::npos);
   EXPECT_NE(html.find("<li class=\"e\">error (damaged, DATA_LOSS at byte 550)"), std::string::npos);
@@ -258,6 +290,164 @@ TEST(ReportSize, FourThousandRanksStayUnderFourMegabytes) {
   EXPECT_EQ(Count(*html, "<rect class=\"miss\""), 1u);
   EXPECT_NE(html->find(">rank 1234</text>"), std::string::npos);
   EXPECT_EQ(AllMatches(*html, "id=\"card-dead\" data-value=\"([0-9]+)\"")[0], "297");
+}
+
+// Issue 21: three inputs that do not share a time axis (relative times, an
+// epoch run, another job three months later; tests/report/data/README.md).
+// The first screen says so: badge, banner, an axis in days, not-given ranks.
+TEST(ReportMixedInputs, BannerBadgeAxisSpanAndNotGivenRanks) {
+  const std::string out = testing::ScratchDir();
+  const std::string dir = testing::SourcePath("tests/report/data/mixed_inputs");
+  auto s = testing::Convert({dir}, out);
+  EXPECT_EQ(s.exit_code, 0);
+  const std::string html = ReadText(out + "/report.html");
+  EXPECT_EQ(Badge(html), "exit 0: converted, with warnings");
+  const std::string rel = dir + "/relative_rank0.json", epoch = dir + "/epoch_rank1.json",
+                    other = dir + "/other_job_rank3.json";
+  EXPECT_EQ(Section(html, "notices"),
+            absl::StrCat("<section class=\"banner\" id=\"notices\"><ul>\n"
+                         "<li class=\"warn\">the inputs disagree on world_size, so they may come from different jobs: "
+                         "2 (", epoch, ", ", rel, "); 8 (", other, ")</li>\n"
+                         "<li class=\"warn\">mixed time bases: 1 inputs have times relative to their start (", rel,
+                         "), 2 since the epoch (", epoch, ", ", other,
+                         "): they are not on one time axis (see --time-offset)</li>\n"
+                         "<li class=\"warn\">the inputs look like 2 different runs: their time spans do not overlap: "
+                         "2023-04-28 23:51:38 UTC (", epoch, "); 2023-07-28 08:00:00 UTC (", other, ")</li>\n"
+                         "</ul></section>"));
+  // The axis runs from the relative input's first event (0.12 ms) to the
+  // other job's last (2023-07-28): 19,566 days, in days, never "+10000000 s".
+  EXPECT_EQ(testing::AxisLabels(html),
+            (std::vector<std::string>{"0", "+5,000 d", "+10,000 d", "+15,000 d"}));
+  EXPECT_EQ(testing::CardText(html, "time-span"), "19,566.333 d");
+  EXPECT_EQ(html.find("0000000 s"), std::string::npos);
+  EXPECT_NE(html.find("from 120 \xC2\xB5s (run-relative) to 2023-07-28 08:00:00.080 UTC: mixed time bases"),
+            std::string::npos);
+  EXPECT_NE(html.find("The inputs are far apart in time: the axis spans 19,566.333 d, the longest input 101.3 ms"),
+            std::string::npos);
+  // world_size 8 (the largest), ranks 0, 1, 3 given, none failed: 2 and 4-7
+  // are not given (grey), nothing is dead.
+  EXPECT_EQ(Card(html, "dead"), "0");
+  EXPECT_EQ(Card(html, "not-given"), "5");
+  EXPECT_EQ(Count(html, "<rect class=\"absent\""), 2u);
+  EXPECT_EQ(Count(html, "<rect class=\"miss\""), 0u);
+}
+
+// Issue 21: an input that lost most of its events (120 bad `ts` of 150) has
+// errors (exit 3); the badge, the banner and a red "events lost" card say so.
+TEST(ReportLostEvents, BadgeBannerAndLostCard) {
+  const std::string in = testing::ScratchDir("-in");
+  const std::string out = testing::ScratchDir("-out");
+  std::string bad = R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [)";
+  for (int k = 0; k < 150; ++k)
+    absl::StrAppend(&bad, k ? ",\n" : "", R"({"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": )",
+                    k < 120 ? "\"soon\"" : absl::StrCat(1700000000000000 + k), R"(, "dur": 1})");
+  bad.append("]}\n");
+  testing::WriteText(in + "/rank0.json", bad);
+  testing::WriteText(in + "/rank1.json", R"({"distributedInfo": {"rank": 1, "world_size": 2}, "traceEvents": [
+{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1700000000000000, "dur": 1},
+{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1700000000000100, "dur": 1},
+{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1700000000000200, "dur": 1}]}
+)");
+  auto s = testing::Convert({in}, out);
+  EXPECT_EQ(s.exit_code, 3);
+  const std::string html = ReadText(out + "/report.html");
+  EXPECT_EQ(Badge(html), "exit 3: 1 of 2 inputs with errors, 120 events lost");
+  EXPECT_EQ(Section(html, "notices"),
+            "<section class=\"banner\" id=\"notices\"><ul>\n"
+            "<li class=\"err\">1 of 2 inputs has errors: 1 converted in part (damaged, or most events lost); "
+            "<a href=\"#log\">see the log below</a>.</li>\n"
+            "<li class=\"err\">120 of 153 events lost (not in the outputs): bad_ts 120; the most, bad_ts: `ts` is "
+            "not a decimal number in the int64 ns range.</li>\n"
+            "</ul></section>");
+  EXPECT_NE(html.find("<div class=\"card bad\" id=\"card-events-lost\" data-value=\"120\"><div class=\"k\">events "
+                      "lost</div><div class=\"v\">120</div><div class=\"d\">bad_ts 120</div>"),
+            std::string::npos);
+}
+
+// A hand-made manifest: notices (one repeated, one with markup), an input
+// rejected, events lost and left out, an output not written. The banner
+// lists each once, escaped, errors first; left-out events are not red.
+TEST(ReportBanner, NoticesOnceEscapedAfterTheErrors) {
+  auto html = report::BuildReportHtml(R"({"tracemill_version":"0.1.0","exit_code":1,
+"totals":{"inputs":4,"inputs_rejected":1,"inputs_with_errors":1,"inputs_skipped":1,"events_read":12345,
+"events_written":12000,"events_dropped":345,"dropped_by_reason":{"bad_ts":15,"window":300,"truncated":30}},
+"inputs":[{"path":"a.json","rank":0}],
+"outputs":[{"path":"gpu0.trace.json","error":"No space left on device"},{"path":"gpu1.trace.json"}],
+"notices":["rank 0 is claimed by 2 inputs (<a>.json, b.json): each kept",
+"the inputs look like 2 different runs","rank 0 is claimed by 2 inputs (<a>.json, b.json): each kept"]})");
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_EQ(Badge(*html), "exit 1: 1 of 2 outputs could not be written");
+  EXPECT_EQ(Section(*html, "notices"),
+            "<section class=\"banner\" id=\"notices\"><ul>\n"
+            "<li class=\"err\">1 of 3 inputs has errors: 1 rejected (nothing converted); "
+            "<a href=\"#log\">see the log below</a>.</li>\n"
+            "<li class=\"err\">1 of 2 outputs could not be written (their events count as lost); see the Outputs "
+            "table.</li>\n"
+            "<li class=\"err\">45 of 12,345 events lost (not in the outputs): truncated 30, bad_ts 15; the most, "
+            "truncated: event object cut off by the end of the input.</li>\n"
+            "<li class=\"warn\">rank 0 is claimed by 2 inputs (&lt;a&gt;.json, b.json): each kept</li>\n"
+            "<li class=\"warn\">the inputs look like 2 different runs</li>\n"
+            "</ul></section>");
+  // An older manifest without events_lost/events_left_out: split by reason.
+  EXPECT_NE(html->find("<div class=\"card\" id=\"card-events-left-out\" data-value=\"300\"><div class=\"k\">left out "
+                       "on purpose</div><div class=\"v\">300</div><div class=\"d\">window 300</div>"),
+            std::string::npos);
+  EXPECT_NE(html->find("<div class=\"card bad\" id=\"card-events-lost\" data-value=\"45\">"), std::string::npos);
+  EXPECT_LT(html->find("id=\"notices\""), html->find("id=\"summary\""));
+}
+
+// The badge from exit_code and totals alone: green only when nothing was
+// lost and nothing needs a warning.
+TEST(ReportBadge, FollowsExitCodeAndTotals) {
+  auto badge = [](const std::string& top) {
+    auto html = report::BuildReportHtml(absl::StrCat("{", top, ",\"inputs\":[]}"));
+    return html.ok() ? Badge(*html) : html.status().ToString();
+  };
+  EXPECT_EQ(badge(R"("exit_code":0,"totals":{"inputs":2,"events_read":10,"events_written":10})"),
+            "exit 0: every input converted");
+  EXPECT_EQ(badge(R"("exit_code":0,"totals":{"inputs":2,"events_read":0})"), "exit 0: no event in the inputs");
+  EXPECT_EQ(badge(R"("exit_code":0,"totals":{"inputs":2,"events_read":10,"events_written":9,"events_dropped":1,)"
+                  R"("events_lost":1,"events_left_out":0})"),
+            "exit 0: converted, 1 event lost");
+  EXPECT_EQ(badge(R"("exit_code":0,"totals":{"inputs":2,"events_read":10,"events_written":5,"events_dropped":5,)"
+                  R"("events_lost":0,"events_left_out":5},"notices":["x"])"),
+            "exit 0: converted, with warnings");
+  EXPECT_EQ(badge(R"("exit_code":3,"totals":{"inputs":3,"inputs_with_errors":3,"inputs_rejected":3,"events_read":0})"),
+            "exit 3: 3 of 3 inputs with errors, nothing converted");
+  EXPECT_EQ(badge(R"("exit_code":2)"), "exit 2: usage error");
+  EXPECT_EQ(badge(R"("exit_code":1)"), "exit 1: internal error");
+  EXPECT_EQ(badge(R"("exit_code":130)"), "exit 130: interrupted (SIGINT)");
+}
+
+// Issue 21: a small span gets a µs axis.
+TEST(ReportAxis, SmallSpanInMicroseconds) {
+  auto html = report::BuildReportHtml(R"({"exit_code":0,"time_span_us":[1000,1050],
+"inputs":[{"path":"a.json","rank":0,"span_us":[1000,1050],"steps":[[1,1000,1040]]}]})");
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_EQ(testing::AxisLabels(*html), (std::vector<std::string>{"0", "+10 \xC2\xB5s", "+20 \xC2\xB5s",
+                                                                   "+30 \xC2\xB5s", "+40 \xC2\xB5s", "+50 \xC2\xB5s"}));
+  EXPECT_EQ(testing::CardText(*html, "time-span"), "50 \xC2\xB5s");
+}
+
+// Issue 21: the straggler threshold (more than 5 % and more than 1 ms
+// behind the median). Step 1: rank 1 is 0.05 % slower than its only peer;
+// step 2: rank 2 is 10 % and 5 ms behind; step 3: 9 % but 0.9 ms; step 4:
+// 4 ms but 4 %. Only step 2 has a straggler.
+TEST(ReportStragglers, MarkedOnlyBeyondFivePercentAndOneMillisecond) {
+  auto html = report::BuildReportHtml(R"({"exit_code":0,"time_span_us":[0,2000000],"inputs":[
+{"path":"r0.json","rank":0,"steps":[[1,0,600000],[2,700000,750000],[3,800000,810000],[4,900000,1000000]]},
+{"path":"r1.json","rank":1,"steps":[[1,0,600300],[2,700000,750000],[3,800000,810000],[4,900000,1000000]]},
+{"path":"r2.json","rank":2,"steps":[[2,700000,755000],[3,800000,810900],[4,900000,1004000]]}]})");
+  ASSERT_TRUE(html.ok()) << html.status();
+  EXPECT_EQ(Count(*html, "<rect class=\"slow\""), 1u);
+  EXPECT_NE(StragglerRow(*html, 1).find("<td class=\"who\">rank 1</td>"), std::string::npos);
+  EXPECT_NE(StragglerRow(*html, 2).find("<td class=\"who slow\" title=\"straggler of this step\">rank 2</td>"),
+            std::string::npos);
+  EXPECT_NE(StragglerRow(*html, 3).find("<td class=\"who\">rank 2</td>"), std::string::npos);
+  EXPECT_NE(StragglerRow(*html, 4).find("<td class=\"who\">rank 2</td>"), std::string::npos);
+  EXPECT_NE(html->find("The slowest is the step's straggler (orange, here and on the timeline) only when it is more "
+                       "than 5 % and more than 1 ms behind the step's median: 1 of 4 steps have one."),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,13 +1,19 @@
 // Building blocks of the report: seconds -> ns, step names, the step hook,
 // JSON Lines sniffing, HTML escaping and number formatting.
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "formats/chrome/tef_decoder.h"
 #include "formats/common/timeline.h"
 #include "formats/common/ts_text.h"
 #include "formats/detect.h"
 #include "gtest/gtest.h"
+#include "formats/common/stats.h"
+#include "report/analysis.h"
 #include "report/html_text.h"
+#include "report/run_model.h"
 
 namespace tracemill {
 namespace {
@@ -124,10 +130,73 @@ TEST(Format, NumbersAreExact) {
   EXPECT_EQ(report::FormatDuration(2500000000), "2.5 s");
   EXPECT_EQ(report::FormatDuration(-296000), "-296 \xC2\xB5s");
   EXPECT_EQ(report::FormatShortDuration(1460123456, 3), "1.46 s");
+  // Issue 21: past a minute, min, h and d, thousands separators; exact
+  // durations as d h min and exact seconds.
+  EXPECT_EQ(report::FormatDuration(90500000000), "1 min 30.5 s");
+  EXPECT_EQ(report::FormatDuration(7200000000000), "2 h");
+  EXPECT_EQ(report::FormatDuration(7205000000000), "2 h 0 min 5 s");
+  EXPECT_EQ(report::FormatDuration(1700000000000000000), "19,675 d 22 h 13 min 20 s");
+  EXPECT_EQ(report::FormatDuration(-1234567000000), "-20 min 34.567 s");
+  EXPECT_EQ(report::FormatShortDuration(90500000000), "1.508 min");
+  EXPECT_EQ(report::FormatShortDuration(7205000000000), "2.001 h");
+  // The span card of a job that mixes relative and epoch times (issue 21
+  // showed "59862498.23...").
+  EXPECT_EQ(report::FormatShortDuration(1690531200080600000 - 120000), "19,566.333 d");
+  EXPECT_EQ(report::FormatShortDuration(59862498230000000), "692.853 d");
   EXPECT_EQ(report::FormatPercent(49000, 101000), "+48.51%");
   EXPECT_EQ(report::FormatPercent(-1, 1000000), "-0.00%");
   EXPECT_EQ(report::FormatPercent(1, 0), "");
   EXPECT_EQ(report::TruncateUtf8("ab\xC2\xB7\xC2\xB7", 3), "ab\xE2\x80\xA6");
+}
+
+std::vector<std::string> TickLabels(int64_t span_ns) {
+  std::vector<std::string> v;
+  for (const report::AxisTick& t : report::AxisTicks(span_ns)) v.push_back(t.label);
+  return v;
+}
+
+using Labels = std::vector<std::string>;
+
+// Issue 21: tick units fit the span; steps of 1, 2 or 5 x 10^k of that unit.
+TEST(AxisTicks, UnitsFitTheSpan) {
+  EXPECT_EQ(TickLabels(50000), (Labels{"0", "+10 \xC2\xB5s", "+20 \xC2\xB5s", "+30 \xC2\xB5s", "+40 \xC2\xB5s",
+                                       "+50 \xC2\xB5s"}));
+  EXPECT_EQ(TickLabels(1200000000), (Labels{"0", "+0.2 s", "+0.4 s", "+0.6 s", "+0.8 s", "+1 s", "+1.2 s"}));
+  EXPECT_EQ(TickLabels(3), (Labels{"0", "+1 ns", "+2 ns", "+3 ns"}));
+  EXPECT_EQ(TickLabels(int64_t{150} * 60 * 1000000000),
+            (Labels{"0", "+0.5 h", "+1 h", "+1.5 h", "+2 h", "+2.5 h"}));
+  EXPECT_EQ(report::AxisTicks(1200000000)[1].at_ns, 200000000);
+}
+
+// A relative input beside an epoch one: 54 years of axis in days, never
+// "+10000000 s"; the largest span there is stays within int64.
+TEST(AxisTicks, MixedTimeBasesInDays) {
+  EXPECT_EQ(TickLabels(1700000000000000000), (Labels{"0", "+5,000 d", "+10,000 d", "+15,000 d"}));
+  EXPECT_EQ(TickLabels(INT64_MAX), (Labels{"0", "+20,000 d", "+40,000 d", "+60,000 d", "+80,000 d", "+100,000 d"}));
+}
+
+TEST(DropReasonFromKey, KeysAndKinds) {
+  EXPECT_EQ(formats::DropReasonFromKey("bad_ts"), formats::DropReason::kBadTs);
+  EXPECT_EQ(formats::DropReasonFromKey("not_selected"), formats::DropReason::kNotSelected);
+  EXPECT_EQ(formats::DropReasonFromKey("no_such_reason"), std::nullopt);
+  for (int k = 0; k < formats::kNumDropReasons; ++k) {
+    const auto r = static_cast<formats::DropReason>(k);
+    EXPECT_EQ(formats::DropReasonFromKey(formats::DropReasonKey(r)), r);
+  }
+  EXPECT_EQ(report::DropKindOfKey("window"), formats::DropKind::kDesign);
+  EXPECT_EQ(report::DropKindOfKey("truncated"), formats::DropKind::kLoss);
+  EXPECT_EQ(report::DropKindOfKey("from_a_newer_version"), formats::DropKind::kLoss);
+}
+
+// More than 5 % and more than 1 ms behind the median, both.
+TEST(IsStraggler, BothThresholds) {
+  EXPECT_TRUE(report::IsStraggler(5000000, 50000000));     // 10 %, 5 ms
+  EXPECT_FALSE(report::IsStraggler(150000, 600150000));    // 0.025 %, 150 µs
+  EXPECT_FALSE(report::IsStraggler(900000, 10000000));     // 9 %, 0.9 ms
+  EXPECT_FALSE(report::IsStraggler(4000000, 100000000));   // 4 %, 4 ms
+  EXPECT_FALSE(report::IsStraggler(2500000, 50000000));    // exactly 5 %
+  EXPECT_TRUE(report::IsStraggler(2500001, 50000000));
+  EXPECT_FALSE(report::IsStraggler(1000000, 1000));        // exactly 1 ms
 }
 
 }  // namespace

@@ -74,6 +74,33 @@ inline std::string StragglerRow(const std::string& html, int64_t step) {
   return html.substr(b, html.find("</tr>", b) - b);
 }
 
+// The text of the header's exit-status badge.
+inline std::string Badge(const std::string& html) {
+  auto m = AllMatches(html, "id=\"exit-status\">([^<]*)</span>");
+  return m.empty() ? "" : m[0];
+}
+
+// The first `<section ... id="ID">...</section>` of `html`, whole ("" if absent).
+inline std::string Section(const std::string& html, const std::string& id) {
+  size_t b = html.find("id=\"" + id + "\">");
+  if (b == std::string::npos) return "";
+  b = html.rfind("<section", b);
+  const size_t e = html.find("</section>", b);
+  return html.substr(b, e + 10 - b);
+}
+
+// The timeline's axis labels, left to right.
+inline std::vector<std::string> AxisLabels(const std::string& html) {
+  return AllMatches(html, "<text class=\"ax\" x=\"[0-9.]+\" y=\"20\" text-anchor=\"[a-z]+\">([^<]*)</text>");
+}
+
+// The visible value of summary card `id` ("" if absent).
+inline std::string CardText(const std::string& html, const std::string& id) {
+  auto m = AllMatches(html, "id=\"card-" + id +
+                                "\" data-value=\"[^\"]*\"><div class=\"k\">[^<]*</div><div class=\"v\">([^<]*)</div>");
+  return m.empty() ? "" : m[0];
+}
+
 inline size_t Count(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
