@@ -46,6 +46,8 @@ case "${1:-}" in
     ;;
   *) echo "usage: setup-debian.sh [--package | --test]" >&2; exit 2 ;;
 esac
+# TRACEMILL_SETUP_PRINT=1: print the list and install nothing (tests/package/setup_lists_test.sh).
+if [ "${TRACEMILL_SETUP_PRINT:-}" = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 // (Perfetto's stats.h is the model: one X-macro row per counter).
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tracemill::formats {
@@ -61,6 +62,10 @@ std::string_view DropReasonKey(DropReason r);
 std::string_view DropReasonDescription(DropReason r);
 // DropReasonKind: lost (kLoss) or left out on purpose (kDesign).
 DropKind DropReasonKind(DropReason r);
+
+// GroupedCount: `41920` -> "41,920" (how every count is shown to a person:
+// the terminal summary and the run report).
+std::string GroupedCount(uint64_t n);
 
 // DropCounts: one counter per reason.
 struct DropCounts {
