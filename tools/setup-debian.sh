@@ -8,9 +8,11 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev
+  libsqlite3-dev  # --tables writes OUTDIR/tables.sqlite
   libprotobuf-dev protobuf-compiler libabsl-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  python3-pandas  # tests only: the README's pandas snippet on --tables' SQLite (tests/tables)
   slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
   chromium nodejs fonts-dejavu-core
   clang libclang-rt-14-dev  # the asan preset: ASan + UBSan and the libFuzzer targets (tests/fuzz)

@@ -18,24 +18,6 @@ constexpr std::string_view kHorovodOps[] = {
     "MPI_ALLGATHER",  "BROADCAST",      "NCCL_BCAST",    "MPI_BCAST",      "ALLTOALL",  "NCCL_ALLTOALL",
     "REDUCESCATTER", "NCCL_REDUCESCATTER"};
 
-// ArgValue: the raw JSON value of `args.<key>` in `rest` (sanitized members
-// `"args":{...},...`), or "".
-std::string_view ArgValue(std::string_view rest, std::string_view key) {
-  size_t at = rest.find("\"args\":{");
-  if (at == std::string_view::npos) return {};
-  size_t pos = at + 8;
-  while (pos < rest.size() && rest[pos] == '"') {
-    const size_t close = JsonStringEnd(rest, pos + 1);  // the key's closing quote
-    if (close + 1 >= rest.size() || rest[close + 1] != ':') return {};
-    const std::string_view k = rest.substr(pos + 1, close - pos - 1);
-    const size_t value_end = SkipJsonValue(rest, close + 2);
-    if (value_end == std::string_view::npos) return {};
-    if (k == key) return rest.substr(close + 2, value_end - close - 2);
-    pos = value_end;
-    if (pos < rest.size() && rest[pos] == ',') ++pos;
-  }
-  return {};
-}
 
 // The process group of a collective: "<name>/<ranks>", "" for the world.
 std::string GroupOf(std::string_view rest) {
@@ -65,6 +47,23 @@ bool InSample(int64_t end_ns, int shift) {
 }
 
 }  // namespace
+
+std::string_view ArgValue(std::string_view rest, std::string_view key) {
+  size_t at = rest.find("\"args\":{");
+  if (at == std::string_view::npos) return {};
+  size_t pos = at + 8;
+  while (pos < rest.size() && rest[pos] == '"') {
+    const size_t close = JsonStringEnd(rest, pos + 1);  // the key's closing quote
+    if (close + 1 >= rest.size() || rest[close + 1] != ':') return {};
+    const std::string_view k = rest.substr(pos + 1, close - pos - 1);
+    const size_t value_end = SkipJsonValue(rest, close + 2);
+    if (value_end == std::string_view::npos) return {};
+    if (k == key) return rest.substr(close + 2, value_end - close - 2);
+    pos = value_end;
+    if (pos < rest.size() && rest[pos] == ',') ++pos;
+  }
+  return {};
+}
 
 CollectiveClass ClassifyCollectiveName(std::string_view name) {
   for (std::string_view p : kKernelPrefixes)

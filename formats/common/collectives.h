@@ -39,6 +39,11 @@ enum class CollectiveClass : uint8_t {
   kCpuWrapper = 3, // record_param_comms (used only without kCpuRecord)
 };
 
+// ArgValue: the raw JSON value of `args.<key>` in `rest` (an event's
+// sanitized members `"args":{...},...`, formats/common/event.h), or "" if
+// `args` has no such top-level key. Cost: one pass over `args`' members.
+std::string_view ArgValue(std::string_view rest, std::string_view key);
+
 // ClassifyCollectiveName: the class of an event named `name` (a sanitized
 // JSON string body), kNone for everything else.
 CollectiveClass ClassifyCollectiveName(std::string_view name);
