@@ -79,6 +79,7 @@ class TablesTap {
   absl::flat_hash_map<std::pair<int64_t, uint64_t>, std::pair<int64_t, uint64_t>> phases_;
   formats::RowBatch framework_, system_rows_, dataloader_;
   HtaTap hta_;
+  bool hta_filter_ = false;  // HTA's iteration filter applies: correlations are read
   InputTables out_;
   uint32_t trace_cat_ = UINT32_MAX;  // string id of category "Trace"
 };

@@ -119,6 +119,8 @@ class HtaTap {
   // ns) when HTA's iteration filter applies (the rank has two or more
   // ProfilerStep#N names), else INT64_MIN.
   explicit HtaTap(int64_t last_step_start_ns) : filter_end_ns_(last_step_start_ns) {}
+  // Whether the iteration filter applies (rows need their correlation).
+  bool filtering() const { return filter_end_ns_ != INT64_MIN; }
 
   // Row: an `X` event with a category other than `Trace` (aligned ts).
   // `stream`/`correlation`: its args, -1 when absent or not numbers;
