@@ -14,7 +14,7 @@ namespace {
 constexpr int kMaxRows = 64;     // past it, one bar per node
 constexpr int kBarWidth = 600;   // px, the whole kernel time
 constexpr int kRowHeight = 16;
-constexpr int kLabelWidth = 140;
+constexpr int kLabelWidth = 90;
 
 struct BreakdownBar {
   std::string label;
@@ -69,11 +69,11 @@ void AppendTemporalBreakdown(const PageInput& in, std::string* o) {
   o->append(", the GPU kernel time (first kernel start to last kernel end, every stream merged) split as "
             "HolisticTraceAnalysis does: <span class=\"bd-compute\">compute</span>, "
             "<span class=\"bd-noncompute\">non-compute</span> (communication, memory) and "
-            "<span class=\"bd-idle\">idle</span>. From ");
+            "<span class=\"bd-idle\">idle</span> (right: their shares, compute / non-compute / idle). From ");
   AppendHtmlEscaped(t.path, o);
   o->append(" (table temporal_breakdown).</p>\n");
   const int height = static_cast<int>(bars.size()) * kRowHeight + 4;
-  absl::StrAppend(o, "<svg class=\"breakdown\" width=\"", kLabelWidth + kBarWidth + 10, "\" height=\"", height,
+  absl::StrAppend(o, "<svg class=\"breakdown\" width=\"", kLabelWidth + kBarWidth + 200, "\" height=\"", height,
                   "\" role=\"img\" aria-label=\"temporal breakdown per rank\">");
   int y = 2;
   for (const BreakdownBar& b : bars) {
@@ -90,6 +90,9 @@ void AppendTemporalBreakdown(const PageInput& in, std::string* o) {
     Segment(wc, wn, y, "bd-noncompute",
             absl::StrCat(b.label, ": non-compute ", FormatDuration(b.non_compute_ns), " (",
                          Pct(b.non_compute_ns, b.kernel_ns), ")", of), o);
+    absl::StrAppend(o, "<text class=\"ax\" x=\"", kLabelWidth + kBarWidth + 8, "\" y=\"", y + kRowHeight - 5, "\">",
+                    Pct(b.compute_ns, b.kernel_ns), " / ", Pct(b.non_compute_ns, b.kernel_ns), " / ",
+                    Pct(b.idle_ns, b.kernel_ns), "</text>");
     Segment(wc + wn, wi, y, "bd-idle",
             absl::StrCat(b.label, ": idle ", FormatDuration(b.idle_ns), " (", Pct(b.idle_ns, b.kernel_ns), ")", of), o);
     y += kRowHeight;
