@@ -133,6 +133,15 @@ TEST_F(TablesConvertTest, WindowsCutTheTables) {
     if (row[0] != "kernel_time_ns") EXPECT_LE(std::stoll(row[0]), 200000000);
 }
 
+// `--tables` takes an optional mode: an input right after it is a usage
+// error that says how to write it, never silently a mode.
+TEST_F(TablesConvertTest, TablesBeforeAnInputIsAUsageError) {
+  CommandResult r = Tracemill({"convert", "--tables", DataPath("hta/trace_filter"), "-o", tmp_.Join("out")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--tables: takes summary or full"));
+  EXPECT_THAT(r.err, HasSubstr("write --tables=full"));
+}
+
 // The report draws the per-rank temporal breakdown from the manifest's
 // `tables.temporal_breakdown`, the same numbers as the table.
 TEST_F(TablesConvertTest, ReportDrawsTheTemporalBreakdown) {

@@ -144,7 +144,12 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
        "framework_metrics table (write --tables=full or put --tables after the inputs)")
       ->expected(0, 1)
       ->default_str("full")
-      ->check(CLI::IsMember({"summary", "full", ""}));
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v.empty() || v == "summary" || v == "full") return "";
+            return "takes summary or full, not `" + v + "` (before the inputs, write --tables=full)";
+          },
+          "summary|full"));
 }
 
 // Each Resolve* below turns checked flags into options. On a bad flag it
