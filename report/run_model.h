@@ -54,6 +54,20 @@ struct ClocksModel {
   std::vector<std::string> warnings;
 };
 
+// TablesModel: the manifest's `tables` member (`convert --tables`,
+// pipeline/tables_job.h): the file, and per rank HTA's temporal breakdown
+// (exact ns) that the report draws.
+struct TablesModel {
+  bool present = false;
+  std::string path, mode, error;
+  struct Breakdown {
+    int64_t input = -1;
+    std::optional<int64_t> rank;
+    int64_t kernel_ns = 0, compute_ns = 0, non_compute_ns = 0, idle_ns = 0;
+  };
+  std::vector<Breakdown> temporal_breakdown;
+};
+
 // InputModel: one entry of the manifest's `inputs`.
 struct InputModel {
   std::string path;
@@ -123,6 +137,7 @@ struct RunModel {
   std::vector<InputModel> inputs;
   std::vector<OutputModel> outputs;
   ClocksModel clocks;
+  TablesModel tables;
 };
 
 // ParseManifest reads the text of a manifest.json.

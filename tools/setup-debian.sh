@@ -14,6 +14,7 @@ set -euo pipefail
 build=(
   cmake ninja-build g++ pkg-config
   libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev libabsl-dev libcli11-dev
+  libsqlite3-dev  # --tables writes OUTDIR/tables.sqlite
 )
 package=(
   help2man  # tracemill.1 from --help (cmake --install, the .deb)
@@ -23,6 +24,7 @@ test=(
   libprotobuf-dev protobuf-compiler  # the tests and benchmarks cross-check the Paddle reader with protobuf
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  python3-pandas  # tests only: the README's pandas snippet on --tables' SQLite (tests/tables)
   slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
   # chromium + nodejs: the report's browser test (tests/report/browser_test.js);
   # fonts-dejavu-core: text in its screenshot.

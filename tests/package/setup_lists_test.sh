@@ -19,7 +19,7 @@ tests=$(grep -m2 '^bash tools/setup-debian.sh' "$src/README.md" | tail -1)
 
 build=$(TRACEMILL_SETUP_PRINT=1 bash "$setup")
 all=$(TRACEMILL_SETUP_PRINT=1 bash "$setup" --test)
-expected="cmake ninja-build g++ pkg-config libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev libabsl-dev libcli11-dev"
+expected="cmake ninja-build g++ pkg-config libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev libabsl-dev libcli11-dev libsqlite3-dev"
 [ "$(echo $build)" = "$expected" ] || fail "setup-debian.sh installs '$(echo $build)', expected '$expected'"
 for p in chromium nodejs slurm-wlm munge podman libgtest-dev libprotobuf-dev; do
   grep -qx "$p" <<<"$build" && fail "the first command installs $p"

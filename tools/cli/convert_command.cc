@@ -135,6 +135,23 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
   c->add_flag("-v,--verbose", opts->verbose, "Log threads, simdjson kernel and outputs");
   c->add_flag("--no-report", [opts](int64_t) { opts->write_report = false; },
               "Do not write OUTDIR/report.html (the HTML run report)");
+  c->add_option_function<std::string>(
+       "--tables",
+       [opts](const std::string& v) {
+         opts->tables = v == "summary" ? pipeline::TablesMode::kSummary : pipeline::TablesMode::kFull;
+       },
+       "Also write OUTDIR/tables.sqlite: system/framework/data-loader metrics (SageMaker "
+       "Debugger's PandasFrame), steps, phases per step, HTA's temporal and kernel breakdowns, "
+       "comm/comp overlap, idle time, inputs and outputs. `summary` leaves out the per-event "
+       "framework_metrics table (write --tables=full or put --tables after the inputs)")
+      ->expected(0, 1)
+      ->default_str("full")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v.empty() || v == "summary" || v == "full") return "";
+            return "takes summary or full, not `" + v + "` (before the inputs, write --tables=full)";
+          },
+          "summary|full"));
 }
 
 // Each Resolve* below turns checked flags into options. On a bad flag it
