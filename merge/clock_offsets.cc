@@ -1,6 +1,7 @@
 #include "merge/clock_offsets.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <utility>
@@ -276,7 +277,9 @@ ClockSolution SolveClockOffsets(const std::vector<ClockDomain>& domains, const M
     if (domains[d].digest && !domains[d].digest->empty()) {
       if (sol.reference < 0) sol.reference = d;
     } else {
-      sol.domains[d].note = absl::StrCat("no collective operations in its lowest rank (", domains[d].probe_rank, ")");
+      sol.domains[d].note = domains[d].probe_rank == INT64_MAX
+                                ? std::string("no collective operations in its inputs (none has a rank)")
+                                : absl::StrCat("no collective operations in its lowest rank (", domains[d].probe_rank, ")");
     }
   }
   if (sol.reference < 0) return sol;

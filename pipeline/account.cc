@@ -115,7 +115,7 @@ void WriteOverview(ConvertContext& cx, const ResumeState& resume, OverviewCollec
 }
 
 void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
-                       OverviewCollector* overview) {
+                       OverviewCollector* overview, const std::function<bool()>& finish_tables) {
   // Inputs read but not written (--ranks, rejected at placement) get their
   // clock decision too: the report draws every rank on one clock.
   for (size_t i = 0; i < cx.records.size(); ++i)
@@ -139,7 +139,8 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   ListOutputsAndInputs(cx, resume);
   MarkMostlyLost(&cx.job.summary().inputs);
   cx.job.summary().notices = Notices(cx.job.summary());
-  if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken(), false).ok() && resume.journal)
+  const bool tables_ok = !finish_tables || finish_tables();
+  if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken() || !tables_ok, false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did
   WriteReport(cx);
 }

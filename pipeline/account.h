@@ -6,6 +6,8 @@
 // journal goes once the manifest holds what it held) and, unless
 // --no-report or sharded, report.html built from that manifest (report/).
 // On exit 1 an earlier report.html is removed: it would describe another job.
+#include <functional>
+
 #include "pipeline/convert_context.h"
 #include "pipeline/output_groups.h"
 #include "pipeline/overview.h"
@@ -17,7 +19,9 @@ namespace tracemill::pipeline {
 // into it), writes the manifest and the report, and sets the exit status.
 // `overview` gets a block for every input read that has none yet (steps
 // only) and is written next to the manifest.
+// `finish_tables` (--tables, may be empty) runs once the records are in the
+// summary, before the manifest; false fails the job (exit 1).
 void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
-                       OverviewCollector* overview);
+                       OverviewCollector* overview, const std::function<bool()>& finish_tables = {});
 
 }  // namespace tracemill::pipeline

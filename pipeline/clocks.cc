@@ -148,6 +148,11 @@ void ClockAlignment::Solve() {
 
 void ClockAlignment::NoteBadProbes() {
   const Domain* ref = reference_ >= 0 ? &domains_[reference_] : nullptr;
+  if (!ref) {  // nothing to align with: one line, not one per node
+    warnings_.push_back(absl::StrCat("not aligned: no collective operations in any of the ", domains_.size(),
+                                     " nodes' lowest ranks; each node keeps its own clock"));
+    return;
+  }
   for (const Domain& d : domains_) {
     const InputRecord& probe = cx_.records[d.probe];
     if (!probe.status.ok())

@@ -20,6 +20,7 @@
 #include "pipeline/overview.h"
 #include "pipeline/resume.h"
 #include "pipeline/step_window.h"
+#include "pipeline/tables_job.h"
 #include "pipeline/write_output.h"
 
 namespace tracemill::pipeline {
@@ -125,11 +126,13 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   ClockAlignment clocks(cx);
   cx.clocks = &clocks;
   LoadClocksFile(cx, &clocks);
-  ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job);
+  ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job, KeepForTables(cx));
   ChooseInputsToRead(cx, resume);
 
   // 4-6. Decode and sort, group and place, merge and write: one flow graph.
   const MemoryPlan memory = PlanMemory(opts.memory_limit ? opts.memory_limit : DefaultMemoryLimit());
+  std::string tables_error;  // --tables: OUTDIR/tables.sqlite (tables_job.h)
+  std::unique_ptr<TablesCollector> tables = StartTables(cx, memory.limit, &tables_error);
   ChunkPoolScope chunk_pool(memory);
   const DecodeSchedule schedule = ScheduleDecodes(cx, memory);
   DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir);
@@ -139,7 +142,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   if (schedule.overlap) groups.ExpectInputs(schedule.order);
   OutputTimes times = OutputTimesOf(opts);
   OverviewCollector overview(cx.records.size(), times.offset_ns);
-  OutputWriter writer(cx, runs, times, schedule.memory.merge, resume.journal.get(), progress, &overview);
+  OutputWriter writer(cx, runs, times, schedule.memory.merge, resume.journal.get(), progress, &overview,
+                      tables.get());
   if (!DecodeAndWrite(schedule, decode, groups, writer,
                       [&] { return BeforeWritingAll(cx, runs, decode, groups, resume, &times); }))
     return job.summary();
@@ -147,7 +151,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   progress.End();
 
   // 7. Account: records, manifest, journal, report.
-  AccountForConvert(cx, groups, resume, &overview);
+  AccountForConvert(cx, groups, resume, &overview,
+                    [&] { return FinishTables(cx, resume, tables.get(), tables_error, times.window); });
   return job.summary();
 }
 

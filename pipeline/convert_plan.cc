@@ -4,6 +4,7 @@
 #include "pipeline/clocks.h"
 #include "pipeline/output_dir.h"
 #include "pipeline/overview.h"
+#include "pipeline/tables_schema.h"
 
 namespace tracemill::pipeline {
 
@@ -22,7 +23,8 @@ void RemoveOwnStaleFiles(const ConvertContext& cx) {
       cx.opts.out_dir,
       [&](std::string_view base) {
         if (!shard.sharded() || base == ManifestFileName(shard) || base == JournalFileName(shard) ||
-            base == OverviewCollector::FileName(shard.index, shard.count))
+            base == OverviewCollector::FileName(shard.index, shard.count) ||
+            base == TablesFileName(shard.index, shard.count))
           return true;
         auto key = ParseOutputName(base);
         return key && cx.plan.OwnerOf(*key) == cx.me();

@@ -15,17 +15,11 @@ namespace {
 
 using formats::DropKind;
 using formats::DropReason;
+using formats::GroupedCount;
 
 constexpr int64_t kYear2000Ns = int64_t{946684800} * 1000000000;  // before it: times relative to a start
-constexpr size_t kNamed = 3;                                       // files named per list
-constexpr uint64_t kMostlyLostMin = 100;                           // fewer lost events never fail an input
-
-// "12,345".
-std::string Count(uint64_t n) {
-  std::string s = absl::StrCat(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
+constexpr size_t kNamed = 3;                                      // files named per list
+constexpr uint64_t kMostlyLostMin = 100;                          // fewer lost events never fail an input
 
 // "a, b, c and 4 more".
 std::string Files(const std::vector<std::string>& paths) {
@@ -48,13 +42,19 @@ uint64_t Lost(const InputRecord& r) { return r.dropped.Of(DropKind::kLoss); }
 // Why a rejected input was rejected, in a word or two.
 std::string RejectionKind(const InputRecord& r) {
   switch (r.status.code()) {
-    case absl::StatusCode::kInvalidArgument: return "not a trace";
-    case absl::StatusCode::kDataLoss: return "damaged";
-    case absl::StatusCode::kResourceExhausted: return "over the memory budget";
+    case absl::StatusCode::kInvalidArgument:
+      return absl::StartsWith(r.status.message(), "empty input") ? "empty" : "not a trace";
+    case absl::StatusCode::kDataLoss:
+      return "damaged";
+    case absl::StatusCode::kResourceExhausted:
+      return "over the memory budget";
     case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kPermissionDenied: return "unreadable";
-    case absl::StatusCode::kFailedPrecondition: return "placed in another output";
-    default: return std::string(absl::StatusCodeToString(r.status.code()));
+    case absl::StatusCode::kPermissionDenied:
+      return "unreadable";
+    case absl::StatusCode::kFailedPrecondition:
+      return "placed in another output";
+    default:
+      return std::string(absl::StatusCodeToString(r.status.code()));
   }
 }
 
@@ -74,9 +74,11 @@ std::string SkipKind(const InputRecord& r) {
 std::string Groups(const std::map<std::string, std::vector<std::string>>& groups) {
   std::vector<std::pair<std::string, const std::vector<std::string>*>> v;
   for (const auto& [k, files] : groups) v.emplace_back(k, &files);
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
   std::string s;
-  for (const auto& [k, files] : v) absl::StrAppend(&s, s.empty() ? "" : "; ", files->size(), " ", k, " (", Files(*files), ")");
+  for (const auto& [k, files] : v)
+    absl::StrAppend(&s, s.empty() ? "" : "; ", files->size(), " ", k, " (", Files(*files), ")");
   return s;
 }
 
@@ -87,7 +89,8 @@ void DropLines(const std::vector<const InputRecord*>& inputs, std::vector<std::s
   std::vector<std::pair<uint64_t, int>> lost, design;
   for (int k = 0; k < formats::kNumDropReasons; ++k) {
     if (!total.n[k]) continue;
-    (formats::DropReasonKind(static_cast<DropReason>(k)) == DropKind::kLoss ? lost : design).emplace_back(total.n[k], k);
+    (formats::DropReasonKind(static_cast<DropReason>(k)) == DropKind::kLoss ? lost : design)
+        .emplace_back(total.n[k], k);
   }
   std::sort(lost.rbegin(), lost.rend());
   std::sort(design.rbegin(), design.rend());
@@ -96,26 +99,30 @@ void DropLines(const std::vector<const InputRecord*>& inputs, std::vector<std::s
     std::string by;
     for (auto [n, k] : lost) {
       sum += n;
-      absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ", Count(n));
+      absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ",
+                      GroupedCount(n));
     }
     const auto top = static_cast<DropReason>(lost.front().second);
     const InputRecord* most = nullptr;
     for (const InputRecord* r : inputs)
       if (!most || r->dropped[top] > most->dropped[top]) most = r;
     // The input that lost most is named unless its error line named it.
-    lines->push_back(absl::StrCat("dropped ", Count(sum), sum == 1 ? " event: " : " events: ", by, "; ", AbslView(DropReasonKey(top)), ": ",
-                                  AbslView(DropReasonDescription(top)),
-                                  most->status.ok() ? absl::StrCat(" (", Count(most->dropped[top]), " in ", most->path, ")")
-                                                    : std::string()));
+    lines->push_back(absl::StrCat("dropped ", GroupedCount(sum), sum == 1 ? " event: " : " events: ", by, "; ",
+                                  AbslView(DropReasonKey(top)), ": ", AbslView(DropReasonDescription(top)),
+                                  most->status.ok()
+                                      ? absl::StrCat(" (", GroupedCount(most->dropped[top]), " in ", most->path, ")")
+                                      : std::string()));
   }
   if (!design.empty()) {
     uint64_t sum = 0;
     std::string by;
     for (auto [n, k] : design) {
       sum += n;
-      absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ", Count(n));
+      absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ",
+                      GroupedCount(n));
     }
-    lines->push_back(absl::StrCat("left out on purpose, not lost: ", Count(sum), sum == 1 ? " event (" : " events (", by, ")"));
+    lines->push_back(absl::StrCat("left out on purpose, not lost: ", GroupedCount(sum),
+                                  sum == 1 ? " event (" : " events (", by, ")"));
   }
 }
 
@@ -136,21 +143,26 @@ void TimeNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
   std::vector<const InputRecord*> absolute;
   for (const InputRecord* r : inputs) {
     if (!r->has_span) continue;
-    if (r->last_ts_ns < kYear2000Ns) relative.push_back(r->path);
-    else absolute.push_back(r);
+    if (r->last_ts_ns < kYear2000Ns)
+      relative.push_back(r->path);
+    else
+      absolute.push_back(r);
   }
   if (!relative.empty() && !absolute.empty()) {
     std::vector<std::string> abs_paths;
     for (const InputRecord* r : absolute) abs_paths.push_back(r->path);
-    notices->push_back(absl::StrCat("mixed time bases: ", relative.size(), " inputs have times relative to their start (",
-                                    Files(relative), "), ", absolute.size(), " since the epoch (", Files(abs_paths),
+    notices->push_back(absl::StrCat("mixed time bases: ", relative.size(),
+                                    relative.size() == 1 ? " input has" : " inputs have",
+                                    " times relative to their start (", Files(relative), "), ",
+                                    absolute.size(), " since the epoch (", Files(abs_paths),
                                     "): they are not on one time axis (see --time-offset)"));
   }
   std::sort(absolute.begin(), absolute.end(),
             [](const InputRecord* a, const InputRecord* b) { return a->first_ts_ns < b->first_ts_ns; });
   std::vector<std::pair<std::vector<std::string>, std::pair<int64_t, int64_t>>> runs;  // files, span
   for (const InputRecord* r : absolute) {
-    if (runs.empty() || r->first_ts_ns > runs.back().second.second) runs.push_back({{}, {r->first_ts_ns, r->last_ts_ns}});
+    if (runs.empty() || r->first_ts_ns > runs.back().second.second)
+      runs.push_back({{}, {r->first_ts_ns, r->last_ts_ns}});
     runs.back().first.push_back(r->path);
     runs.back().second.second = std::max(runs.back().second.second, r->last_ts_ns);
   }
@@ -158,12 +170,13 @@ void TimeNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
   std::string s;
   for (size_t k = 0; k < runs.size() && k < kNamed; ++k) {
     const auto& [files, span] = runs[k];
-    absl::StrAppend(&s, k ? "; " : "", absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(span.first), absl::UTCTimeZone()),
+    absl::StrAppend(&s, k ? "; " : "",
+                    absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(span.first), absl::UTCTimeZone()),
                     " (", Files(files), ")");
   }
   if (runs.size() > kNamed) absl::StrAppend(&s, "; and ", runs.size() - kNamed, " more");
-  notices->push_back(absl::StrCat("the inputs look like ", runs.size(),
-                                  " different runs: their time spans do not overlap: ", s));
+  notices->push_back(
+      absl::StrCat("the inputs look like ", runs.size(), " different runs: their time spans do not overlap: ", s));
 }
 
 // Notices already in the inputs' warnings: duplicate ranks, no rank.
@@ -182,8 +195,8 @@ void RankNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
   // Unranked inputs change the meaning only beside ranked ones (a lone
   // Horovod timeline or a folder of unranked files is simply what it is).
   if (!unranked.empty() && unranked.size() < inputs.size())
-    notices->push_back(absl::StrCat(unranked.size(), " input", unranked.size() == 1 ? " has" : "s have",
-                                    " no rank (", Files(unranked),
+    notices->push_back(absl::StrCat(unranked.size(), " input", unranked.size() == 1 ? " has" : "s have", " no rank (",
+                                    Files(unranked),
                                     "): kept as unranked processes labelled by file name (see --rank-pattern)"));
 }
 
@@ -197,8 +210,9 @@ void MarkMostlyLost(std::vector<InputRecord>* inputs) {
     for (int k = 0; k < formats::kNumDropReasons; ++k)
       if (r.dropped.n[k] > r.dropped[top] && formats::DropReasonKind(static_cast<DropReason>(k)) == DropKind::kLoss)
         top = static_cast<DropReason>(k);
-    r.status = absl::DataLossError(absl::StrCat("most of its events were lost: ", Count(lost), " of ", Count(r.events_read),
-                                                ", the most ", AbslView(DropReasonKey(top)), " (", AbslView(DropReasonDescription(top)), ")"));
+    r.status = absl::DataLossError(
+        absl::StrCat("most of its events were lost: ", GroupedCount(lost), " of ", GroupedCount(r.events_read),
+                     ", the most ", AbslView(DropReasonKey(top)), " (", AbslView(DropReasonDescription(top)), ")"));
   }
 }
 
@@ -206,9 +220,12 @@ bool NoTraceAmong(const std::vector<const InputRecord*>& inputs, std::string* wh
   std::map<std::string, std::vector<std::string>> skipped, rejected;
   for (const InputRecord* r : inputs) {
     if (r->owner_shard >= 0) continue;
-    if (r->skipped) skipped[SkipKind(*r)].push_back(r->path);
-    else if (r->rejected && absl::IsInvalidArgument(r->status)) rejected[RejectionKind(*r)].push_back(r->path);
-    else return false;
+    if (r->skipped)
+      skipped[SkipKind(*r)].push_back(r->path);
+    else if (r->rejected && absl::IsInvalidArgument(r->status))
+      rejected[RejectionKind(*r)].push_back(r->path);
+    else
+      return false;
   }
   *why = absl::StrCat(skipped.empty() ? "" : absl::StrCat("skipped: ", Groups(skipped)),
                       !skipped.empty() && !rejected.empty() ? "; " : "",
@@ -231,8 +248,10 @@ std::vector<std::string> SummaryLines(const RunSummary& s) {
   DropLines(inputs, &lines);
   std::map<std::string, std::vector<std::string>> skipped, rejected;
   for (const InputRecord* r : inputs) {
-    if (r->skipped) skipped[SkipKind(*r)].push_back(r->path);
-    else if (r->rejected) rejected[RejectionKind(*r)].push_back(r->path);
+    if (r->skipped)
+      skipped[SkipKind(*r)].push_back(r->path);
+    else if (r->rejected)
+      rejected[RejectionKind(*r)].push_back(r->path);
   }
   size_t n_rejected = 0, n_skipped = 0;
   for (const auto& [k, v] : rejected) n_rejected += v.size();
@@ -240,16 +259,19 @@ std::vector<std::string> SummaryLines(const RunSummary& s) {
   // Rejected inputs each had their error line: counted by kind, not named again.
   if (n_rejected) {
     std::string by;
-    for (const auto& [k, v] : rejected) absl::StrAppend(&by, by.empty() ? "" : ", ", k, " ", v.size());
+    for (const auto& [k, v] : rejected) absl::StrAppend(&by, by.empty() ? "" : ", ", v.size(), " ", k);
     lines.push_back(absl::StrCat("rejected ", n_rejected, " input", n_rejected == 1 ? "" : "s", ": ", by));
   }
-  if (n_skipped) lines.push_back(absl::StrCat("skipped ", n_skipped, " file", n_skipped == 1 ? "" : "s", ": ", Groups(skipped)));
+  if (n_skipped)
+    lines.push_back(absl::StrCat("skipped ", n_skipped, " file", n_skipped == 1 ? "" : "s", ": ", Groups(skipped)));
   std::vector<std::string> mostly_lost;
   for (const InputRecord* r : inputs)
-    if (!r->rejected && absl::StartsWith(r->status.message(), "most of its events were lost")) mostly_lost.push_back(r->path);
+    if (!r->rejected && absl::StartsWith(r->status.message(), "most of its events were lost"))
+      mostly_lost.push_back(r->path);
   if (!mostly_lost.empty())
-    lines.push_back(absl::StrCat(mostly_lost.size(), " input", mostly_lost.size() == 1 ? "" : "s",
-                                 " lost most of their events (counted as inputs with errors, exit 3): ", Files(mostly_lost)));
+    lines.push_back(
+        absl::StrCat(mostly_lost.size(), mostly_lost.size() == 1 ? " input lost most of its" : " inputs lost most of their",
+                     " events (counted as inputs with errors, exit 3): ", Files(mostly_lost)));
   for (const std::string& n : s.notices) lines.push_back(absl::StrCat("warning: ", n));
   return lines;
 }

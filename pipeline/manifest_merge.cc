@@ -21,6 +21,7 @@
 #include "pipeline/options.h"
 #include "pipeline/out_dir_lock.h"
 #include "pipeline/plan.h"
+#include "pipeline/tables.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -305,6 +306,11 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
   rep.inputs = merged.inputs.size();
   if (absl::Status st = JoinOverviews(out_dir, n, shards[static_cast<size_t>(first)]->inputs_in_job); !st.ok()) {
     rep.problems.push_back(absl::StrCat("cannot write ", kOverviewFileName, ": ", st.message()));
+    rep.exit_code = kExitInternal;
+    return rep;
+  }
+  if (absl::Status st = JoinShardTables(out_dir, n, merged, &merged.extra_members); !st.ok()) {
+    rep.problems.push_back(absl::StrCat("cannot write tables.sqlite: ", st.message()));
     rep.exit_code = kExitInternal;
     return rep;
   }

@@ -26,6 +26,13 @@ enum class AlignClocks {
   kOff,   // never
 };
 
+// --tables: the analysis tables in OUTDIR/tables.sqlite (pipeline/tables.h).
+enum class TablesMode {
+  kOff,      // no tables
+  kSummary,  // every table but the per-event framework_metrics
+  kFull,     // every table
+};
+
 // ParseGroupBy maps "local-gpu" | "rank" | "node" | "all"; nullopt otherwise.
 std::optional<GroupBy> ParseGroupBy(const std::string& s);
 
@@ -63,6 +70,7 @@ struct ConvertOptions {
   // --max-output-bytes: an output past it is written in time parts
   // (output_parts.h); 0: never.
   uint64_t max_output_bytes = 256ull << 20;
+  TablesMode tables = TablesMode::kOff;  // --tables [summary|full]
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

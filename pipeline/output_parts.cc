@@ -8,7 +8,7 @@
 namespace tracemill::pipeline {
 namespace {
 
-constexpr std::string_view kSuffix = ".trace.json";
+constexpr std::string_view kPartSuffix = ".trace.json";
 constexpr size_t kClosingBytes = 4;  // "\n]}\n"
 
 // The flow key of event `e` of run `run`: v1 flow events by `id`, v2 by
@@ -23,7 +23,7 @@ uint64_t FlowKey(int run, const formats::Event& e) {
 }  // namespace
 
 std::string PartName(const std::string& name, int k) {
-  const size_t at = name.rfind(kSuffix);
+  const size_t at = name.rfind(kPartSuffix);
   const std::string stem = at == std::string::npos ? name : name.substr(0, at);
   const std::string tail = at == std::string::npos ? "" : name.substr(at);
   return absl::StrFormat("%s.part-%03d%s", stem, k, tail);

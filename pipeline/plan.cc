@@ -24,7 +24,7 @@
 namespace tracemill::pipeline {
 namespace {
 
-constexpr std::string_view kSuffix = ".trace.json";
+constexpr std::string_view kTraceSuffix = ".trace.json";
 
 // Per-thread scratch of the pre-scan.
 struct HeadScratch {
@@ -144,14 +144,14 @@ OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpn) {
 }
 
 std::string OutputFileName(const OutputKey& key, bool compress) {
-  return absl::StrCat(key.stem, AbslView(kSuffix), compress ? ".gz" : "");
+  return absl::StrCat(key.stem, AbslView(kTraceSuffix), compress ? ".gz" : "");
 }
 
 std::optional<OutputKey> ParseOutputName(std::string_view name) {
   if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") name.remove_suffix(3);
-  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix)
+  if (name.size() <= kTraceSuffix.size() || name.substr(name.size() - kTraceSuffix.size()) != kTraceSuffix)
     return std::nullopt;
-  std::string_view stem = name.substr(0, name.size() - kSuffix.size());
+  std::string_view stem = name.substr(0, name.size() - kTraceSuffix.size());
   // A time part of an output (output_parts.h): "gpu3.part-001".
   if (size_t dot = stem.rfind(".part-"); dot != std::string_view::npos) {
     std::string_view n = stem.substr(dot + 6);

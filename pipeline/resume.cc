@@ -106,11 +106,32 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
   return st;
 }
 
+// DropRefused redoes the outputs `keep` refuses: their inputs are read again.
+void DropRefused(ResumeState* st, const std::function<bool(const CompletedOutput&)>& keep) {
+  std::vector<CompletedOutput> kept;
+  for (auto& c : st->outputs) {
+    if (keep(c)) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    for (const auto& r : c.inputs) {
+      st->input_of_path.erase(r.path);
+      st->overview_blocks.erase(r.index + 1);
+    }
+  }
+  if (kept.size() != st->outputs.size())
+    st->note = absl::StrCat(st->note, "; ", st->outputs.size() - kept.size(),
+                            " redone for tables.sqlite (their rows are not in the earlier one)");
+  st->outputs = std::move(kept);
+}
+
 ResumeState ResumeOrStartOver(const ConvertOptions& opts, const JobPlan& plan,
-                              const std::vector<InputRecord>& records, Job& job) {
+                              const std::vector<InputRecord>& records, Job& job,
+                              const std::function<bool(const CompletedOutput&)>& keep) {
   ResumeState resume;
   if (opts.resume) {
     resume = LoadResume(opts, plan, records);
+    if (keep) DropRefused(&resume, keep);
     if (!opts.quiet) job.Say(resume.note);
   }
   for (const auto& c : resume.outputs) resume.carried_outputs.insert(c.output.path);

@@ -3,6 +3,7 @@
 // without reading their inputs, and the journal that lets a killed run be
 // resumed (pipeline/journal.h). Part of the convert job's plan stage: after
 // the pre-scan (the job's fingerprint), before the decode.
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -39,7 +40,10 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
 // quiet); then the journal starts over with what was carried, and the
 // manifest of an earlier run goes (a manifest present means a finished
 // run), as does a merged job manifest when a shard runs again.
+// `keep` (may be empty) may refuse a completed output, which is then redone
+// (--tables: an output whose inputs' rows the earlier tables.sqlite lacks).
 ResumeState ResumeOrStartOver(const ConvertOptions& opts, const JobPlan& plan,
-                              const std::vector<InputRecord>& records, Job& job);
+                              const std::vector<InputRecord>& records, Job& job,
+                              const std::function<bool(const CompletedOutput&)>& keep = {});
 
 }  // namespace tracemill::pipeline

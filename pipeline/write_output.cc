@@ -23,14 +23,16 @@
 namespace tracemill::pipeline {
 
 OutputWriter::OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTimes& times, uint64_t merge_budget,
-                           Journal* journal, ConvertProgress& progress, OverviewCollector* overview)
+                           Journal* journal, ConvertProgress& progress, OverviewCollector* overview,
+                           TablesCollector* tables)
     : cx_(cx),
       runs_(runs),
       times_(times),
       merge_budget_(merge_budget),
       journal_(journal),
       progress_(progress),
-      overview_(overview) {}
+      overview_(overview),
+      tables_(tables) {}
 
 void OutputWriter::Write(const OutputGroup& og) {
   OutputRecord out;
@@ -84,13 +86,17 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   std::vector<OverviewTap> taps;  // what overview.trace.json keeps of each input
   if (overview_)
     for (size_t j = 0; j < og.inputs.size(); ++j) taps.push_back(overview_->Tap(og.inputs[j], winputs[j].data));
+  std::vector<TablesTap> table_taps;  // what tables.sqlite holds of each input
+  if (tables_)
+    for (size_t j = 0; j < og.inputs.size(); ++j) table_taps.push_back(tables_->Tap(cx_.records[og.inputs[j]], winputs[j].data));
   if (st.ok())
     st = WriteMerged(merger, runs, winputs, w, cx_.threads,
                      [&](int run, const formats::Event& e) {
-                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause, &taps);
+                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
                      });
   if (overview_)
     for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
+  for (size_t j = 0; j < table_taps.size(); ++j) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
   for (auto* r : runs)
     if (st.ok() && !r->read_status().ok()) st = r->read_status();
   if (st.ok()) st = w.Finish();
@@ -152,7 +158,8 @@ absl::Status OutputWriter::OpenRuns(const std::vector<merge::SortedRun*>& runs) 
 }
 
 bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns,
-                        uint64_t* since_pause, std::vector<OverviewTap>* taps) {
+                        uint64_t* since_pause, std::vector<OverviewTap>* taps,
+                        std::vector<TablesTap>* table_taps) {
   formats::Event aligned = e;  // the window holds aligned times
   aligned.ts_ns += shift_ns;
   if (!times_.window.Keeps(shift_ns ? aligned : e)) {
@@ -160,6 +167,7 @@ bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e,
     return false;
   }
   if (!taps->empty()) (*taps)[run].Event(e, shift_ns);
+  if (!table_taps->empty()) (*table_taps)[run].Event(e, shift_ns);
   if (cx_.opts.debug_write_delay_ms > 0 && ++*since_pause == 1000) {
     *since_pause = 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(cx_.opts.debug_write_delay_ms));

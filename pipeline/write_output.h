@@ -29,6 +29,7 @@
 #include "pipeline/output_groups.h"
 #include "pipeline/overview.h"
 #include "pipeline/progress.h"
+#include "pipeline/tables.h"
 
 namespace tracemill::pipeline {
 
@@ -47,7 +48,8 @@ class OutputWriter {
   // is the merge share of the memory plan (split between the threads);
   // `journal` may be null (it could not be created).
   OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTimes& times, uint64_t merge_budget,
-               Journal* journal, ConvertProgress& progress, OverviewCollector* overview = nullptr);
+               Journal* journal, ConvertProgress& progress, OverviewCollector* overview = nullptr,
+               TablesCollector* tables = nullptr);
 
   // Write merges and writes `og` (see the file comment), adds its record to
   // the job's summary and frees its inputs' runs. Never throws.
@@ -65,8 +67,9 @@ class OutputWriter {
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keep: the merge loop's filter (the window) and the tests' write delay.
+  // `taps`/`table_taps`: the overview's and the tables' per input (may be empty).
   bool Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause,
-            std::vector<OverviewTap>* taps);
+            std::vector<OverviewTap>* taps, std::vector<TablesTap>* table_taps);
   void Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, OutputRecord& out,
                  double seconds);
   void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);
@@ -84,6 +87,7 @@ class OutputWriter {
   Journal* const journal_;
   ConvertProgress& progress_;
   OverviewCollector* const overview_;  // may be null
+  TablesCollector* const tables_;      // --tables; may be null
   std::mutex summary_mu_;
   // Output bytes of this job, all outputs together (their drop-behind, output_file.h).
   std::atomic<uint64_t> job_output_bytes_{0};

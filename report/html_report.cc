@@ -70,6 +70,8 @@ svg .slow{fill:var(--slow);stroke:#7a3d00;stroke-width:1}
 svg .rd{fill:var(--round)}
 svg .dead{fill:var(--dead);fill-opacity:.28}
 svg .miss{fill:url(#hatch)}svg .absent{fill:url(#hatch-grey)}
+svg .bd-compute,.bd-compute{fill:#3b7d3b;color:#3b7d3b}svg .bd-noncompute,.bd-noncompute{fill:#d08a1c;color:#b0700c}
+svg .bd-idle,.bd-idle{fill:#b9bec8;color:#6b7280}
 svg .hit{fill:transparent}
 svg .nl{fill:var(--muted);font-weight:600}
 svg .dl{fill:#b01c1c;font-weight:600}
@@ -159,6 +161,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendRoundsTable(in, &o);
   AppendStragglersTable(in, &o);
   AppendClocksSection(in, &o);
+  AppendTemporalBreakdown(in, &o);
   AppendDeadTable(in, &o);
   AppendInputsTable(in, &o);
   AppendOutputsTable(in, &o);

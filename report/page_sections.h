@@ -60,4 +60,10 @@ void AppendWarningLog(const PageInput& in, std::string* out);
 // was applied; the ranks whose clock disagrees with their node's; warnings.
 void AppendClocksSection(const PageInput& in, std::string* out);
 
+// breakdown_section.cc: `<section id="breakdown">` when the manifest has
+// `tables.temporal_breakdown` (convert --tables): per rank (per node past 64
+// ranks) a stacked bar of HTA's compute / non-compute / idle shares of the
+// kernel time, exact ns in the tooltips.
+void AppendTemporalBreakdown(const PageInput& in, std::string* out);
+
 }  // namespace tracemill::report

@@ -162,6 +162,35 @@ ClocksModel Clocks(od::value v) {
   return c;
 }
 
+TablesModel Tables(od::value v) {
+  TablesModel t;
+  t.present = true;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    if (key == "path") t.path = Str(x);
+    else if (key == "mode") t.mode = Str(x);
+    else if (key == "error") t.error = Str(x);
+    else if (key == "temporal_breakdown") {
+      for (od::value r : x.get_array()) {
+        TablesModel::Breakdown b;
+        for (auto f : r.get_object()) {
+          std::string_view k = f.unescaped_key();
+          od::value y = f.value();
+          if (k == "input") b.input = y.get_int64();
+          else if (k == "rank") b.rank = OptInt(y);
+          else if (k == "kernel_ns") b.kernel_ns = y.get_int64();
+          else if (k == "compute_ns") b.compute_ns = y.get_int64();
+          else if (k == "non_compute_ns") b.non_compute_ns = y.get_int64();
+          else if (k == "idle_ns") b.idle_ns = y.get_int64();
+        }
+        t.temporal_breakdown.push_back(b);
+      }
+    }
+  }
+  return t;
+}
+
 InputModel Input(od::value v) {
   InputModel in;
   for (auto field : v.get_object()) {
@@ -325,6 +354,8 @@ absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
         m.clocks = Clocks(x);
       } else if (key == "notices") {
         for (od::value n : x.get_array()) m.notices.push_back(Str(n));
+      } else if (key == "tables") {
+        m.tables = Tables(x);
       }
     }
   } catch (const simdjson::simdjson_error& e) {

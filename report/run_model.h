@@ -55,6 +55,20 @@ struct ClocksModel {
   std::vector<std::string> warnings;
 };
 
+// TablesModel: the manifest's `tables` member (`convert --tables`,
+// pipeline/tables_job.h): the file, and per rank HTA's temporal breakdown
+// (exact ns) that the report draws.
+struct TablesModel {
+  bool present = false;
+  std::string path, mode, error;
+  struct Breakdown {
+    int64_t input = -1;
+    std::optional<int64_t> rank;
+    int64_t kernel_ns = 0, compute_ns = 0, non_compute_ns = 0, idle_ns = 0;
+  };
+  std::vector<Breakdown> temporal_breakdown;
+};
+
 // InputModel: one entry of the manifest's `inputs`.
 struct InputModel {
   std::string path;
@@ -131,6 +145,7 @@ struct RunModel {
   // One-line warnings that change the meaning of the outputs (different
   // jobs, mixed time bases, duplicate ranks, ...; pipeline/job_notes.h).
   std::vector<std::string> notices;
+  TablesModel tables;
 };
 
 // DropKindOfKey: the kind of the drop reason with manifest key `key`

@@ -14,6 +14,7 @@ set -euo pipefail
 build=(
   cmake ninja-build g++ pkg-config
   libtbb-dev libsimdjson-dev libdeflate-dev zlib1g-dev libabsl-dev libcli11-dev
+  libsqlite3-dev  # --tables writes OUTDIR/tables.sqlite
 )
 package=(
   help2man  # tracemill.1 from --help (cmake --install, the .deb)
@@ -23,6 +24,7 @@ test=(
   libprotobuf-dev protobuf-compiler  # the tests and benchmarks cross-check the Paddle reader with protobuf
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
+  python3-pandas  # tests only: the README's pandas snippet on --tables' SQLite (tests/tables)
   slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
   # chromium + nodejs: the report's browser test (tests/report/browser_test.js);
   # fonts-dejavu-core: text in its screenshot.
@@ -46,6 +48,8 @@ case "${1:-}" in
     ;;
   *) echo "usage: setup-debian.sh [--package | --test]" >&2; exit 2 ;;
 esac
+# TRACEMILL_SETUP_PRINT=1: print the list and install nothing (tests/package/setup_lists_test.sh).
+if [ "${TRACEMILL_SETUP_PRINT:-}" = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 // BM_Convert: `tracemill convert` end to end, in process (RunConvert): read,
 // inflate, decode, sort, merge and write every output plus the manifest.
-// `--group-by local-gpu`, as the CLI's default.
+// `--group-by local-gpu`, as the CLI's default. The `tables:summary` and
+// `tables:full` variants add `--tables` (OUTDIR/tables.sqlite, issue 23).
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -26,9 +27,11 @@ struct ConvertFixture {
   uint64_t json_bytes = 0;
   size_t outputs = 0;
 
-  ConvertFixture(const GeneratedInput& in, bool gz, int threads) : gzip(gz) {
+  ConvertFixture(const GeneratedInput& in, bool gz, int threads, pipeline::TablesMode tables) : gzip(gz) {
     opts.inputs = {gz ? in.gzip_dir : in.json_dir};
-    opts.out_dir = absl::StrCat(in.root, "/out-", gz ? "gzip" : "json", "-t", threads);
+    opts.out_dir = absl::StrCat(in.root, "/out-", gz ? "gzip" : "json", "-t", threads, "-tables",
+                                static_cast<int>(tables));
+    opts.tables = tables;
     opts.group_by = pipeline::GroupBy::kLocalGpu;
     opts.threads = threads;
     opts.quiet = true;
@@ -60,13 +63,15 @@ struct ConvertFixture {
       return absl::StrCat("decoded ", decoded, " bytes of JSON, generated ", json_bytes);
     if (s.outputs.size() != outputs)
       return absl::StrCat(s.outputs.size(), " outputs, expected ", outputs);
+    if (opts.tables != pipeline::TablesMode::kOff && ::access((opts.out_dir + "/tables.sqlite").c_str(), R_OK) != 0)
+      return "no tables.sqlite";
     return "";
   }
 };
 
-void BM_Convert(benchmark::State& state, bool gzip, int threads) {
+void BM_Convert(benchmark::State& state, bool gzip, int threads, pipeline::TablesMode tables) {
   const GeneratedInput& in = Input();
-  ConvertFixture f(in, gzip, threads);
+  ConvertFixture f(in, gzip, threads, tables);
   // Check before timing (this run also warms the page cache).
   if (std::string err = f.Check(pipeline::RunConvert(f.opts)); !err.empty()) {
     state.SkipWithError(err.c_str());
@@ -104,10 +109,18 @@ void RegisterConvert(const GeneratedInput& in) {
     for (int threads : {1, 2}) {
       std::string name =
           absl::StrCat("BM_Convert/", in.label, "/", gzip ? "gzip" : "json", "/threads:", threads);
-      benchmark::RegisterBenchmark(name.c_str(), BM_Convert, gzip, threads)
+      benchmark::RegisterBenchmark(name.c_str(), BM_Convert, gzip, threads, pipeline::TablesMode::kOff)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
+  }
+  // --tables: JSON input, 2 threads (what RESULTS.md compares).
+  for (auto [mode, label] : {std::pair{pipeline::TablesMode::kSummary, "summary"},
+                             std::pair{pipeline::TablesMode::kFull, "full"}}) {
+    std::string name = absl::StrCat("BM_Convert/", in.label, "/json/threads:2/tables:", label);
+    benchmark::RegisterBenchmark(name.c_str(), BM_Convert, false, 2, mode)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   }
 }
 

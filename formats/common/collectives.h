@@ -39,6 +39,7 @@ enum class CollectiveClass : uint8_t {
   kCpuWrapper = 3, // record_param_comms (used only without kCpuRecord)
 };
 
+
 // ClassifyCollectiveName: the class of an event named `name` (a sanitized
 // JSON string body), kNone for everything else.
 CollectiveClass ClassifyCollectiveName(std::string_view name);

@@ -30,6 +30,12 @@ std::optional<DropReason> DropReasonFromKey(std::string_view key) {
   return std::nullopt;
 }
 
+std::string GroupedCount(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
 uint64_t DropCounts::Of(DropKind kind) const {
   uint64_t t = 0;
   for (int k = 0; k < kNumDropReasons; ++k)

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace tracemill::formats {
@@ -66,6 +67,10 @@ DropKind DropReasonKind(DropReason r);
 // kBadTs), for readers of a manifest (the report); nullopt for a key this
 // version does not know (a manifest written by a newer tracemill).
 std::optional<DropReason> DropReasonFromKey(std::string_view key);
+
+// GroupedCount: `41920` -> "41,920" (how every count is shown to a person:
+// the terminal summary and the run report).
+std::string GroupedCount(uint64_t n);
 
 // DropCounts: one counter per reason.
 struct DropCounts {

@@ -534,6 +534,9 @@ TEST(ShardResume, SigtermMidWriteLeavesNoPartialFileAndResumeCompletes) {
   ASSERT_EQ(code, 143);
   EXPECT_FALSE(AnyTemporary(out)) << "a partial output was left behind";
   EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  EXPECT_EQ(ReadFile(out + ".stderr"),
+            "tracemill: interrupted (SIGTERM): no partial output left; rerun the same command with --resume to keep "
+            "the outputs already written\n");
   EXPECT_GE(JournalEntries(journal), 1u);
   EXPECT_LT(JournalEntries(journal), 4u);
   ExpectOnlyJournaledOutputs(out, journal);
@@ -554,6 +557,21 @@ TEST(ShardResume, SigtermMidWriteLeavesNoPartialFileAndResumeCompletes) {
   EXPECT_NE(m.find("\"resume\":{\"outputs_reused\":" + std::to_string(done_before)), std::string::npos) << m;
   EXPECT_EQ(Shell(kCheck + " valid " + out), 0);
   EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);
+}
+
+// Ctrl-C (SIGINT) says so, and how to resume, in one line (issue 21: it
+// exited 130 with no word).
+TEST(ShardResume, SigintSaysInterruptedAndHowToResume) {
+  std::string job = MakeBigJob();
+  std::string out = Fresh("big-int");
+  int code = InterruptMidWrite({"convert", job, "-o", out, "--group-by", "rank", "--threads", "1",
+                                "--debug-write-delay-ms", "25", "-q"},
+                               out, out + "/journal.jsonl", SIGINT);
+  ASSERT_EQ(code, 130);
+  EXPECT_FALSE(AnyTemporary(out));
+  EXPECT_EQ(ReadFile(out + ".stderr"),
+            "tracemill: interrupted (SIGINT): no partial output left; rerun the same command with --resume to keep "
+            "the outputs already written\n");
 }
 
 // SIGKILL cannot clean up: the temporary stays until the resumed run

@@ -176,7 +176,7 @@ TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounte
     CommandResult r = RunCommand(argv, tmp_.path());
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("File too large"));
-    EXPECT_THAT(r.err, HasSubstr("41821 events read, 2 written, 41819 dropped; 1 output in " + out +
+    EXPECT_THAT(r.err, HasSubstr("41,821 events read, 2 written, 41,819 dropped; 1 output in " + out +
                                  ", 1 could not be written ("));
     EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.json", "unranked.trace.json"}));
     EXPECT_TRUE(OutputsParse(out, tmp_.path()));
@@ -340,7 +340,7 @@ TEST_F(TracemillCliTest, ThreadsThatCannotStartAreNotAsked) {
   EXPECT_THAT(r.err, HasSubstr("tracemill: only 1 of 2 threads can start (ulimit -u or the cgroup's pids.max); "
                                "running with 1\n"));
   // 40,000 events and 1,819 memory counter samples derived from its `[memory]` instants.
-  EXPECT_THAT(r.err, HasSubstr("41819 events read, 41819 written, 0 dropped; 1 output in "));
+  EXPECT_THAT(r.err, HasSubstr("41,819 events read, 41,819 written, 0 dropped; 1 output in "));
   auto m = Manifest::Load(out + "/manifest.json");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->Int("/threads"), 1);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "formats/common/stats.h"
 #include "formats/common/time_window.h"
 #include "formats/common/ts_text.h"
 #include "pipeline/budget.h"
@@ -130,10 +131,27 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
   c->add_option("--debug-write-delay-ms", opts->debug_write_delay_ms,
                 "Sleep this long per 1,000 events written (tests of interrupted runs)")
       ->group("");
-  c->add_flag("-q,--quiet", opts->quiet, "No progress line and no per-input error lines");
+  c->add_flag("-q,--quiet", opts->quiet, "No progress line and no summary; error lines are kept");
   c->add_flag("-v,--verbose", opts->verbose, "Log threads, simdjson kernel and outputs");
   c->add_flag("--no-report", [opts](int64_t) { opts->write_report = false; },
               "Do not write OUTDIR/report.html (the HTML run report)");
+  c->add_option_function<std::string>(
+       "--tables",
+       [opts](const std::string& v) {
+         opts->tables = v == "summary" ? pipeline::TablesMode::kSummary : pipeline::TablesMode::kFull;
+       },
+       "Also write OUTDIR/tables.sqlite: system/framework/data-loader metrics (SageMaker "
+       "Debugger's PandasFrame), steps, phases per step, HTA's temporal and kernel breakdowns, "
+       "comm/comp overlap, idle time, inputs and outputs. `summary` leaves out the per-event "
+       "framework_metrics table (write --tables=full or put --tables after the inputs)")
+      ->expected(0, 1)
+      ->default_str("full")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v.empty() || v == "summary" || v == "full") return "";
+            return "takes summary or full, not `" + v + "` (before the inputs, write --tables=full)";
+          },
+          "summary|full"));
 }
 
 // Each Resolve* below turns checked flags into options. On a bad flag it
@@ -285,14 +303,11 @@ void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary&
   const InputCounts in = CountInputs(s, /*skip_other_shards=*/true);
   const FailedOutputs failed = CountFailedOutputs(s);
   const size_t written = s.outputs.size() - failed.count;
-  std::fprintf(stderr,
-               "tracemill: %zu input%s (%d with errors), %llu events read, %llu written, %llu "
-               "dropped; %zu output%s in %s%s (%.2f s)\n",
-               in.inputs, in.inputs == 1 ? "" : "s", in.with_errors,
-               static_cast<unsigned long long>(in.events_read),
-               static_cast<unsigned long long>(in.events_written),
-               static_cast<unsigned long long>(in.events_dropped), written, written == 1 ? "" : "s",
-               opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds);
+  using formats::GroupedCount;
+  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s events read, %s written, %s dropped; %zu output%s in %s%s (%.2f s)\n",
+               in.inputs, in.inputs == 1 ? "" : "s", in.with_errors, GroupedCount(in.events_read).c_str(),
+               GroupedCount(in.events_written).c_str(), GroupedCount(in.events_dropped).c_str(), written,
+               written == 1 ? "" : "s", opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds);
   for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill", s);
 }

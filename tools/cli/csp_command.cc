@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "formats/common/stats.h"
 #include "pipeline/options.h"
 #include "tools/cli/run_summary_lines.h"
 
@@ -55,13 +56,13 @@ void AddCspRunOptions(CLI::App* c, pipeline::CspOptions* opts, std::string* time
 void PrintCspSummary(const pipeline::CspOptions& opts, const pipeline::RunSummary& s) {
   const InputCounts in = CountInputs(s, /*skip_other_shards=*/false);
   const FailedOutputs failed = CountFailedOutputs(s);
+  using formats::GroupedCount;
   std::fprintf(stderr,
-               "tracemill csp: %zu inputs (%d with errors), %llu events read, %llu written, "
-               "%llu dropped or not displayed; %zu outputs in %s%s (%.2f s)\n",
-               in.inputs, in.with_errors, static_cast<unsigned long long>(in.events_read),
-               static_cast<unsigned long long>(in.events_written),
-               static_cast<unsigned long long>(in.events_dropped), s.outputs.size() - failed.count,
-               opts.timeline_path.c_str(), failed.note.c_str(), s.wall_seconds);
+               "tracemill csp: %zu inputs (%d with errors), %s events read, %s written, %s dropped or not displayed; "
+               "%zu outputs in %s%s (%.2f s)\n",
+               in.inputs, in.with_errors, GroupedCount(in.events_read).c_str(), GroupedCount(in.events_written).c_str(),
+               GroupedCount(in.events_dropped).c_str(), s.outputs.size() - failed.count, opts.timeline_path.c_str(),
+               failed.note.c_str(), s.wall_seconds);
   if (opts.verbose) PrintOutputLines("tracemill csp", s);
 }
 

@@ -1,0 +1,167 @@
+// `--tables` end to end (issue 23): input strings stay data, a full disk
+// leaves nothing partial, shards join to what one process writes, --resume
+// keeps the rows of outputs it does not redo, windows cut the tables as the
+// traces.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tables/tables_test_util.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TablesConvertTest : public ConvertTest {};
+
+// Names with quotes, `;`, SQL, a NUL and invalid UTF-8 are rows, never SQL.
+TEST_F(TablesConvertTest, HostileNamesAreData) {
+  const std::string in = tmp_.Join("hostile.json");
+  std::string text =
+      "{\"traceEvents\":["
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"p'); DROP TABLE steps;--\"}},"
+      "{\"ph\":\"X\",\"name\":\"a\\\"b'c; DROP TABLE framework_metrics;--\",\"cat\":\"x;y\",\"pid\":1,\"tid\":1,"
+      "\"ts\":100,\"dur\":5},"
+      "{\"ph\":\"X\",\"name\":\"nul\\u0000byte\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":5},"
+      "{\"ph\":\"X\",\"name\":\"op\xff\xfe" "end\",\"cat\":\"c\",\"pid\":1,\"tid\":1,\"ts\":120,\"dur\":5}]}";
+  WriteFileBytes(in, text);
+  Run r = Convert({in, "--tables=full", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = r.Output("tables.sqlite");
+  const Rows rows = Query(db, "SELECT framework_metric, category, process, dur_ns FROM framework_metrics ORDER BY start_ns");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1][0], "a\"b'c; DROP TABLE framework_metrics;--");
+  EXPECT_EQ(rows[1][1], "x;y");
+  EXPECT_EQ(rows[1][2], "p'); DROP TABLE steps;--");
+  EXPECT_EQ(rows[2][0], std::string("nul\0byte", 8));
+  EXPECT_EQ(rows[3][0], "op\xEF\xBF\xBD\xEF\xBF\xBD" "end");  // U+FFFD per invalid byte, as the traces
+  EXPECT_EQ(rows[1][3], "5000");
+  // Every table is still there.
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "13");
+  EXPECT_EQ(Query(db, "SELECT path FROM inputs")[1][0], in);
+}
+
+// A tables.sqlite that cannot be written (past `ulimit -f`, as a full disk)
+// is removed with its temporary and any earlier file of that name; the
+// manifest says why and the job exits 1; the traces are kept.
+TEST_F(TablesConvertTest, AFileSizeLimitLeavesNoPartialTables) {
+  const std::string prlimit = "/usr/bin/prlimit";
+  if (::access(prlimit.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << prlimit;
+  const std::string out = tmp_.Join("out");
+  ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+  WriteFileBytes(out + "/tables.sqlite", "an earlier run's");
+  // The traces are ~1.6 MB each, the full tables ~3 MB.
+  CommandResult r = RunCommand({prlimit, "--fsize=2000000", "--", TracemillBinary(), "convert",
+                                DataPath("hta/trace_filter"), "-o", out, "--tables=full", "-q"},
+                               tmp_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tables.sqlite"));
+  for (const auto& n : ListDir(out)) {
+    EXPECT_EQ(n.find("tables"), std::string::npos) << n;
+    EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+  }
+  auto m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Int("/exit_code"), 1);
+  EXPECT_EQ(m->Str("/tables/path"), "tables.sqlite");
+  EXPECT_THAT(m->Str("/tables/error"), HasSubstr("tables.sqlite"));
+  EXPECT_EQ(m->Int("/totals/events_written"), m->Int("/totals/events_read"));
+}
+
+// Two shards and `manifest merge` give the rows one process writes.
+TEST_F(TablesConvertTest, ShardsJoinToOneProcesssTables) {
+  Run whole = Convert({DataPath("hta/trace_filter"), "--tables=full", "-q"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const std::string out = tmp_.Join("sharded");
+  for (const char* shard : {"0/2", "1/2"}) {
+    CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=full", "-q",
+                                 "--shard", shard});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  CommandResult m = Tracemill({"manifest", "merge", out});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  for (const std::string sql :
+       {"SELECT * FROM temporal_breakdown ORDER BY input", "SELECT * FROM kernel_breakdown ORDER BY input, name",
+        "SELECT * FROM kernel_type_breakdown ORDER BY input, kernel_type",
+        "SELECT count(*), sum(dur_ns), sum(start_ns - 1682725897000000000) FROM framework_metrics", "SELECT * FROM steps ORDER BY input, step",
+        "SELECT input, path, output, events_written FROM inputs ORDER BY input", "SELECT * FROM outputs ORDER BY path"})
+    EXPECT_EQ(Query(out + "/tables.sqlite", sql), Query(whole.Output("tables.sqlite"), sql)) << sql;
+}
+
+// --resume keeps complete outputs and their inputs' rows (copied from the
+// earlier tables.sqlite, not read again).
+TEST_F(TablesConvertTest, ResumeKeepsTheRowsOfReusedOutputs) {
+  const std::string out = tmp_.Join("resumed");
+  CommandResult first = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=full", "-q"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string db = out + "/tables.sqlite";
+  const std::string sql = "SELECT * FROM temporal_breakdown ORDER BY input";
+  const std::string count = "SELECT count(*) FROM framework_metrics";
+  const Rows before = Query(db, sql), before_count = Query(db, count);
+  // One output removed: redone; the other reused.
+  ASSERT_EQ(::unlink((out + "/gpu1.trace.json").c_str()), 0);
+  CommandResult again = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=full", "--resume"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("1 outputs already complete"));
+  EXPECT_EQ(Query(db, sql), before);
+  EXPECT_EQ(Query(db, count), before_count);
+  EXPECT_EQ(Query(db, "SELECT reused FROM outputs ORDER BY path"),
+            (Rows{{"reused"}, {"1"}, {"0"}}));
+}
+
+// A window holds for the tables as for the traces: rows only of events
+// that overlap it, steps only in it.
+TEST_F(TablesConvertTest, WindowsCutTheTables) {
+  Run r = Convert({DataPath("hta/trace_filter"), "--tables=full", "-q", "--start", "1682725898300000", "--end",
+                   "1682725898400000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = r.Output("tables.sqlite");
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM framework_metrics WHERE start_ns > 1682725898400000000 OR "
+                      "start_ns + dur_ns < 1682725898300000000")[1][0],
+            "0");
+  EXPECT_GT(std::stoll(Query(db, "SELECT count(*) FROM framework_metrics")[1][0]), 300);
+  // Step 552 starts at 1682725898686653 us on rank 0: after the window.
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM steps WHERE start_ns > 1682725898400000000 OR "
+                      "end_ns < 1682725898300000000")[1][0],
+            "0");
+  EXPECT_GE(std::stoll(Query(db, "SELECT count(*) FROM steps")[1][0]), 1);
+  // The kernels in the window: kernel_time within the window's 100 ms.
+  for (const auto& row : Query(db, "SELECT kernel_time_ns FROM temporal_breakdown"))
+    if (row[0] != "kernel_time_ns") EXPECT_LE(std::stoll(row[0]), 200000000);
+}
+
+// `--tables` takes an optional mode: an input right after it is a usage
+// error that says how to write it, never silently a mode.
+TEST_F(TablesConvertTest, TablesBeforeAnInputIsAUsageError) {
+  CommandResult r = Tracemill({"convert", "--tables", DataPath("hta/trace_filter"), "-o", tmp_.Join("out")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--tables: takes summary or full"));
+  EXPECT_THAT(r.err, HasSubstr("write --tables=full"));
+}
+
+// The report draws the per-rank temporal breakdown from the manifest's
+// `tables.temporal_breakdown`, the same numbers as the table.
+TEST_F(TablesConvertTest, ReportDrawsTheTemporalBreakdown) {
+  Run r = Convert({DataPath("hta/trace_filter"), "--tables=summary", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.manifest, nullptr);
+  EXPECT_EQ(r.manifest->Str("/tables/mode"), "summary");
+  ASSERT_EQ(r.manifest->ArraySize("/tables/temporal_breakdown"), 2u);
+  EXPECT_EQ(r.manifest->Int("/tables/temporal_breakdown/0/kernel_ns"), 600058000);
+  EXPECT_EQ(r.manifest->Int("/tables/temporal_breakdown/1/idle_ns"), 328671000);
+  const std::string html = ReadFileBytes(r.Output("report.html"));
+  EXPECT_THAT(html, HasSubstr("<section id=\"breakdown\">"));
+  EXPECT_THAT(html, HasSubstr("rank 0: compute 106.252 ms (17.71%) of 600.058 ms kernel time"));
+  EXPECT_THAT(html, HasSubstr("rank 1: idle 328.671 ms (54.72%) of 600.674 ms kernel time"));
+  // `tracemill report` rebuilds the same page from the manifest alone.
+  ASSERT_EQ(::unlink(r.Output("report.html").c_str()), 0);
+  CommandResult again = Tracemill({"report", r.out_dir});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadFileBytes(r.Output("report.html")), html);
+}
+
+}  // namespace
+}  // namespace tracemill::testing

@@ -1,0 +1,163 @@
+// `--tables` against the reference libraries (issue 23): the numbers HTA and
+// SageMaker Debugger's PandasFrame compute for the same files, generated once
+// with the real libraries and committed (tests/data/tables/EXPECTED.md).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tables/tables_test_util.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::testing {
+namespace {
+
+double Num(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
+
+class TablesReferenceTest : public ConvertTest {
+ protected:
+  // Converts `inputs` with --tables and returns tables.sqlite's path.
+  std::string Tables(const std::vector<std::string>& inputs, const std::string& mode = "--tables=full") {
+    std::vector<std::string> args = inputs;
+    args.push_back(mode);
+    args.push_back("-q");
+    Run r = Convert(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.Output("tables.sqlite");
+  }
+
+  // Every HTA row of `csv` has our row of the same `keys` with the same
+  // `exact` columns (as doubles, ==) and `close` ones (relative 1e-9:
+  // HTA's float mean and stddev).
+  void ExpectRows(const std::string& db, const std::string& sql, const std::string& csv,
+                  const std::vector<std::string>& keys, const std::vector<std::string>& exact,
+                  const std::vector<std::string>& close) {
+    const Rows ours = Query(db, sql);
+    const Rows hta = ReadCsv(ExpectedPath(csv));
+    ASSERT_GT(hta.size(), 1u) << csv;
+    auto key_of = [&](const Rows& t, size_t i) {
+      std::string k;
+      for (const auto& c : keys) {
+        const std::string& v = t[i][static_cast<size_t>(Column(t, c))];
+        k += (c == "rank" ? std::to_string(static_cast<long long>(Num(v))) : v) + "|";
+      }
+      return k;
+    };
+    std::map<std::string, size_t> by_key;
+    for (size_t i = 1; i < ours.size(); ++i) by_key[key_of(ours, i)] = i;
+    for (size_t i = 1; i < hta.size(); ++i) {
+      const std::string k = key_of(hta, i);
+      auto it = by_key.find(k);
+      ASSERT_NE(it, by_key.end()) << csv << ": no row " << k;
+      for (const auto& c : exact)
+        EXPECT_EQ(Num(ours[it->second][static_cast<size_t>(Column(ours, c))]),
+                  Num(hta[i][static_cast<size_t>(Column(hta, c))]))
+            << csv << " " << k << " " << c;
+      for (const auto& c : close) {
+        const double a = Num(ours[it->second][static_cast<size_t>(Column(ours, c))]);
+        const double b = Num(hta[i][static_cast<size_t>(Column(hta, c))]);
+        EXPECT_NEAR(a, b, 1e-9 * std::max(1.0, std::abs(b))) << csv << " " << k << " " << c;
+      }
+    }
+  }
+
+  void ExpectHta(const std::string& db, const std::string& name) {
+    ExpectRows(db, "SELECT * FROM temporal_breakdown", "hta_" + name + "_temporal.csv", {"rank"},
+               {"idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)", "idle_time_pctg",
+                "compute_time_pctg", "non_compute_time_pctg"},
+               {});
+    ExpectRows(db, "SELECT * FROM kernel_breakdown", "hta_" + name + "_kernels.csv", {"rank", "kernel_type", "name"},
+               {"sum (us)", "max (us)", "min (us)"}, {"mean (us)", "stddev"});
+    ExpectRows(db, "SELECT * FROM kernel_type_breakdown WHERE input IS NULL", "hta_" + name + "_kernel_types.csv",
+               {"kernel_type"}, {"sum", "percentage"}, {});
+    // Every kernel row HTA has, and no other.
+    EXPECT_EQ(Query(db, "SELECT * FROM kernel_breakdown").size(),
+              ReadCsv(ExpectedPath("hta_" + name + "_kernels.csv")).size());
+  }
+};
+
+// HTA's 2-rank NCCL pair (its own test data): iteration filter on (several
+// ProfilerSteps), communication overlapping computation and memory.
+TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTraceFilterPair) {
+  const std::string db = Tables({DataPath("hta/trace_filter")});
+  ExpectHta(db, "trace_filter");
+  ExpectRows(db, "SELECT * FROM comm_comp_overlap", "hta_trace_filter_overlap.csv", {"rank"},
+             {"comp_comm_overlap_pctg"}, {});
+  const Rows t = Query(db, "SELECT rank, kernel_time_ns, idle_time_ns, hta_iteration_filter FROM temporal_breakdown "
+                           "ORDER BY rank");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[1], (std::vector<std::string>{"0", "600058000", "321378000", "1"}));
+  EXPECT_EQ(t[2], (std::vector<std::string>{"1", "600674000", "328671000", "1"}));
+}
+
+// One more real trace: the PyTorch TensorBoard plugin's ResNet-50 (older
+// Kineto category names `Kernel`, `Memcpy`, `Memset`; 7,580 device rows,
+// more than ten kernel names: HTA's "others" grouping).
+TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTensorBoardPluginTrace) {
+  const std::string db = Tables({DataPath("kineto-tb-plugin/resnet50_num_workers_0")}, "--tables=summary");
+  ExpectHta(db, "tb_plugin");
+  EXPECT_EQ(Query(db, "SELECT * FROM kernel_breakdown WHERE name = 'others'").size(), 2u);
+  // --tables summary: no per-event rows.
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM framework_metrics")[1][0], "0");
+}
+
+// PandasFrame's de-duplicated system metrics of smdebug's test folder.
+TEST_F(TablesReferenceTest, SystemMetricsArePandasFrames) {
+  const std::string db = Tables({DataPath("smdebug/test_traces")});
+  const Rows pf = ReadCsv(ExpectedPath("pf_test_traces_system.csv"));
+  const int64_t base = std::atoll(ReadFileBytes(ExpectedPath("pf_test_traces_start_time.txt")).c_str());
+  std::multiset<std::string> want, got;
+  for (size_t i = 1; i < pf.size(); ++i) {
+    const auto& r = pf[i];
+    want.insert(r[0] + "|" + std::to_string(std::atoll(r[1].c_str()) + base) + "|" + std::to_string(Num(r[2])) +
+                "|" + r[3] + "|" + r[4] + "|" + r[5] + "|" + r[6]);
+  }
+  const Rows ours = Query(db,
+                          "SELECT timestamp, timestamp_us, value, system_metric, dimension, nodeID, type "
+                          "FROM system_metrics");
+  for (size_t i = 1; i < ours.size(); ++i) {
+    auto r = ours[i];
+    // PandasFrame writes `2020-06-03T05:04:59:457089` (a colon before the
+    // µs, no zone); ours is ISO-8601 `2020-06-03T05:04:59.457089Z`.
+    std::string ts = r[0].substr(0, 19) + ":" + r[0].substr(20, 6);
+    got.insert(ts + "|" + r[1] + "|" + std::to_string(Num(r[2])) + "|" + r[3] + "|" + r[4] + "|" + r[5] + "|" + r[6]);
+  }
+  EXPECT_EQ(got.size(), 78u);
+  EXPECT_EQ(got, want);
+}
+
+// PandasFrame's de-duplicated framework metrics of two smdebug folders
+// (pid and tid aside: README, "Analysis tables").
+TEST_F(TablesReferenceTest, FrameworkMetricsArePandasFrames) {
+  for (const auto& [folder, name] : std::vector<std::pair<std::string, std::string>>{
+           {"smdebug/merge_traces", "merge_traces"}, {"smdebug/model_timeline_traces", "model_timeline"}}) {
+    SCOPED_TRACE(folder);
+    const std::string db = Tables({DataPath(folder)});
+    const Rows pf = ReadCsv(ExpectedPath("pf_" + name + "_framework.csv"));
+    const int64_t base = std::atoll(ReadFileBytes(ExpectedPath("pf_" + name + "_start_time.txt")).c_str());
+    std::set<std::string> want, got;
+    for (size_t i = 1; i < pf.size(); ++i) {
+      const auto& r = pf[i];
+      want.insert(r[0] + "|" + r[1] + "|" + std::to_string(std::atoll(r[2].c_str()) + base) + "|" +
+                  std::to_string(std::atoll(r[3].c_str()) + base) + "|" + r[6] + "|" + r[7] + "|" + r[8] + "|" + r[9] +
+                  "|" + r[10]);
+    }
+    const Rows ours = Query(db,
+                            "SELECT start_time, end_time, start_time_us, end_time_us, framework_metric, step, bytes, "
+                            "process, nodeID FROM framework_metrics");
+    for (size_t i = 1; i < ours.size(); ++i) {
+      auto r = ours[i];
+      auto pf_time = [](const std::string& iso) { return iso.substr(0, 19) + ":" + iso.substr(20, 6); };
+      got.insert(pf_time(r[0]) + "|" + pf_time(r[1]) + "|" + r[2] + "|" + r[3] + "|" + r[4] + "|" + r[5] + "|" + r[6] +
+                 "|" + r[7] + "|" + r[8]);
+    }
+    EXPECT_EQ(ours.size(), pf.size());
+    EXPECT_EQ(got, want);
+  }
+}
+
+}  // namespace
+}  // namespace tracemill::testing

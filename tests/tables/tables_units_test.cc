@@ -1,0 +1,53 @@
+// Building blocks of --tables (issue 23): ISO-8601 text, HTA's kernel types,
+// percent rounding and interval merge.
+#include "gtest/gtest.h"
+#include "pipeline/tables_hta.h"
+#include "pipeline/tables_text.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+std::string Iso(int64_t ns) {
+  char buf[48];
+  return std::string(buf, static_cast<size_t>(FormatIsoTime(ns, buf)));
+}
+
+TEST(TablesText, IsoTimeIsUtcWithMicroseconds) {
+  EXPECT_EQ(Iso(1591160699457089400), "2020-06-03T05:04:59.457089Z");
+  EXPECT_EQ(Iso(0), "1970-01-01T00:00:00.000000Z");
+  EXPECT_EQ(Iso(-1), "1969-12-31T23:59:59.999999Z");  // toward the past
+  EXPECT_EQ(Iso(951782400000000000), "2000-02-29T00:00:00.000000Z");
+  EXPECT_EQ(FloorDiv(-1, 1000), -1);
+  EXPECT_EQ(FloorDiv(1999, 1000), 1);
+}
+
+TEST(TablesHta, KernelTypesAreHtas) {
+  EXPECT_EQ(ClassifyKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), KernelType::kCommunication);
+  EXPECT_EQ(ClassifyKernel("void foo<ncclKernel>()"), KernelType::kCommunication);
+  EXPECT_EQ(ClassifyKernel("hipMemcpy"), KernelType::kCommunication);  // `^hip` is tested first
+  EXPECT_EQ(ClassifyKernel("Memcpy DtoD (Device -> Device)"), KernelType::kMemory);
+  EXPECT_EQ(ClassifyKernel("Memset (Device)"), KernelType::kMemory);
+  EXPECT_EQ(ClassifyKernel("ampere_sgemm_128x64_nn"), KernelType::kComputation);
+  EXPECT_EQ(ClassifyKernel("Event Sync"), KernelType::kOther);
+  EXPECT_EQ(ClassifyKernel("cudaLaunchKernel"), KernelType::kOther);
+  EXPECT_EQ(ClassifyKernel("x\nSync"), KernelType::kComputation);  // `.` stops at a newline
+}
+
+TEST(TablesHta, PercentRoundsHalfToEvenLikeNumpy) {
+  EXPECT_EQ(HtaPctg(321378, 600058), 53.56);
+  EXPECT_EQ(HtaPctg(1, 8), 12.5);
+  EXPECT_EQ(HtaPctg(56747, 551683, 1), 10.3);
+}
+
+TEST(TablesHta, IntervalsMergeWhenTheyTouch) {
+  IntervalUnion u;
+  u.Add(0, 10);
+  u.Add(10, 20);  // touches: one group
+  u.Add(5, 8);
+  u.Add(30, 35);
+  EXPECT_EQ(u.Busy(), 25);
+  EXPECT_EQ(u.Span(), 35);
+}
+
+}  // namespace
+}  // namespace tracemill::pipeline

@@ -1,0 +1,206 @@
+// Issue 21: what a user must know is said on the terminal and in the exit
+// status, not only in manifest.json. One test per case of the issue, made
+// small: the exact lines after the summary line, and the exit code.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A Kineto-like trace of one rank: `n` complete events from `ts_us` on, 10 µs
+// apart (a `world_size` of 0 leaves distributedInfo out).
+std::string Kineto(int rank, int world_size, long long ts_us, int n = 2) {
+  std::string events;
+  for (int k = 0; k < n; ++k)
+    absl::StrAppend(&events, k ? ",\n" : "", R"({"ph":"X","name":"op","pid":1,"tid":1,"ts":)", ts_us + 10 * k,
+                    R"(,"dur":5})");
+  const std::string dist =
+      world_size ? absl::StrCat(R"("distributedInfo":{"rank":)", rank, R"(,"world_size":)", world_size, "},") : "";
+  return absl::StrCat("{", dist, R"("traceEvents":[)", events, "]}\n");
+}
+
+// The lines after the summary line (the first), each without "tracemill: ".
+std::vector<std::string> NewsLines(const std::string& err) {
+  std::vector<std::string> lines;
+  size_t at = err.find('\n');
+  while (at != std::string::npos && at + 1 < err.size()) {
+    const size_t end = err.find('\n', at + 1);
+    std::string line = err.substr(at + 1, end - at - 1);
+    if (line.rfind("tracemill: ", 0) == 0) line = line.substr(11);
+    lines.push_back(line);
+    at = end;
+  }
+  return lines;
+}
+
+class TerminalNewsTest : public ConvertTest {
+ protected:
+  std::string Write(const std::string& rel, const std::string& text) {
+    const std::string path = tmp_.Join(rel);
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    WriteFileBytes(path, text);
+    return path;
+  }
+};
+
+// Seven text files and no trace: a usage error (it was exit 0, nothing
+// written, and a report saying "every input converted").
+TEST_F(TerminalNewsTest, AFolderWithNoTraceIsAUsageError) {
+  for (const char* name : {"a", "b", "c", "d", "e", "f", "g"}) Write(absl::StrCat("text/", name, ".txt"), "log line\n");
+  const std::string dir = tmp_.Join("text");
+  const std::string out = tmp_.Join("out");
+  CommandResult r = Tracemill({"convert", dir, "-o", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tracemill: no trace among the inputs (skipped: 7 not a trace (" + dir + "/a.txt, " + dir +
+                       "/b.txt, " + dir + "/c.txt and 4 more)): nothing written\n");
+  EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
+}
+
+// One rule for every kind of non-trace file: in a folder, skipped with a
+// note (config.json, an empty .json and [1,2,3] as a text file is); named on
+// the command line, an error. An empty file whose name gives a rank is a
+// rank that failed: rejected.
+TEST_F(TerminalNewsTest, NonTraceFilesAreSkippedInAFolderAndErrorsOnTheCommandLine) {
+  const std::string trace = Write("job/rank-0.json", Kineto(0, 0, 100));
+  const std::string config = Write("job/config.json", "{\"lr\": 0.1}\n");
+  const std::string empty = Write("job/empty.json", "");
+  const std::string numbers = Write("job/numbers.json", "[1,2,3]\n");
+  const std::string dir = tmp_.Join("job");
+  Run folder = Convert({dir});
+  EXPECT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_EQ(NewsLines(folder.err), (std::vector<std::string>{"skipped 3 files: 2 not a trace (" + config + ", " +
+                                                             numbers + "); 1 empty file (" + empty + ")"}));
+
+  Run named = Convert({trace, numbers});
+  EXPECT_EQ(named.exit_code, 3);
+  EXPECT_EQ(named.err.substr(0, named.err.find('\n') + 1),
+            "tracemill: " + numbers +
+                ": at byte 0: not a Trace Event Format file: no element of its array is an event object (input "
+                "rejected)\n");
+  EXPECT_THAT(named.err, HasSubstr("tracemill: rejected 1 input: 1 not a trace\n"));
+  ASSERT_NE(named.manifest, nullptr);
+  EXPECT_EQ(named.manifest->Int("/totals/events_written"), 2);
+
+  CommandResult alone = Tracemill({"convert", config, "-o", tmp_.Join("alone")});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_THAT(alone.err, HasSubstr("tracemill: no trace among the inputs (rejected: 1 not a trace (" + config +
+                                   ")): nothing written\n"));
+
+  Write("job/rank5.json", "");
+  Run failed_rank = Convert({dir});
+  EXPECT_EQ(failed_rank.exit_code, 3);
+  EXPECT_THAT(failed_rank.err, HasSubstr("tracemill: rejected 1 input: 1 empty\n"));
+}
+
+// Two rank-0 files of unrelated jobs (HTA's test folder, made small): world
+// sizes that disagree, spans months apart, one rank claimed twice. Each is
+// said once, naming the files; the output still holds both.
+TEST_F(TerminalNewsTest, UnrelatedJobsAreNamedOnTheTerminal) {
+  const std::string a = Write("hta/a/rank0.json", Kineto(0, 2, 1661203462000000));    // 2022-08-22 21:24:22
+  const std::string b = Write("hta/b/rank0.json", Kineto(0, 16, 1682725897000000));   // 2023-04-28 23:51:37
+  Run run = Convert({tmp_.Join("hta")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(NewsLines(run.err),
+            (std::vector<std::string>{
+                "warning: the inputs disagree on world_size, so they may come from different jobs: 2 (" + a +
+                    "); 16 (" + b + ")",
+                "warning: the inputs look like 2 different runs: their time spans do not overlap: 2022-08-22 "
+                "21:24:22 UTC (" + a + "); 2023-04-28 23:51:37 UTC (" + b + ")",
+                "warning: rank 0 is claimed by 2 inputs (" + a + ", " + b +
+                    "): each kept as a separate process of the same output"}));
+  ASSERT_NE(run.manifest, nullptr);
+  EXPECT_EQ(run.manifest->ArraySize("/notices"), 3u);
+  EXPECT_EQ(run.manifest->Int("/totals/events_written"), 4);
+}
+
+// Two runs of worker0 taken five minutes apart, in one folder.
+TEST_F(TerminalNewsTest, TwoRunsOfOneWorkerMinutesApart) {
+  const std::string first = Write("runs/run1/worker0.json", Kineto(0, 0, 1700000000000000));
+  const std::string second = Write("runs/run2/worker0.json", Kineto(0, 0, 1700000300000000));
+  Run run = Convert({tmp_.Join("runs")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(NewsLines(run.err),
+            (std::vector<std::string>{
+                "warning: the inputs look like 2 different runs: their time spans do not overlap: 2023-11-14 "
+                "22:13:20 UTC (" + first + "); 2023-11-14 22:18:20 UTC (" + second + ")",
+                "warning: rank 0 is claimed by 2 inputs (" + first + ", " + second +
+                    "): each kept as a separate process of the same output"}));
+}
+
+// Relative times (a trace without baseTimeNanoseconds) beside epoch times,
+// and an unranked input beside ranked ones.
+TEST_F(TerminalNewsTest, MixedTimeBasesAndUnrankedInputs) {
+  const std::string rel = Write("mixed/rank-0.json", Kineto(0, 0, 100));
+  const std::string abs = Write("mixed/rank-1.json", Kineto(1, 0, 1700000000000000));
+  const std::string odd = Write("mixed/host.json", Kineto(0, 0, 1700000000000000));
+  Run run = Convert({tmp_.Join("mixed")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(NewsLines(run.err),
+            (std::vector<std::string>{
+                "warning: mixed time bases: 1 input has times relative to their start (" + rel + "), 2 since the epoch (" +
+                    odd + ", " + abs + "): they are not on one time axis (see --time-offset)",
+                "warning: 1 input has no rank (" + odd +
+                    "): kept as unranked processes labelled by file name (see --rank-pattern)"}));
+  // A lone unranked input (a Horovod timeline) is what it is: no warning.
+  Run lone = Convert({odd});
+  EXPECT_EQ(NewsLines(lone.err), std::vector<std::string>{});
+}
+
+// A folder of Paddle CrossStackProfiler outputs (ts in ns where the Trace
+// Event Format has µs) lost 41,920 of 42,140 events with exit 0 and no word.
+// Made small: 120 of 150 events past the int64 ns range. More than half,
+// and at least 100: the input has errors (exit 3), and the cause is said.
+TEST_F(TerminalNewsTest, AnInputThatLostMostOfItsEventsHasErrors) {
+  std::string events;
+  for (int k = 0; k < 150; ++k)
+    absl::StrAppend(&events, k ? ",\n" : "", R"({"ph":"X","name":"op","pid":0,"tid":0,"ts":)",
+                    k < 120 ? 1700000000000040000 + k : 100 + k, R"(,"dur":1})");
+  const std::string csp = Write("csp/traceFile_0_0.json", absl::StrCat(R"({"traceEvents":[)", events, "]}\n"));
+  Run run = Convert({csp});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(NewsLines(run.err),
+            (std::vector<std::string>{
+                "dropped 120 events: bad_ts 120; bad_ts: `ts` is not a decimal number in the int64 ns range",
+                "1 input lost most of its events (counted as inputs with errors, exit 3): " + csp}));
+  ASSERT_NE(run.manifest, nullptr);
+  EXPECT_EQ(run.manifest->Str("/inputs/0/error/code"), "DATA_LOSS");
+  EXPECT_EQ(run.manifest->Int("/totals/events_lost"), 120);
+  EXPECT_EQ(run.manifest->Int("/totals/events_written"), 30);
+
+  // Three of four lost: more than half, but under 100: said, exit 0.
+  const std::string few = Write("csp/few.json", R"({"traceEvents":[{"ph":"X","name":"a","pid":0,"tid":0,"ts":1,"dur":1},
+{"ph":"X","name":"b","pid":0,"tid":0,"ts":"x","dur":1},{"ph":"X","name":"c","pid":0,"tid":0,"ts":1e300,"dur":1},
+{"ph":"X","name":"d","pid":0,"tid":0,"ts":1700000000000040000,"dur":1}]})");
+  Run small = Convert({few});
+  EXPECT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_EQ(NewsLines(small.err),
+            (std::vector<std::string>{"dropped 3 events: bad_ts 3; bad_ts: `ts` is not a decimal number in the int64 "
+                                      "ns range (3 in " + few + ")"}));
+}
+
+// smdebug's time-base records and repeated metadata are left out by design:
+// said as such, not as losses, exit 0.
+TEST_F(TerminalNewsTest, DropsByDesignAreNotLosses) {
+  Run run = Convert({DataPath("smdebug/model_timeline_traces")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(NewsLines(run.err),
+            (std::vector<std::string>{"left out on purpose, not lost: 12 events (time_base 8, duplicate_metadata 4)"}));
+  EXPECT_THAT(run.err, Not(HasSubstr("dropped 12")));
+  ASSERT_NE(run.manifest, nullptr);
+  EXPECT_EQ(run.manifest->Int("/totals/events_lost"), 0);
+  EXPECT_EQ(run.manifest->Int("/totals/events_left_out"), 12);
+}
+
+}  // namespace
+}  // namespace tracemill::testing
