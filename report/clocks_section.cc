@@ -21,8 +21,9 @@ void DomainRow(const ClockDomainModel& d, const std::string& reference, std::str
   absl::StrAppend(o, "<tr class=\"", d.applied ? "ok" : d.estimated ? "warn" : "none", "\"><td>");
   AppendHtmlEscaped(d.domain, o);
   absl::StrAppend(o, "</td><td class=\"n\">", d.probe_rank ? absl::StrCat(*d.probe_rank) : "", "</td><td class=\"n\">",
-                  FormatCount(d.collectives), "</td><td class=\"n\">", ref ? "reference" : d.estimated ? Offset(d.offset_ns) : "",
-                  "</td><td class=\"n\">", ref || !d.estimated ? "" : FormatCount(d.matched), "</td><td class=\"n\">",
+                  GroupedCount(d.collectives), "</td><td class=\"n\">",
+                  ref ? "reference" : d.estimated ? Offset(d.offset_ns) : "",
+                  "</td><td class=\"n\">", ref || !d.estimated ? "" : GroupedCount(d.matched), "</td><td class=\"n\">",
                   ref || !d.estimated ? "" : FormatShortDuration(d.spread_ns), "</td><td>",
                   d.applied ? "applied" : "not applied", "</td><td>");
   if (!d.via.empty() && !ref) {
@@ -58,9 +59,9 @@ void AppendClocksSection(const PageInput& in, std::string* o) {
   size_t applied = 0;
   for (const ClockDomainModel& d : c.domains) applied += d.applied && d.domain != c.reference;
   o->append("<section id=\"clocks\"><h2>Clocks</h2>\n<p class=\"note\" id=\"clocks-summary\">");
-  absl::StrAppend(o, "The inputs span ", FormatCount(c.domains.size()), " clock domains (nodes). ");
+  absl::StrAppend(o, "The inputs span ", GroupedCount(c.domains.size()), " clock domains (nodes). ");
   if (c.applied)
-    absl::StrAppend(o, "Offsets measured from matched collective operations were applied to ", FormatCount(applied),
+    absl::StrAppend(o, "Offsets measured from matched collective operations were applied to ", GroupedCount(applied),
                     " of them (--align-clocks ", c.mode, "): times below are on the clock of ");
   else
     absl::StrAppend(o, "No offset was applied (--align-clocks ", c.mode, "): times below are each node's own; "

@@ -106,7 +106,8 @@ void AppendHead(const RunModel& m, const Analysis& a, std::string* o) {
       "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n");
   o->append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
   absl::StrAppend(o, "<title>tracemill report: ", FormatSignedCount(a.ranks_seen),
-                  a.ranks_seen == 1 ? " rank" : " ranks", ", ", FormatCount(m.totals.inputs), m.totals.inputs == 1 ? " input" : " inputs", "</title>\n");
+                  a.ranks_seen == 1 ? " rank" : " ranks", ", ", GroupedCount(m.totals.inputs),
+                  m.totals.inputs == 1 ? " input" : " inputs", "</title>\n");
   absl::StrAppend(o, "<style>", kStyle, "</style>\n</head>\n<body>\n");
 }
 

@@ -37,7 +37,7 @@ std::string Decimal(uint64_t mag, int64_t unit_ns, int max_frac) {
   for (int i = 0; i < max_frac; ++i) pow *= 10;
   const unsigned __int128 unit = static_cast<uint64_t>(unit_ns);
   const unsigned __int128 q = (static_cast<unsigned __int128>(mag) * pow + unit / 2) / unit;
-  std::string s = FormatCount(static_cast<uint64_t>(q / pow));
+  std::string s = GroupedCount(static_cast<uint64_t>(q / pow));
   std::string f = absl::StrCat(static_cast<uint64_t>(q % pow));
   if (max_frac == 0 || q % pow == 0) return s;
   f.insert(0, static_cast<size_t>(max_frac) - f.size(), '0');
@@ -54,7 +54,7 @@ std::string LongDuration(uint64_t mag) {
     const uint64_t unit = static_cast<uint64_t>(kUnits[u].ns);
     if (s.empty() && mag < unit) continue;
     if (mag == 0) break;
-    absl::StrAppend(&s, s.empty() ? "" : " ", FormatCount(mag / unit), " ", kUnits[u].name);
+    absl::StrAppend(&s, s.empty() ? "" : " ", GroupedCount(mag / unit), " ", kUnits[u].name);
     mag %= unit;
   }
   if (mag) absl::StrAppend(&s, " ", Decimal(mag, kUnits[kSecondUnit].ns, 9), " s");
@@ -89,19 +89,9 @@ std::string HtmlEscape(std::string_view text) {
   return s;
 }
 
-std::string FormatCount(uint64_t n) {
-  std::string digits = absl::StrCat(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 std::string FormatSignedCount(int64_t n) {
-  if (n >= 0) return FormatCount(static_cast<uint64_t>(n));
-  return absl::StrCat("-", FormatCount(static_cast<uint64_t>(-(n + 1)) + 1));
+  if (n >= 0) return GroupedCount(static_cast<uint64_t>(n));
+  return absl::StrCat("-", GroupedCount(static_cast<uint64_t>(-(n + 1)) + 1));
 }
 
 std::string FormatFraction(int64_t part, int64_t whole) {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/common/stats.h"
+
 namespace tracemill::report {
 
 // AppendHtmlEscaped appends `text` (UTF-8) with `&`, `<`, `>`, `"` and `'`
@@ -18,8 +20,10 @@ namespace tracemill::report {
 void AppendHtmlEscaped(std::string_view text, std::string* out);
 std::string HtmlEscape(std::string_view text);
 
-// FormatCount: `9575` -> "9,575".
-std::string FormatCount(uint64_t n);
+// Counts are shown as formats::GroupedCount writes them (`9575` -> "9,575"),
+// as on the terminal: one number format for a person.
+using formats::GroupedCount;
+// FormatSignedCount: GroupedCount with a sign, `-9575` -> "-9,575".
 std::string FormatSignedCount(int64_t n);
 // FormatFraction: "1,999/2,000" (survivors of a round).
 std::string FormatFraction(int64_t part, int64_t whole);

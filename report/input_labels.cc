@@ -28,7 +28,8 @@ std::string RangeLabel(int64_t lo, int64_t hi) {
 
 std::string InputErrorReason(const InputModel& in) {
   std::string s = in.error_message;
-  if (!in.error_code.empty()) absl::StrAppend(&s, " (", in.error_code, ", at byte ", FormatCount(in.error_offset), ")");
+  if (!in.error_code.empty())
+    absl::StrAppend(&s, " (", in.error_code, ", at byte ", GroupedCount(in.error_offset), ")");
   return s;
 }
 

@@ -45,8 +45,8 @@ void PartRow(const PageInput& in, const PartModel& p, std::string* o) {
   o->append("</td><td>");
   if (p.span_ns)
     absl::StrAppend(o, RelativeTime(p.span_ns->first, in.t0_ns), " \xE2\x80\x93 ", RelativeTime(p.span_ns->second, in.t0_ns));
-  absl::StrAppend(o, "</td><td class=\"n\"></td><td class=\"n\" data-v=\"", p.events, "\">", FormatCount(p.events),
-                  "</td><td class=\"n\" data-v=\"", p.bytes, "\">", FormatCount(p.bytes), "</td><td></td></tr>\n");
+  absl::StrAppend(o, "</td><td class=\"n\"></td><td class=\"n\" data-v=\"", p.events, "\">", GroupedCount(p.events),
+                  "</td><td class=\"n\" data-v=\"", p.bytes, "\">", GroupedCount(p.bytes), "</td><td></td></tr>\n");
 }
 
 // One row of the stragglers table; `groups`: with the "of" column.
@@ -58,7 +58,7 @@ void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
     o->append("</td>");
   }
   const Straggler& top = s.slowest.front();
-  absl::StrAppend(o, "<td class=\"n\">", s.step, "</td><td class=\"n\">", FormatCount(s.participants),
+  absl::StrAppend(o, "<td class=\"n\">", s.step, "</td><td class=\"n\">", GroupedCount(s.participants),
                   "</td><td class=\"n\" data-v=\"", s.median_ns, "\">", FormatDuration(s.median_ns),
                   "</td><td class=\"who", s.straggler ? " slow\" title=\"straggler of this step" : "", "\">");
   AppendHtmlEscaped(top.label, o);
@@ -88,9 +88,9 @@ void InputTableRow(const InputModel& in, std::string* o) {
   AppendHtmlEscaped(in.format, o);
   size_t steps = in.timeline.steps.size();
   for (const auto& t : in.timeline.tracks) steps += t.rank ? 0 : t.steps.size();
-  absl::StrAppend(o, "</td><td>", FormatCount(in.bytes), "</td><td>", FormatCount(in.events_read), "</td><td>",
-                  FormatCount(in.events_written), "</td><td>", FormatCount(in.events_dropped), "</td><td>",
-                  FormatCount(steps),
+  absl::StrAppend(o, "</td><td>", GroupedCount(in.bytes), "</td><td>", GroupedCount(in.events_read), "</td><td>",
+                  GroupedCount(in.events_written), "</td><td>", GroupedCount(in.events_dropped), "</td><td>",
+                  GroupedCount(steps),
                   "</td><td>");
   AppendHtmlEscaped(in.output, o);
   o->append("</td><td>");
@@ -110,7 +110,7 @@ void InputLogEntry(const InputModel& in, std::string* body) {
   if (in.has_error) {
     absl::StrAppend(body, "<li class=\"e\">error (", in.rejected ? "rejected" : "damaged", ", ");
     AppendHtmlEscaped(in.error_code, body);
-    absl::StrAppend(body, " at byte ", FormatCount(in.error_offset), "): ");
+    absl::StrAppend(body, " at byte ", GroupedCount(in.error_offset), "): ");
     AppendHtmlEscaped(in.error_message, body);
     body->append("</li>");
   }
@@ -143,7 +143,7 @@ void DeadTable(const PageInput& in, std::string* o) {
   }
   o->append("</tbody></table></div>\n");
   if (a.dead.size() > kMaxDeadTableRows)
-    absl::StrAppend(o, "<p class=\"note\">", FormatCount(a.dead.size() - kMaxDeadTableRows),
+    absl::StrAppend(o, "<p class=\"note\">", GroupedCount(a.dead.size() - kMaxDeadTableRows),
                     " more dead entries are in manifest.json.</p>\n");
 }
 
@@ -154,11 +154,11 @@ void NotGivenNote(const Analysis& a, std::string* o) {
   for (size_t k = 0; k < a.not_given.size() && k < kMaxNotGivenRanges; ++k)
     absl::StrAppend(&ranges, k ? ", " : "", a.not_given[k].label);
   if (a.not_given.size() > kMaxNotGivenRanges)
-    absl::StrAppend(&ranges, " and ", FormatCount(a.not_given.size() - kMaxNotGivenRanges), " more ranges");
-  absl::StrAppend(o, "<p class=\"note\" id=\"not-given\">", FormatCount(a.not_given_ranks),
+    absl::StrAppend(&ranges, " and ", GroupedCount(a.not_given.size() - kMaxNotGivenRanges), " more ranges");
+  absl::StrAppend(o, "<p class=\"note\" id=\"not-given\">", GroupedCount(a.not_given_ranks),
                   a.not_given_ranks == 1 ? " rank is" : " ranks are", " not in the inputs (");
   AppendHtmlEscaped(ranges, o);
-  absl::StrAppend(o, "): world_size says ", FormatCount(a.world_size),
+  absl::StrAppend(o, "): world_size says ", GroupedCount(a.world_size),
                   " ranks and no input failed, so they were not given (a partial sample), not dead.</p>\n");
 }
 
@@ -197,11 +197,11 @@ void AppendStragglersTable(const PageInput& in, std::string* o) {
   absl::StrAppend(o, "<p class=\"note\" id=\"straggler-rule\">Per step, the three slowest ranks (or workers) and "
                   "how far their step lasted beyond the median of all that have the step. The slowest is the "
                   "step's straggler (orange, here and on the timeline) only when it is ", StragglerRule(), ": ",
-                  FormatCount(a.steps_with_straggler), " of ",
-                  FormatCount(a.stragglers.size() + a.straggler_steps_omitted), " steps have one.");
+                  GroupedCount(a.steps_with_straggler), " of ",
+                  GroupedCount(a.stragglers.size() + a.straggler_steps_omitted), " steps have one.");
   if (a.straggler_steps_omitted)
-    absl::StrAppend(o, " Only the ", FormatCount(a.stragglers.size()), " steps with the largest lag are listed; ",
-                    FormatCount(a.straggler_steps_omitted), " more are not.");
+    absl::StrAppend(o, " Only the ", GroupedCount(a.stragglers.size()), " steps with the largest lag are listed; ",
+                    GroupedCount(a.straggler_steps_omitted), " more are not.");
   o->append("</p>\n");
   bool groups = false;
   for (const StepStragglers& s : a.stragglers) groups |= !s.group.empty();
@@ -220,7 +220,7 @@ void AppendDeadTable(const PageInput& in, std::string* o) {
   if (a.dead.empty()) {
     o->append("<p class=\"note\">None: every rank the inputs name has an input that converted cleanly");
     if (a.world_size > 0 && a.missing_ranks == 0)
-      absl::StrAppend(o, ", and all ", FormatCount(a.world_size), " ranks of world_size are present");
+      absl::StrAppend(o, ", and all ", GroupedCount(a.world_size), " ranks of world_size are present");
     o->append(".</p>\n");
   } else {
     DeadTable(in, o);
@@ -252,10 +252,10 @@ void AppendOutputsTable(const PageInput& in, std::string* o) {
     o->append(out.error.empty() ? "<tr><td>" : "<tr class=\"dead\"><td>");
     if (out.error.empty() && out.parts.empty()) AppendLink(out.path, o);
     else AppendHtmlEscaped(out.path, o);
-    if (!out.parts.empty()) absl::StrAppend(o, " (", FormatCount(out.parts.size()), " time parts)");
-    absl::StrAppend(o, "</td><td>", RankList(out.ranks), "</td><td class=\"n\">", FormatCount(out.inputs),
-                    "</td><td class=\"n\" data-v=\"", out.events, "\">", FormatCount(out.events),
-                    "</td><td class=\"n\" data-v=\"", out.bytes, "\">", FormatCount(out.bytes), "</td><td>");
+    if (!out.parts.empty()) absl::StrAppend(o, " (", GroupedCount(out.parts.size()), " time parts)");
+    absl::StrAppend(o, "</td><td>", RankList(out.ranks), "</td><td class=\"n\">", GroupedCount(out.inputs),
+                    "</td><td class=\"n\" data-v=\"", out.events, "\">", GroupedCount(out.events),
+                    "</td><td class=\"n\" data-v=\"", out.bytes, "\">", GroupedCount(out.bytes), "</td><td>");
     if (out.error.empty()) {
       o->append("<span class=\"badge b-ok\">ok</span>");
     } else {
@@ -293,9 +293,9 @@ void AppendWarningLog(const PageInput& in, std::string* o) {
     o->append("<p class=\"note\">No warning and no error.</p></section>\n");
     return;
   }
-  absl::StrAppend(o, "<p class=\"note\">", FormatCount(listed), listed == 1 ? " file" : " files",
-                  " with warnings or errors; ", FormatCount(quiet), " without.");
-  if (listed > kMaxLogInputs) absl::StrAppend(o, " The first ", FormatCount(kMaxLogInputs), " are listed.");
+  absl::StrAppend(o, "<p class=\"note\">", GroupedCount(listed), listed == 1 ? " file" : " files",
+                  " with warnings or errors; ", GroupedCount(quiet), " without.");
+  if (listed > kMaxLogInputs) absl::StrAppend(o, " The first ", GroupedCount(kMaxLogInputs), " are listed.");
   o->append("</p>\n<div class=\"log\">\n");
   o->append(body);
   o->append("</div></section>\n");

@@ -12,7 +12,7 @@ namespace {
 
 // "1 input", "3 inputs" (the count with thousands separators).
 std::string Counted(uint64_t n, const char* noun) {
-  return absl::StrCat(FormatCount(n), " ", noun, n == 1 ? "" : "s");
+  return absl::StrCat(GroupedCount(n), " ", noun, n == 1 ? "" : "s");
 }
 
 uint64_t InputsNotSkipped(const Totals& t) {
@@ -41,7 +41,7 @@ RunBadge ConvertedBadge(const RunModel& m) {
 
 RunBadge InputErrorsBadge(const RunModel& m) {
   const Totals& t = m.totals;
-  std::string s = absl::StrCat(FormatCount(t.inputs_with_errors), " of ", Counted(InputsNotSkipped(t), "input"),
+  std::string s = absl::StrCat(GroupedCount(t.inputs_with_errors), " of ", Counted(InputsNotSkipped(t), "input"),
                                " with errors");
   if (t.events_written == 0) return {"b-err", absl::StrCat(s, ", nothing converted")};
   return {"b-warn", absl::StrCat(s, LostAndWarnings(m))};
@@ -50,7 +50,7 @@ RunBadge InputErrorsBadge(const RunModel& m) {
 RunBadge FailureBadge(const RunModel& m) {
   const size_t failed = FailedOutputs(m);
   if (failed == 0) return {"b-err", "internal error"};
-  return {"b-err", absl::StrCat(FormatCount(failed), " of ", Counted(m.outputs.size(), "output"),
+  return {"b-err", absl::StrCat(GroupedCount(failed), " of ", Counted(m.outputs.size(), "output"),
                                 " could not be written")};
 }
 
@@ -58,11 +58,11 @@ RunBadge FailureBadge(const RunModel& m) {
 // in part (damaged, or most events lost); see the log below."
 BannerLine InputErrorsLine(const Totals& t) {
   const uint64_t n = t.inputs_with_errors, rejected = std::min(t.inputs_rejected, n);
-  std::string s = absl::StrCat(FormatCount(n), " of ", Counted(InputsNotSkipped(t), "input"),
+  std::string s = absl::StrCat(GroupedCount(n), " of ", Counted(InputsNotSkipped(t), "input"),
                                n == 1 ? " has" : " have", " errors: ");
-  if (rejected) absl::StrAppend(&s, FormatCount(rejected), " rejected (nothing converted)", n > rejected ? "; " : "");
+  if (rejected) absl::StrAppend(&s, GroupedCount(rejected), " rejected (nothing converted)", n > rejected ? "; " : "");
   if (n > rejected)
-    absl::StrAppend(&s, FormatCount(n - rejected), " converted in part (damaged, or most events lost)");
+    absl::StrAppend(&s, GroupedCount(n - rejected), " converted in part (damaged, or most events lost)");
   s.append("; <a href=\"#log\">see the log below</a>.");
   return {true, std::move(s)};
 }
@@ -71,7 +71,7 @@ BannerLine InputErrorsLine(const Totals& t) {
 // most, bad_ts: `ts` is not a decimal number ..."
 BannerLine LostLine(const Totals& t) {
   const auto lost = DropsOfKind(t, formats::DropKind::kLoss);
-  std::string s = absl::StrCat(FormatCount(t.events_lost), " of ", Counted(t.events_read, "event"),
+  std::string s = absl::StrCat(GroupedCount(t.events_lost), " of ", Counted(t.events_read, "event"),
                                " lost (not in the outputs)");
   if (!lost.empty()) {
     absl::StrAppend(&s, ": ", ReasonList(lost));
@@ -106,7 +106,7 @@ std::vector<BannerLine> BannerLines(const RunModel& m) {
   std::vector<BannerLine> lines;
   if (m.totals.inputs_with_errors) lines.push_back(InputErrorsLine(m.totals));
   if (const size_t failed = FailedOutputs(m))
-    lines.push_back({true, absl::StrCat(FormatCount(failed), " of ", Counted(m.outputs.size(), "output"),
+    lines.push_back({true, absl::StrCat(GroupedCount(failed), " of ", Counted(m.outputs.size(), "output"),
                                         " could not be written (their events count as lost); see the Outputs "
                                         "table.")});
   if (m.totals.events_lost) lines.push_back(LostLine(m.totals));
@@ -126,7 +126,7 @@ std::vector<std::pair<std::string, uint64_t>> DropsOfKind(const Totals& t, forma
 
 std::string ReasonList(const std::vector<std::pair<std::string, uint64_t>>& drops) {
   std::string s;
-  for (const auto& [key, n] : drops) absl::StrAppend(&s, s.empty() ? "" : ", ", HtmlEscape(key), " ", FormatCount(n));
+  for (const auto& [key, n] : drops) absl::StrAppend(&s, s.empty() ? "" : ", ", HtmlEscape(key), " ", GroupedCount(n));
   return s;
 }
 
@@ -134,7 +134,8 @@ void AppendBanner(const PageInput& in, std::string* out) {
   const std::vector<BannerLine> lines = BannerLines(in.model);
   if (lines.empty()) return;
   out->append("<section class=\"banner\" id=\"notices\"><ul>\n");
-  for (const BannerLine& l : lines) absl::StrAppend(out, "<li class=\"", l.error ? "err" : "warn", "\">", l.html, "</li>\n");
+  for (const BannerLine& l : lines)
+    absl::StrAppend(out, "<li class=\"", l.error ? "err" : "warn", "\">", l.html, "</li>\n");
   out->append("</ul></section>\n");
 }
 

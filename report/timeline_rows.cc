@@ -55,7 +55,8 @@ Row MissingRow(const RowSources& src, RankRange r) {
   Row row;
   row.kind = RowKind::kMissing;
   row.label = RangeLabel(r.lo, r.hi);
-  row.detail = absl::StrCat(r.count(), r.hi > r.lo ? " ranks" : " rank", " without an input");
+  row.detail = absl::StrCat(GroupedCount(static_cast<uint64_t>(r.count())), r.hi > r.lo ? " ranks" : " rank",
+                            " without an input");
   row.node = r.lo / src.gpus_per_node;
   row.dead = src.missing_are_dead;
   row.dead_reason = absl::StrCat(row.dead ? "missing: " : "", MissingReason(r, src.world_size, row.dead));
@@ -101,7 +102,7 @@ Row NodeRow(const RowSources& src, int64_t node, const std::vector<size_t>& memb
   nr.node = node;
   const int64_t lo = *inputs[members.front()].rank, hi = *inputs[members.back()].rank;
   nr.detail =
-      absl::StrCat(FormatCount(members.size()), members.size() == 1 ? " input" : " inputs", ", ", RangeLabel(lo, hi));
+      absl::StrCat(GroupedCount(members.size()), members.size() == 1 ? " input" : " inputs", ", ", RangeLabel(lo, hi));
   std::map<int64_t, std::vector<InputStep>> steps;  // step -> (input, k)
   for (size_t i : members) {
     const InputModel& in = inputs[i];
@@ -227,7 +228,7 @@ void AddBounded(std::vector<RowWithLag> rows, std::string_view what, const Analy
   for (size_t k : keep) a->rows.push_back(std::move(rows[k].row));
   Row more;
   more.kind = RowKind::kMore;
-  more.label = absl::StrCat("\xE2\x80\xA6 ", FormatCount(rows.size() - keep.size()), " more ", AbslView(what));
+  more.label = absl::StrCat("\xE2\x80\xA6 ", GroupedCount(rows.size() - keep.size()), " more ", AbslView(what));
   more.detail = "not drawn: neither dead nor among the slowest (see the Inputs table)";
   a->rows.push_back(std::move(more));
 }
@@ -286,10 +287,10 @@ void AddRunEventLogRows(const RowSources& src, const AnalysisLimits& limits, Ana
 
 std::string MissingReason(RankRange r, int64_t world_size, bool dead) {
   if (!dead)
-    return absl::StrCat("not in the inputs: distributedInfo.world_size is ", FormatCount(world_size),
+    return absl::StrCat("not in the inputs: distributedInfo.world_size is ", GroupedCount(world_size),
                         " and no input failed");
   return absl::StrCat("no input for ", r.hi > r.lo ? "these ranks" : "this rank", "; distributedInfo.world_size is ",
-                      FormatCount(world_size), " and some inputs failed");
+                      GroupedCount(world_size), " and some inputs failed");
 }
 
 void AddTimelineRows(const RowSources& src, const std::vector<RankRange>& missing,

@@ -50,7 +50,7 @@ void AppendTimelineNote(const PageInput& in, std::string* o) {
   const Analysis& a = in.analysis;
   o->append("<p class=\"note\">");
   if (a.collapsed) {
-    absl::StrAppend(o, FormatCount(a.rank_inputs),
+    absl::StrAppend(o, GroupedCount(a.rank_inputs),
                     " ranks are too many to read one per row: one row per node (each step from the "
                     "node's earliest start to its latest end), plus a row of its own for every dead "
                     "rank and the slowest ranks. ");
@@ -256,7 +256,7 @@ class TimelineSvg {
     absl::StrAppend(&o_, "\nfrom ", RelativeTime(b.start_ns, t0_), " to ", RelativeTime(b.end_ns, t0_));
     if (b.survivors >= 0) absl::StrAppend(&o_, "\nsurvivors ", FormatFraction(b.survivors, b.total));
     if (row.kind == RowKind::kNode) {
-      absl::StrAppend(&o_, "\n", FormatCount(b.ranks), b.ranks == 1 ? " rank" : " ranks");
+      absl::StrAppend(&o_, "\n", GroupedCount(b.ranks), b.ranks == 1 ? " rank" : " ranks");
       if (b.median_ns >= 0) absl::StrAppend(&o_, ", node median ", FormatDuration(b.median_ns));
       if (!b.slowest_label.empty()) {
         o_.append("\nslowest: ");

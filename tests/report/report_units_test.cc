@@ -117,9 +117,14 @@ TEST(HtmlEscape, EscapesMarkupAndControls) {
 }
 
 TEST(Format, NumbersAreExact) {
-  EXPECT_EQ(report::FormatCount(9575), "9,575");
-  EXPECT_EQ(report::FormatCount(0), "0");
-  EXPECT_EQ(report::FormatCount(1234567), "1,234,567");
+  EXPECT_EQ(formats::GroupedCount(9575), "9,575");
+  EXPECT_EQ(formats::GroupedCount(0), "0");
+  EXPECT_EQ(formats::GroupedCount(999), "999");
+  EXPECT_EQ(formats::GroupedCount(1000), "1,000");
+  EXPECT_EQ(formats::GroupedCount(1234567), "1,234,567");
+  EXPECT_EQ(formats::GroupedCount(UINT64_MAX), "18,446,744,073,709,551,615");
+  EXPECT_EQ(report::FormatSignedCount(-9575), "-9,575");
+  EXPECT_EQ(report::FormatSignedCount(INT64_MIN), "-9,223,372,036,854,775,808");
   EXPECT_EQ(report::FormatBytes(999), "999 B");
   EXPECT_EQ(report::FormatBytes(244635), "244.6 kB");
   EXPECT_EQ(report::FormatBytes(41943040), "41.9 MB");
