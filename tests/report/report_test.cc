@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -136,7 +138,7 @@ TEST(ReportFailedAndMissing, DeadRowsStragglersAndNumbers) {
             "<section class=\"banner\" id=\"notices\"><ul>\n"
             "<li class=\"err\">2 of 5 inputs have errors: 1 rejected (nothing converted); 1 converted in part "
             "(damaged, or most events lost); <a href=\"#log\">see the log below</a>.</li>\n"
-            "<li class=\"err\">1 of 22 events lost (not in the outputs): truncated 1; the most, truncated: event "
+            "<li class=\"err\">1 of 26 events lost (not in the outputs): truncated 1; the most, truncated: event "
             "object cut off by the end of the input.</li>\n"
             "</ul></section>");
 
@@ -308,12 +310,13 @@ TEST(ReportMixedInputs, BannerBadgeAxisSpanAndNotGivenRanks) {
             absl::StrCat("<section class=\"banner\" id=\"notices\"><ul>\n"
                          "<li class=\"warn\">the inputs disagree on world_size, so they may come from different jobs: "
                          "2 (", epoch, ", ", rel, "); 8 (", other, ")</li>\n"
-                         "<li class=\"warn\">mixed time bases: 1 inputs have times relative to their start (", rel,
+                         "<li class=\"warn\">mixed time bases: 1 input has times relative to their start (", rel,
                          "), 2 since the epoch (", epoch, ", ", other,
                          "): they are not on one time axis (see --time-offset)</li>\n"
                          "<li class=\"warn\">the inputs look like 2 different runs: their time spans do not overlap: "
                          "2023-04-28 23:51:38 UTC (", epoch, "); 2023-07-28 08:00:00 UTC (", other, ")</li>\n"
                          "</ul></section>"));
+  EXPECT_LT(html.find("id=\"notices\""), html.find("id=\"summary\""));
   // The axis runs from the relative input's first event (0.12 ms) to the
   // other job's last (2023-07-28): 19,566 days, in days, never "+10000000 s".
   EXPECT_EQ(testing::AxisLabels(html),
@@ -330,6 +333,58 @@ TEST(ReportMixedInputs, BannerBadgeAxisSpanAndNotGivenRanks) {
   EXPECT_EQ(Card(html, "not-given"), "5");
   EXPECT_EQ(Count(html, "<rect class=\"absent\""), 2u);
   EXPECT_EQ(Count(html, "<rect class=\"miss\""), 0u);
+}
+
+// Issue 21: two runs of worker0 taken five minutes apart, in one folder
+// (tests/tools/terminal_news_test.cc says the same on the terminal). The
+// banner names both files twice (spans that do not overlap, rank 0 claimed
+// twice), the badge is not green, and the 5-minute axis is in minutes.
+TEST(ReportTwoRuns, BannerNamesBothRunsAndTheAxisIsInMinutes) {
+  const std::string in = testing::ScratchDir("-in");
+  const std::string out = testing::ScratchDir("-out");
+  const std::string first = in + "/run1/worker0.json", second = in + "/run2/worker0.json";
+  for (const auto& [path, ts] : {std::pair{first, "1700000000000000"}, std::pair{second, "1700000300000000"}}) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    testing::WriteText(path, absl::StrCat(R"({"traceEvents":[{"ph":"X","name":"op","pid":1,"tid":1,"ts":)", ts,
+                                          R"(,"dur":5}]})", "\n"));
+  }
+  auto s = testing::Convert({in}, out);
+  EXPECT_EQ(s.exit_code, 0);
+  const std::string html = ReadText(out + "/report.html");
+  EXPECT_EQ(Badge(html), "exit 0: converted, with warnings");
+  EXPECT_EQ(Section(html, "notices"),
+            absl::StrCat("<section class=\"banner\" id=\"notices\"><ul>\n"
+                         "<li class=\"warn\">the inputs look like 2 different runs: their time spans do not overlap: "
+                         "2023-11-14 22:13:20 UTC (", first, "); 2023-11-14 22:18:20 UTC (", second, ")</li>\n"
+                         "<li class=\"warn\">rank 0 is claimed by 2 inputs (", first, ", ", second,
+                         "): each kept as a separate process of the same output</li>\n"
+                         "</ul></section>"));
+  EXPECT_LT(html.find("id=\"notices\""), html.find("id=\"summary\""));
+  // 300.000005 s from the first event's start to the last one's end.
+  EXPECT_EQ(testing::AxisLabels(html),
+            (std::vector<std::string>{"0", "+1 min", "+2 min", "+3 min", "+4 min", "+5 min"}));
+  EXPECT_EQ(testing::CardText(html, "time-span"), "5 min");
+  EXPECT_EQ(Card(html, "time-span"), "300000005000");
+}
+
+// Issue 21: smdebug's time-base records and repeated metadata are left out
+// by design (12 events): a plain "left out on purpose" card, never red; no
+// event lost, no banner, a green badge.
+TEST(ReportDropsByDesign, LeftOutIsNotLost) {
+  const std::string out = testing::ScratchDir();
+  auto s = testing::Convert({testing::SourcePath("tests/data/smdebug/model_timeline_traces")}, out);
+  EXPECT_EQ(s.exit_code, 0);
+  const std::string html = ReadText(out + "/report.html");
+  EXPECT_EQ(Badge(html), "exit 0: every input converted");
+  EXPECT_EQ(Section(html, "notices"), "");
+  EXPECT_NE(html.find("<div class=\"card\" id=\"card-events-left-out\" data-value=\"12\"><div class=\"k\">left "
+                      "out on purpose</div><div class=\"v\">12</div><div class=\"d\">time_base 8, "
+                      "duplicate_metadata 4</div>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<div class=\"card\" id=\"card-events-lost\" data-value=\"0\"><div class=\"k\">events "
+                      "lost</div><div class=\"v\">0</div><div class=\"d\">none</div>"),
+            std::string::npos);
+  EXPECT_EQ(Count(html, "class=\"card bad\""), 0u);
 }
 
 // Issue 21: an input that lost most of its events (120 bad `ts` of 150) has
