@@ -61,6 +61,15 @@ std::string LongDuration(uint64_t mag) {
   return s;
 }
 
+// |part| / whole (whole > 0) in percent with two decimals, rounded half up,
+// in 128-bit to avoid overflow: "0.62%".
+std::string PercentDigits(int64_t part, int64_t whole) {
+  __int128 t = static_cast<__int128>(part) * 10000;
+  if (t < 0) t = -t;
+  const uint64_t v = static_cast<uint64_t>((t + whole / 2) / whole);
+  return absl::StrFormat("%d.%02d%%", v / 100, v % 100);
+}
+
 }  // namespace
 
 void AppendHtmlEscaped(std::string_view text, std::string* out) {
@@ -154,14 +163,12 @@ std::vector<AxisTick> AxisTicks(int64_t span_ns) {
 
 std::string FormatPercent(int64_t lag_ns, int64_t base_ns) {
   if (base_ns <= 0) return "";
-  // Hundredths of a percent, rounded half up, in 128-bit to avoid overflow.
-  __int128 t = static_cast<__int128>(lag_ns) * 10000;
-  bool neg = t < 0;
-  if (neg) t = -t;
-  __int128 hundredths = (t + base_ns / 2) / base_ns;
-  if (hundredths == 0 && lag_ns != 0) return neg ? "-0.00%" : "+0.00%";
-  uint64_t v = static_cast<uint64_t>(hundredths);
-  return absl::StrFormat("%s%d.%02d%%", neg ? "-" : "+", v / 100, v % 100);
+  return absl::StrCat(lag_ns < 0 ? "-" : "+", PercentDigits(lag_ns, base_ns));
+}
+
+std::string FormatShare(int64_t part, int64_t whole) {
+  if (whole <= 0) return "";
+  return absl::StrCat(part < 0 ? "-" : "", PercentDigits(part, whole));
 }
 
 std::string TruncateUtf8(std::string_view s, size_t max_bytes) {

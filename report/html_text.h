@@ -67,6 +67,10 @@ std::vector<AxisTick> AxisTicks(int64_t span_ns);
 // rounded half up: "+0.62%", "-0.05%", "+0.00%"; "" if base_ns <= 0.
 std::string FormatPercent(int64_t lag_ns, int64_t base_ns);
 
+// FormatShare: `part` of `whole` as FormatPercent writes it, without the
+// plus sign: `5356, 10000` -> "53.56%"; "" if whole <= 0.
+std::string FormatShare(int64_t part, int64_t whole);
+
 // TruncateUtf8: at most `max_bytes` bytes of `s`, cut on a character
 // boundary, with "…" appended if anything was cut.
 std::string TruncateUtf8(std::string_view s, size_t max_bytes);

@@ -90,8 +90,7 @@ void InputTableRow(const InputModel& in, std::string* o) {
   for (const auto& t : in.timeline.tracks) steps += t.rank ? 0 : t.steps.size();
   absl::StrAppend(o, "</td><td>", GroupedCount(in.bytes), "</td><td>", GroupedCount(in.events_read), "</td><td>",
                   GroupedCount(in.events_written), "</td><td>", GroupedCount(in.events_dropped), "</td><td>",
-                  GroupedCount(steps),
-                  "</td><td>");
+                  GroupedCount(steps), "</td><td>");
   AppendHtmlEscaped(in.output, o);
   o->append("</td><td>");
   if (in.skipped) o->append("skipped");

@@ -151,6 +151,12 @@ TEST(Format, NumbersAreExact) {
   EXPECT_EQ(report::FormatPercent(49000, 101000), "+48.51%");
   EXPECT_EQ(report::FormatPercent(-1, 1000000), "-0.00%");
   EXPECT_EQ(report::FormatPercent(1, 0), "");
+  EXPECT_EQ(report::FormatShare(5356, 10000), "53.56%");
+  EXPECT_EQ(report::FormatShare(1, 3), "33.33%");
+  EXPECT_EQ(report::FormatShare(2, 3), "66.67%");
+  EXPECT_EQ(report::FormatShare(0, 7), "0.00%");
+  EXPECT_EQ(report::FormatShare(INT64_MAX, INT64_MAX), "100.00%");
+  EXPECT_EQ(report::FormatShare(1, 0), "");
   EXPECT_EQ(report::TruncateUtf8("ab\xC2\xB7\xC2\xB7", 3), "ab\xE2\x80\xA6");
 }
 
