@@ -34,6 +34,7 @@ struct ConvertFixture {
     opts.tables = tables;
     opts.group_by = pipeline::GroupBy::kLocalGpu;
     opts.threads = threads;
+    opts.memory_limit = in.memory_limit;
     opts.quiet = true;
     events = in.events;
     json_bytes = in.json_bytes;

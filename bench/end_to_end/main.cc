@@ -4,10 +4,13 @@
 //
 //   bench_end_to_end [--ranks=8] [--events=50000] [--seed=1] [--tmpdir=DIR]
 //                    [--keep_input] [--gen_kineto=PATH] [--real[=A.json.gz,B.json]]
+//                    [--dense] [--memory_limit=MiB]
 //                    [Google Benchmark flags]
 //
 // --real: real Kineto traces replicated to --ranks ranks instead of
 // gen_kineto's synthetic ones (real_input.h; --events is then unused).
+// --dense: gen_kineto --dense (~210 bytes per event, as smdebug and Horovod
+// timelines). --memory_limit: convert's --memory-limit in MiB.
 //
 // The input is generated once per run by tools/gen_kineto (plain JSON and a
 // gzip copy of the same bytes) into a temporary directory under --tmpdir
@@ -83,6 +86,8 @@ int main(int argc, char** argv) {
     else if (TakeFlag(&argc, argv, &i, "keep_input", &v)) spec.keep = true;
     else if (TakeFlag(&argc, argv, &i, "gen_kineto", &v)) spec.gen_kineto = v;
     else if (TakeFlag(&argc, argv, &i, "real", &v)) spec.real = RealTemplates(v);
+    else if (TakeFlag(&argc, argv, &i, "dense", &v)) spec.dense = true;
+    else if (TakeFlag(&argc, argv, &i, "memory_limit", &v)) spec.memory_limit = std::stoull(v) << 20;
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
