@@ -62,8 +62,9 @@ bool TakeFlag(int* argc, char** argv, int* i, std::string_view name, std::string
 // --real=A,B: those files.
 std::vector<std::string> RealTemplates(const std::string& value) {
   if (value == "1") {
-    const std::string dir = std::string(TRACEMILL_SOURCE_DIR) + "/tests/data/kineto-tb-plugin/resnet50_num_workers_0/";
-    return {dir + "worker0.1623143089861.pt.trace.json.gz", dir + "worker0.1623143566756.pt.trace.json.gz"};
+    const std::string dir = std::string(TRACEMILL_SOURCE_DIR) + "/tests/data/kineto-tb-plugin/";
+    return {dir + "resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+            dir + "resnet50_run2/worker0.1623143566756.pt.trace.json.gz"};
   }
   return absl::StrSplit(value, ',', absl::SkipEmpty());
 }
