@@ -36,6 +36,7 @@ std::optional<std::string> StringArg(std::string_view rest, std::string_view key
 }
 
 bool Contains(std::string_view haystack, std::string_view needle) {
+  if (haystack.size() < needle.size()) return false;  // also an empty haystack's null data()
   return ::memmem(haystack.data(), haystack.size(), needle.data(), needle.size()) != nullptr;
 }
 

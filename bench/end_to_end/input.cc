@@ -1,5 +1,7 @@
 #include "bench/end_to_end/input.h"
 
+#include "bench/end_to_end/real_input.h"
+
 #include <simdjson.h>
 #include <stdlib.h>
 
@@ -24,7 +26,7 @@ bool RunGenerator(const InputSpec& s, const std::string& dir, bool gzip, uint64_
                   uint64_t* json_bytes, uint64_t* file_bytes) {
   std::string cmd = "'" + s.gen_kineto + "' --ranks " + std::to_string(s.ranks) + " --events " +
                     std::to_string(s.events) + " --seed " + std::to_string(s.seed) + " --out '" +
-                    dir + "'" + (gzip ? " --gzip" : "");
+                    dir + "'" + (gzip ? " --gzip" : "") + (s.dense ? " --dense" : "");
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) {
     std::fprintf(stderr, "bench: cannot run %s\n", cmd.c_str());
@@ -48,6 +50,20 @@ bool RunGenerator(const InputSpec& s, const std::string& dir, bool gzip, uint64_
   return true;
 }
 
+// The real-trace job: the templates replicated into both directories.
+bool GenerateReal(const InputSpec& spec, GeneratedInput* out) {
+  const RealSpec real{spec.real, spec.ranks};
+  RealOutput json, gz;
+  if (!ReplicateKineto(real, out->json_dir, false, &json) || !ReplicateKineto(real, out->gzip_dir, true, &gz))
+    return false;
+  out->label = "real" + std::to_string(spec.ranks) + "_resnet50";
+  out->real = true;
+  out->events = json.events;
+  out->json_bytes = json.json_bytes;
+  out->gzip_bytes = gz.file_bytes;
+  return json.events == gz.events && json.json_bytes == gz.json_bytes;
+}
+
 }  // namespace
 
 bool Generate(const InputSpec& spec, GeneratedInput* out) {
@@ -61,8 +77,10 @@ bool Generate(const InputSpec& spec, GeneratedInput* out) {
   out->json_dir = out->root + "/json";
   out->gzip_dir = out->root + "/gzip";
   out->ranks = spec.ranks;
+  out->memory_limit = spec.memory_limit;
+  if (!spec.real.empty()) return GenerateReal(spec, out);
   out->events_per_rank = spec.events;
-  out->label = SizeLabel(spec.ranks, spec.events);
+  out->label = SizeLabel(spec.ranks, spec.events) + (spec.dense ? "_dense" : "");
   uint64_t ev_json = 0, ev_gz = 0, bytes_json = 0, bytes_gz_json = 0, disk_json = 0, disk_gz = 0;
   if (!RunGenerator(spec, out->json_dir, false, &ev_json, &bytes_json, &disk_json) ||
       !RunGenerator(spec, out->gzip_dir, true, &ev_gz, &bytes_gz_json, &disk_gz))

@@ -4,6 +4,7 @@
 // directory (never into the repository) and removed at exit.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tracemill::bench {
 
@@ -14,6 +15,11 @@ struct InputSpec {
   std::string tmp_root;    // where the temporary directory goes ($TMPDIR, else /tmp)
   std::string gen_kineto;  // path of the generator binary
   bool keep = false;       // keep the directory (its path is printed)
+  // Real traces instead of gen_kineto's (issue 22): these Kineto files,
+  // replicated to `ranks` ranks (bench/end_to_end/real_input.h).
+  std::vector<std::string> real;
+  bool dense = false;  // gen_kineto --dense: ~210 bytes per event (issue 22)
+  uint64_t memory_limit = 0;  // convert's --memory-limit, bytes (0: its default)
 };
 
 struct GeneratedInput {
@@ -26,7 +32,9 @@ struct GeneratedInput {
   uint64_t json_bytes = 0;  // uncompressed input bytes (all files)
   uint64_t gzip_bytes = 0;  // on-disk bytes of the gzip copy
   int gpus_per_node = 8;
-  std::string label;        // "8x50k_events"
+  bool real = false;        // real traces replicated (real_input.h), not gen_kineto's
+  uint64_t memory_limit = 0;  // InputSpec::memory_limit
+  std::string label;        // "8x50k_events", "16x300k_events_dense", "real16_resnet50"
 };
 
 // Generate writes both copies of the input (or fails with a message on

@@ -3,7 +3,14 @@
 // (STYLE.md section 7; figures in bench/RESULTS.md).
 //
 //   bench_end_to_end [--ranks=8] [--events=50000] [--seed=1] [--tmpdir=DIR]
-//                    [--keep_input] [--gen_kineto=PATH] [Google Benchmark flags]
+//                    [--keep_input] [--gen_kineto=PATH] [--real[=A.json.gz,B.json]]
+//                    [--dense] [--memory_limit=MiB]
+//                    [Google Benchmark flags]
+//
+// --real: real Kineto traces replicated to --ranks ranks instead of
+// gen_kineto's synthetic ones (real_input.h; --events is then unused).
+// --dense: gen_kineto --dense (~210 bytes per event, as smdebug and Horovod
+// timelines). --memory_limit: convert's --memory-limit in MiB.
 //
 // The input is generated once per run by tools/gen_kineto (plain JSON and a
 // gzip copy of the same bytes) into a temporary directory under --tmpdir
@@ -16,8 +23,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "bench/end_to_end/input.h"
 #include "tracemill/version.h"
 
@@ -49,6 +58,17 @@ bool TakeFlag(int* argc, char** argv, int* i, std::string_view name, std::string
   return true;
 }
 
+// --real: the two ResNet-50 traces of tests/data/kineto-tb-plugin;
+// --real=A,B: those files.
+std::vector<std::string> RealTemplates(const std::string& value) {
+  if (value == "1") {
+    const std::string dir = std::string(TRACEMILL_SOURCE_DIR) + "/tests/data/kineto-tb-plugin/";
+    return {dir + "resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+            dir + "resnet50_run2/worker0.1623143566756.pt.trace.json.gz"};
+  }
+  return absl::StrSplit(value, ',', absl::SkipEmpty());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,6 +86,9 @@ int main(int argc, char** argv) {
     else if (TakeFlag(&argc, argv, &i, "tmpdir", &v)) spec.tmp_root = v;
     else if (TakeFlag(&argc, argv, &i, "keep_input", &v)) spec.keep = true;
     else if (TakeFlag(&argc, argv, &i, "gen_kineto", &v)) spec.gen_kineto = v;
+    else if (TakeFlag(&argc, argv, &i, "real", &v)) spec.real = RealTemplates(v);
+    else if (TakeFlag(&argc, argv, &i, "dense", &v)) spec.dense = true;
+    else if (TakeFlag(&argc, argv, &i, "memory_limit", &v)) spec.memory_limit = std::stoull(v) << 20;
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;

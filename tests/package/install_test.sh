@@ -24,7 +24,7 @@ diff -u "$work/expected.txt" "$work/installed.txt" || { echo "FAIL: installed fi
 
 # GNUInstallDirs layout, executable bits kept, nothing pointing into the build tree.
 [ -x "$prefix/bin/tracemill" ] || { echo "FAIL: bin/tracemill is not executable"; exit 1; }
-for f in slurm/submit.sh slurm/tracemill-array.sbatch slurm/tracemill-merge.sbatch; do
+for f in slurm/submit.sh slurm/tracemill-clocks.sbatch slurm/tracemill-array.sbatch slurm/tracemill-merge.sbatch; do
   [ -x "$prefix/share/doc/tracemill/examples/$f" ] || { echo "FAIL: examples/$f lost its executable bit"; exit 1; }
 done
 if readelf -d "$prefix/bin/tracemill" | grep -E 'RPATH|RUNPATH'; then

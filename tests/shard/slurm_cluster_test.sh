@@ -113,18 +113,22 @@ echo "cluster up in $(python3 -c "print(f'{$t_up - $t0:.2f}')") s"
 # arguments; the scripts themselves are used as they are.
 cd "$work/submit"
 export TRACEMILL=$bin
-array_id=$(sbatch --parsable --array=1-4 --cpus-per-task=1 --mem=256M --tmp=0 --time=5 \
-  "$src/cluster-examples/slurm/tracemill-array.sbatch" "$src/cluster-examples/sample-job" "$work/out")
+clocks_id=$(sbatch --parsable --cpus-per-task=1 --mem=256M --tmp=0 --time=5 \
+  "$src/cluster-examples/slurm/tracemill-clocks.sbatch" "$src/cluster-examples/sample-job" "$work/out")
+clocks_id=${clocks_id%%;*}
+array_id=$(sbatch --parsable --dependency=afterok:"$clocks_id" --array=1-4 --cpus-per-task=1 --mem=256M \
+  --tmp=0 --time=5 "$src/cluster-examples/slurm/tracemill-array.sbatch" "$src/cluster-examples/sample-job" \
+  "$work/out")
 array_id=${array_id%%;*}
 merge_id=$(sbatch --parsable --dependency=afterany:"$array_id" --mem=64M --time=5 \
   "$src/cluster-examples/slurm/tracemill-merge.sbatch" "$work/out")
 merge_id=${merge_id%%;*}
-echo "submitted array job $array_id and merge job $merge_id"
+echo "submitted clocks job $clocks_id, array job $array_id and merge job $merge_id"
 
 # Poll squeue (sbatch --wait polls slowly).
 done_=""
 for _ in $(seq 1200); do
-  if [ -z "$(squeue -h -j "$array_id,$merge_id" 2>/dev/null)" ]; then done_=1; break; fi
+  if [ -z "$(squeue -h -j "$clocks_id,$array_id,$merge_id" 2>/dev/null)" ]; then done_=1; break; fi
   sleep 0.1
 done
 [ -n "$done_" ] || fail "jobs still queued after 120 s: $(squeue 2>&1)"
@@ -135,6 +139,11 @@ t_done=$(date +%s.%N)
   grep -o 'JobId=[0-9]* \|ArrayTaskId=[0-9]*\|JobState=[A-Z_]*\|ExitCode=[0-9:]*' | paste -sd' ' || true
 array_jobs=$(scontrol -o show job "$array_id" 2>&1 || true)
 merge_job=$(scontrol -o show job "$merge_id" 2>&1 || true)
+clocks_job=$(scontrol -o show job "$clocks_id" 2>&1 || true)
+grep -q 'JobState=COMPLETED.*ExitCode=0:0' <<<"$clocks_job" || fail "the clocks job did not complete: $clocks_job"
+# The sample job is one node: one clock domain, no offsets (shards taking
+# offsets from clocks.json on several nodes: tests/pipeline/clock_alignment_test.cc).
+grep -q '"domains":\[\]' "$work/out/clocks.json" || fail "clocks.json: $(cat "$work/out/clocks.json" 2>&1)"
 n_ok=$(grep -c 'JobState=COMPLETED.*ExitCode=0:0' <<<"$array_jobs" || true)
 [ "$n_ok" -eq 4 ] || fail "expected 4 completed array tasks, got $n_ok: $array_jobs"
 grep -q 'JobState=COMPLETED.*ExitCode=0:0' <<<"$merge_job" || fail "the merge job did not complete: $merge_job"

@@ -1,7 +1,7 @@
 // gen_kineto: writes synthetic Kineto-like (PyTorch profiler) rank files for
 // benchmarks, seeded and deterministic.
 //
-//   gen_kineto --ranks N --events M --seed S --out DIR [--gzip] [--gpus-per-node 8]
+//   gen_kineto --ranks N --events M --seed S --out DIR [--gzip] [--gpus-per-node 8] [--dense]
 //
 // Each rank r gets DIR/rank<r>.pt.trace.json (or .json.gz, one gzip member)
 // in Kineto's JSON Object Format, laid out the way libkineto's
@@ -97,6 +97,30 @@ bool WriteAll(const std::string& path, const char* data, size_t size, std::strin
   return true;
 }
 
+// Minify: `json` without whitespace outside strings (--dense). The
+// generator's strings hold no escaped quotes other than `\"`.
+void Minify(std::string* json) {
+  size_t o = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json->size(); ++i) {
+    const char ch = (*json)[i];
+    if (in_string) {
+      if (ch == '\\') {
+        (*json)[o++] = ch;
+        (*json)[o++] = (*json)[++i];
+        continue;
+      }
+      in_string = ch != '"';
+    } else if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
+      continue;
+    } else {
+      in_string = ch == '"';
+    }
+    (*json)[o++] = ch;
+  }
+  json->resize(o);
+}
+
 struct Totals {
   std::atomic<uint64_t> json_bytes{0};
   std::atomic<uint64_t> file_bytes{0};
@@ -113,6 +137,7 @@ void Worker(const Config& c, std::atomic<int>* next, Totals* totals) {
     const int r = next->fetch_add(1);
     if (r >= c.ranks) break;
     RankWriter(c, r, &sections).Build(&json);
+    if (c.dense) Minify(&json);
     std::string path = c.out + "/rank" + std::to_string(r) + ".pt.trace.json";
     const char* data = json.data();
     size_t size = json.size();
@@ -161,6 +186,9 @@ void AddFlags(CLI::App* app, Config* c) {
                   "J: each collective kernel's end is its true end + a uniform whole-µs jitter in [-J, J] "
                   "(with --clock-offsets-us; default 2)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  app->add_flag("--dense", c->dense,
+                "About 210 bytes per event, as smdebug and Horovod timelines: no shapes or call stacks "
+                "(record_shapes 0), no whitespace outside strings");
   app->add_flag("--collective-seq", c->sync.seq,
                 "Write Kineto's \"Seq\" (the instance number in its process group) on collective kernels "
                 "(with --clock-offsets-us)");

@@ -107,13 +107,17 @@ void RankWriter::CpuOpEvent(int th, std::string_view cat, std::string_view name,
   }
   o << ", \"Ev Idx\": ";
   o.Int(ev_idx_++);
-  if (shapes) ShapeArgs(o);
+  // --dense writes them into a scratch buffer: the random stream, and so
+  // every other event, stays that of the default layout.
+  Out& extra = c_.dense ? dense_scratch_ : o;
+  if (shapes) ShapeArgs(extra);
   if (th == 0 && cat == "cpu_op") {
-    o << ", \"Call stack\": \"";
+    extra << ", \"Call stack\": \"";
     const uint32_t frames = 3 + rng_.Below(5);
-    for (uint32_t i = 0; i < frames; ++i) o << rng_.Pick(kFrames) << ';';
-    o << "/workspace/train.py(268): main;train.py(301): <module>\"";
+    for (uint32_t i = 0; i < frames; ++i) extra << rng_.Pick(kFrames) << ';';
+    extra << "/workspace/train.py(268): main;train.py(301): <module>\"";
   }
+  dense_scratch_.str().clear();
   EndEvent(o);
 }
 

@@ -22,7 +22,7 @@ void RankWriter::Header(Out* o) {
   }
   *o << "  ],\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ";
   o->Int(rank_) << ", \"world_size\": ";
-  o->Int(c_.ranks) << "},\n  \"record_shapes\": 1,\n  \"traceEvents\": [\n";
+  o->Int(c_.ranks) << "},\n  \"record_shapes\": " << (c_.dense ? "0" : "1") << ",\n  \"traceEvents\": [\n";
 }
 
 void RankWriter::Meta(Out& o, std::string_view name, std::string_view pid, int64_t tid, std::string_view key,

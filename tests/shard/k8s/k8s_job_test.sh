@@ -27,7 +27,8 @@ if ! cmp -s "$here/package-lock.json" "$work/node_modules/.installed-lock.json" 
   cp "$here/package-lock.json" "$work/node_modules/.installed-lock.json"
 fi
 
-node "$work/validate_and_render.js" "$examples/tracemill-job.yaml" "$examples/tracemill-merge-job.yaml" \
+node "$work/validate_and_render.js" "$examples/tracemill-clocks-job.yaml" "$examples/tracemill-job.yaml" \
+  "$examples/tracemill-merge-job.yaml" \
   >"$work/pods.jsonl"
 echo "rendered $(wc -l <"$work/pods.jsonl") pods"
 
@@ -78,11 +79,16 @@ def run(pod):
     if p.returncode != 0:
         sys.exit(f"FAIL: pod {name} exited {p.returncode}")
 
-for pod in pods:  # the convert pods (any order would do), then the merge pod
+# The clocks pod, the convert pods (any order would do), then the merge pod.
+for pod in pods:
+    if pod["job"] == "tracemill-clocks":
+        run(pod)
+assert os.path.exists(f"{work}/pv/out/clocks.json"), "the clocks Job wrote no clocks.json"
+for pod in pods:
     if pod["index"] is not None:
         run(pod)
 for pod in pods:
-    if pod["index"] is None:
+    if pod["index"] is None and pod["job"] != "tracemill-clocks":
         run(pod)
 PY
 

@@ -1,7 +1,7 @@
 // Validates cluster-examples/kubernetes offline and renders what each pod
 // would run.
 //
-//   node validate_and_render.js tracemill-job.yaml tracemill-merge-job.yaml
+//   node validate_and_render.js tracemill-clocks-job.yaml tracemill-job.yaml tracemill-merge-job.yaml
 //
 // 1. Every document is a batch/v1 Job that passes kubernetes-models' schema
 //    validation, and has no field unknown to the API (the schema allows
