@@ -359,6 +359,21 @@ bool GetRows(dom::object o, const char* k, size_t width, std::vector<std::vector
 
 }  // namespace
 
+// LoadedDomainInRange: what a clocks file says of one domain can be used
+// as is: its shift and times in +-kMaxAbsTimeNs (so that adding a shift to
+// a time cannot overflow int64), its ops' keys in its key list. A damaged or
+// edited file fails here and the probes are decoded instead.
+bool ClockAlignment::LoadedDomainInRange(const Domain& d, const std::vector<std::vector<int64_t>>& ops) {
+  if (!formats::InTimeRange(d.offset.shift_ns)) return false;
+  for (const auto& r : ops)
+    if (r[2] < 0 || static_cast<uint64_t>(r[2]) >= d.loaded_digest.keys.size() || !formats::InTimeRange(r[0]) ||
+        !formats::InTimeRange(r[1]))
+      return false;
+  for (const formats::StepSpan& st : d.loaded_steps)
+    if (!formats::InTimeRange(st.start_ns) || !formats::InTimeRange(st.end_ns)) return false;
+  return true;
+}
+
 bool ClockAlignment::LoadSolution(const std::string& path, const std::string& fingerprint, std::string* note) {
   if (!considered_) return false;
   simdjson::padded_string text;
@@ -409,7 +424,19 @@ bool ClockAlignment::LoadSolution(const std::string& path, const std::string& fi
     }
     for (auto& r : ops) d.loaded_digest.ops.push_back(formats::CollectiveOp{r[0], r[1], static_cast<uint32_t>(r[2]), r[3]});
     for (auto& r : steps) d.loaded_steps.push_back(formats::StepSpan{r[0], r[1], r[2]});
+    if (!LoadedDomainInRange(d, ops)) {
+      *note = absl::StrCat(path, " is damaged: the probes are decoded here");
+      return false;
+    }
     loaded.push_back(std::move(d));
+  }
+  // Indices between domains, checked once all are read.
+  bool indices_ok = reference >= -1 && reference < static_cast<int64_t>(loaded.size());
+  for (const Domain& d : loaded)
+    indices_ok = indices_ok && d.offset.via >= -1 && d.offset.via < static_cast<int>(loaded.size());
+  if (!indices_ok) {
+    *note = absl::StrCat(path, " is damaged: the probes are decoded here");
+    return false;
   }
   warnings_.clear();
   dom::array warnings;

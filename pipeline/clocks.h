@@ -114,6 +114,9 @@ class ClockAlignment {
     formats::CollectiveDigest loaded_digest;
     std::vector<formats::StepSpan> loaded_steps;
   };
+  // LoadedDomainInRange: a domain read from a clocks file (with its `ops`
+  // rows) has times and a shift in +-kMaxAbsTimeNs and keys in range.
+  static bool LoadedDomainInRange(const Domain& d, const std::vector<std::vector<int64_t>>& ops);
   // Note: one line saying how input `r` got its shift, or why none.
   std::string Note(const Domain& d, size_t index_of_r) const;
   void Check(InputRecord& r, const Domain& d);

@@ -35,7 +35,7 @@ namespace {
 uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip, bool* uncertain) {
   *is_gzip = false;
   *uncertain = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer
   if (fd < 0) return file_bytes;
   unsigned char head[2] = {0, 0};
   uint64_t est = file_bytes;
@@ -77,7 +77,7 @@ std::unique_ptr<merge::SortedRun> DecodeSmdebugNode(InputRecord& r, DecodeWorker
 // that shrank or changed while it was read.
 bool DecodeMapped(InputRecord& r, DecodeWorker& w, const RankMatcher& ranks, uint64_t max_inflated_bytes,
                   const DecodeOptions& o, std::unique_ptr<merge::SortedRun>* run) {
-  const int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer
   if (fd < 0) return false;
   struct stat st;
   formats::MappedInput mapped;
@@ -112,7 +112,8 @@ std::unique_ptr<merge::SortedRun> ReadAndDecode(InputRecord& r, DecodeWorker& w,
   if (!r.files.empty()) return DecodeSmdebugNode(r, w, ranks, max_inflated_bytes, o);
   std::unique_ptr<merge::SortedRun> run;
   if (DecodeMapped(r, w, ranks, max_inflated_bytes, o, &run)) return run;
-  if (absl::Status s = formats::ReadWholeFile(r.path, simdjson::SIMDJSON_PADDING, &w.file); !s.ok()) {
+  if (absl::Status s = formats::ReadWholeFile(r.path, simdjson::SIMDJSON_PADDING, &w.file, max_inflated_bytes);
+      !s.ok()) {
     r.status = s;
     r.rejected = true;
     return nullptr;

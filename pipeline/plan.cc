@@ -66,7 +66,7 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
     }
     return p;
   }
-  int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer
   if (fd < 0) return p;
   struct stat st;
   bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);

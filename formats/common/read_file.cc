@@ -7,14 +7,19 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "absl/strings/str_cat.h"
+
 namespace tracemill::formats {
 
-absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out, size_t max_bytes) {
+  // O_NONBLOCK: open(2) of a FIFO would wait for a writer forever; reads
+  // then block again (a writer's data is waited for, none reads as EOF).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
     return absl::ErrnoToStatus(e, "cannot open");
   }
+  if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   struct stat st;
   size_t size = 0;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) size = static_cast<size_t>(st.st_size);
@@ -34,6 +39,13 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
     }
     if (n == 0) break;
     out->Resize(old + static_cast<size_t>(n));
+    if (out->size() > max_bytes) {
+      ::close(fd);
+      out->Clear();
+      return absl::ResourceExhaustedError(
+          absl::StrCat("holds more than ", max_bytes >> 20, " MiB, more than the memory limit allows (a pipe or "
+                       "device is read whole; raise --memory-limit or convert a file)"));
+    }
   }
   ::close(fd);
   return absl::OkStatus();

@@ -3,6 +3,7 @@
 // past its end for parsers that read ahead (simdjson's SIMDJSON_PADDING).
 // Large local inputs of `convert` are mapped instead (mapped_input.h).
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,8 +14,13 @@ namespace tracemill::formats {
 // ReadWholeFile replaces the contents of `out` with the file at `path`
 // (one read(2) for a regular file, +1 byte to see EOF without growing;
 // pipes and devices grow the buffer), leaving at least `padding` bytes of
-// capacity past the data. Errors: the errno of open(2) ("cannot open") or
-// read(2) ("cannot read") as a Status; `out` is then empty.
-absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out);
+// capacity past the data. A FIFO is opened without waiting for a writer
+// (none: it reads as empty). Errors: the errno of open(2) ("cannot open")
+// or read(2) ("cannot read") as a Status; ResourceExhausted when the file
+// holds more than `max_bytes` (a pipe or device such as /dev/zero never
+// ends: the read stops there instead of growing past the memory limit);
+// `out` is then empty.
+absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out,
+                           size_t max_bytes = SIZE_MAX);
 
 }  // namespace tracemill::formats

@@ -256,5 +256,36 @@ TEST_F(ClockAlignmentTest, ShardsApplyTheSameOffsets) {
   }
 }
 
+// A damaged clocks.json (an index out of range, a shift past +-2^62 ns) is
+// said and ignored: the probes are decoded and the outputs are those of a
+// run without it (it crashed: tracemill convert exited 139).
+TEST_F(ClockAlignmentTest, DamagedClocksFileIsIgnored) {
+  const std::string job = MakeJob("job", {"--nodes", "3", "--offsets-us", "0,-700,2100", "--collectives", "60"});
+  Run one = Convert({job, "--group-by", "rank"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {"\"reference\":0", "\"reference\":5"},
+      {"\"via\":0", "\"via\":7"},
+      {"\"shift_ns\":0", "\"shift_ns\":9223372036854775807"}};
+  for (const auto& [from, to] : edits) {
+    SCOPED_TRACE(to);
+    const std::string out = tmp_.Join("damaged-" + std::to_string(&from - &edits[0].first));
+    CommandResult c = Tracemill({"clocks", job, "-o", out, "--group-by", "rank"});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    std::string text = ReadFileBytes(out + "/clocks.json");
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, from.size(), to);
+    WriteFileBytes(out + "/clocks.json", text);
+    CommandResult s = Tracemill({"convert", job, "-o", out, "--group-by", "rank"});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_NE(s.err.find(out + "/clocks.json is damaged: the probes are decoded here"), std::string::npos) << s.err;
+    for (const std::string& name : ListDir(one.out_dir)) {
+      if (name.find(".trace.json") == std::string::npos) continue;
+      EXPECT_EQ(ReadFileBytes(out + "/" + name), ReadFileBytes(one.Output(name))) << name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tracemill::testing

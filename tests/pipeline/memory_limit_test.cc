@@ -165,6 +165,31 @@ TEST_F(MemoryLimitTest, GzipTooLargeForTheBudgetNamesALimitThatWorks) {
 }
 
 // -o and --tmp-dir that cannot be used are usage errors before any input is read.
+// A pipe or device is read whole, never past the decode budget: /dev/zero
+// ended no run (2.3 GB after 20 s under --memory-limit 64M) before it was
+// capped. A FIFO without a writer reads as empty (open(2) used to wait for
+// a writer forever).
+TEST_F(MemoryLimitTest, EndlessDeviceIsRejectedAtTheBudget) {
+  Run run = Convert({"/dev/zero", "--memory-limit", "64M"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("tracemill: /dev/zero: at byte 0: holds more than 12 MiB, more than the memory limit "
+                         "allows (a pipe or device is read whole; raise --memory-limit or convert a file) "
+                         "(input rejected)"),
+            std::string::npos)
+      << run.err;
+  ASSERT_TRUE(run.manifest);
+  EXPECT_EQ(run.manifest->Int("/totals/inputs_rejected"), 1);
+}
+
+TEST_F(MemoryLimitTest, FifoWithoutAWriterReadsAsEmpty) {
+  const std::string fifo = tmp_.Join("rank0.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  Run run = Convert({fifo});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find(fifo + ": at byte 0: empty input: no JSON document (input rejected)"), std::string::npos)
+      << run.err;
+}
+
 TEST_F(MemoryLimitTest, UnusableOutputOrTmpDirIsAUsageError) {
   WriteFileBytes(tmp_.Join("afile"), "x");
   CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("out"),
