@@ -101,7 +101,7 @@ void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, co
     r.rejected = true;
     return;
   }
-  if (r.from_directory && r.status.ok() && plain) {
+  if (Skippable(r, ranks) && plain) {  // rank1.json holding "hello" is a rank that failed
     r.skipped = true;
     r.warnings.push_back(absl::StrCat("skipped: not a trace (first bytes: ", HeadBytes(data), ")"));
     return;

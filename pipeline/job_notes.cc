@@ -132,7 +132,10 @@ void WorldSizeNotice(const std::vector<const InputRecord*>& inputs, std::vector<
     if (r->world_size) by_size[*r->world_size].push_back(r->path);
   if (by_size.size() < 2) return;
   std::string s;
-  for (const auto& [size, files] : by_size) absl::StrAppend(&s, s.empty() ? "" : "; ", size, " (", Files(files), ")");
+  size_t listed = 0;
+  for (const auto& [size, files] : by_size)
+    if (listed++ < kNamed) absl::StrAppend(&s, s.empty() ? "" : "; ", size, " (", Files(files), ")");
+  if (by_size.size() > kNamed) absl::StrAppend(&s, "; and ", by_size.size() - kNamed, " more sizes");
   notices->push_back(absl::StrCat("the inputs disagree on world_size, so they may come from different jobs: ", s));
 }
 

@@ -668,6 +668,40 @@ TEST_F(InputRulesTest, DuplicateRankKeepsBothAndWarns) {
             fb.events + ft.events - fb.by_ph["M"] - ft.by_ph["M"]);
 }
 
+// Many inputs claiming one rank: each warning names at most three others
+// (3,000 claimants made each name the 2,999 others: a 416 MB manifest).
+TEST_F(InputRulesTest, DuplicateRankWarningNamesAtMostThree) {
+  const std::string dir = tmp_.Join("dup");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  for (int i = 0; i < 6; ++i)
+    WriteFileBytes(dir + "/f" + std::to_string(i) + ".json",
+                   "{\"distributedInfo\":{\"rank\":0},\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,"
+                   "\"tid\":1,\"ts\":" + std::to_string(1700000000000000 + i) + ",\"dur\":1}]}");
+  Run run = Convert({dir});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_NE(run.manifest, nullptr);
+  const int f0 = run.manifest->InputIndex("f0.json");
+  EXPECT_THAT(run.manifest->Json(Manifest::InputPointer(f0, "/warnings")),
+              HasSubstr("rank 0 is also claimed by " + dir + "/f1.json, " + dir + "/f2.json, " + dir +
+                        "/f3.json and 2 more; each kept as a separate process"));
+}
+
+// A file whose name gives a rank is a rank that failed when it holds no
+// trace, whatever it holds: "hello" in rank1.json was skipped (exit 0).
+TEST_F(InputRulesTest, RankNamedFileHoldingNoTraceIsRejected) {
+  const std::string dir = tmp_.Join("job");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  WriteFileBytes(dir + "/rank0.json",
+                 "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1700000000000000,\"dur\":1}]");
+  WriteFileBytes(dir + "/rank1.json", "hello\n");
+  WriteFileBytes(dir + "/notes.txt", "hello\n");
+  Run run = Convert({dir});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_THAT(run.err, HasSubstr(dir + "/rank1.json: at byte 0: unrecognized format (first bytes: 68 65 6c 6c 6f "
+                                 "0a) (input rejected)"));
+  EXPECT_THAT(run.err, HasSubstr("skipped 1 file: 1 not a trace (" + dir + "/notes.txt)"));
+}
+
 TEST_F(InputRulesTest, StringPidsCollidingAcrossRanksGetDistinctPids) {
   Run run = Convert({Rule("string_pids_across_ranks"), "--group-by", "all"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
