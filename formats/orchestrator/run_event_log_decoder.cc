@@ -355,14 +355,16 @@ class LogDecoding {
     }
     ++recognized_;
     auto time_ns = ParseSecondsToNanos(NumberText(f.time));
-    if (!time_ns) {
+    // Times live in +-kMaxAbsTimeNs, as every other format's (ts_text.h):
+    // INT64_MAX wrapped under --relative-time.
+    if (!time_ns || !InTimeRange(*time_ns)) {
       report_.dropped.Add(DropReason::kBadTs);
       return std::nullopt;
     }
     std::optional<int64_t> dur_ns;
     if (!f.dur.empty() && f.dur != "null") {
       dur_ns = ParseSecondsToNanos(NumberText(f.dur));
-      if (!dur_ns || *dur_ns < 0 || (*time_ns < 0 && *dur_ns > *time_ns - INT64_MIN)) {
+      if (!dur_ns || *dur_ns < 0 || !InTimeRange(*dur_ns) || !InTimeRange(*time_ns - *dur_ns)) {
         report_.dropped.Add(DropReason::kBadDur);
         return std::nullopt;
       }

@@ -133,6 +133,21 @@ TEST(RunEventLogDecoder, BadLinesAreCountedAndTheRestKept) {
   EXPECT_EQ(Rest(d.data->events[1]), R"("args":{"duration_s":0.5,"norm":"NaN"})");
 }
 
+// Times past +-2^62 ns are bad timestamps, as in every other format
+// (INT64_MAX was kept and wrapped under --relative-time); 2^62 - 1 ns fits.
+TEST(RunEventLogDecoder, TimesPastTheRangeAreBadTimestamps) {
+  Decoded d = Decode(
+      "{\"time\": -9223372036.854775808, \"kind\": \"x\", \"rank\": 1}\n"
+      "{\"time\": 9223372036.854775807, \"kind\": \"y\", \"rank\": 1}\n"
+      "{\"time\": 4611686018.427387903, \"kind\": \"z\", \"rank\": 1}\n"
+      "{\"time\": -1, \"kind\": \"w\", \"rank\": 1, \"data\": {\"duration_s\": 4611686018.427387903}}\n");
+  EXPECT_EQ(d.report.events_read, 4u);
+  EXPECT_EQ(d.report.dropped[formats::DropReason::kBadTs], 2u);
+  EXPECT_EQ(d.report.dropped[formats::DropReason::kBadDur], 1u);
+  ASSERT_EQ(d.data->events.size(), 1u);
+  EXPECT_EQ(d.data->events[0].ts_ns, 4611686018427387903);
+}
+
 TEST(RunEventLogDecoder, NotARunEventLog) {
   Decoded d = Decode("{\"a\": 1}\n{\"b\": 2}\n");
   EXPECT_TRUE(absl::IsInvalidArgument(d.report.status)) << d.report.status;
