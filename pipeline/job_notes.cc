@@ -53,8 +53,8 @@ std::string RejectionKind(const InputRecord& r) {
       return "unreadable";
     case absl::StatusCode::kFailedPrecondition:
       return "placed in another output";
-    default:
-      return std::string(absl::StatusCodeToString(r.status.code()));
+    default:  // ELOOP (a symlink loop) and other errno without a code of their own
+      return "unreadable";
   }
 }
 
@@ -274,7 +274,7 @@ std::vector<std::string> SummaryLines(const RunSummary& s) {
   if (!mostly_lost.empty())
     lines.push_back(
         absl::StrCat(mostly_lost.size(), mostly_lost.size() == 1 ? " input lost most of its" : " inputs lost most of their",
-                     " events (counted as inputs with errors, exit 3): ", Files(mostly_lost)));
+                     " events (counted as inputs with errors): ", Files(mostly_lost)));
   for (const std::string& n : s.notices) lines.push_back(absl::StrCat("warning: ", n));
   return lines;
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
@@ -84,7 +85,11 @@ bool FinishTables(ConvertContext& cx, const ResumeState& resume, TablesCollector
     ::unlink(TablesPath(cx).c_str());
     member.append(",\"error\":");
     formats::AppendJsonString(StdView(st.message()), &member);
-    if (error.empty()) cx.job.Say(absl::StrCat("cannot write ", TablesPath(cx), ": ", st.message()));
+    // The writer's messages name the file already ("cannot write PATH: ...").
+    if (error.empty())
+      cx.job.Say(absl::StartsWith(st.message(), "cannot write ")
+                     ? std::string(st.message())
+                     : absl::StrCat("cannot write ", TablesPath(cx), ": ", st.message()));
   }
   member.append("}");
   s.extra_members += member;

@@ -172,7 +172,7 @@ TEST_F(TerminalNewsTest, AnInputThatLostMostOfItsEventsHasErrors) {
   EXPECT_EQ(NewsLines(run.err),
             (std::vector<std::string>{
                 "dropped 120 events: bad_ts 120; bad_ts: `ts` is not a decimal number in the int64 ns range",
-                "1 input lost most of its events (counted as inputs with errors, exit 3): " + csp}));
+                "1 input lost most of its events (counted as inputs with errors): " + csp}));
   ASSERT_NE(run.manifest, nullptr);
   EXPECT_EQ(run.manifest->Str("/inputs/0/error/code"), "DATA_LOSS");
   EXPECT_EQ(run.manifest->Int("/totals/events_lost"), 120);

@@ -316,7 +316,10 @@ void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary&
 void PrintClocksSummary(const ConvertOptions& opts, const pipeline::RunSummary& s) {
   std::fprintf(stderr, "tracemill clocks: %zu probe%s decoded; %s -> %s/%s (%.2f s)\n", s.inputs.size(),
                s.inputs.size() == 1 ? "" : "s",
-               s.clocks_json.empty() ? "one clock domain, nothing to align" : "offsets solved", opts.out_dir.c_str(),
+               opts.align_clocks == pipeline::AlignClocks::kOff ? "--align-clocks off, nothing solved"
+               : s.clocks_json.empty()                           ? "one clock domain, nothing to align"
+                                                                 : "offsets solved",
+               opts.out_dir.c_str(),
                pipeline::kClocksFileName, s.wall_seconds);
 }
 
