@@ -259,7 +259,8 @@ void CheckCycles(const std::vector<ClockDomain>& domains, const MatchOptions& op
     const std::string why = absl::StrCat("contradicts ", domains[d].name, " vs ", domains[d2].name, ": measured ",
                                          e.offset_ns / 1000, " us apart, ", predicted / 1000,
                                          " us through the reference");
-    sol->warnings.push_back(absl::StrCat("clock offsets ", why, "; neither is applied"));
+    sol->warnings.push_back(
+        absl::StrCat("clock offsets ", why, "; neither is confident (--align-clocks auto applies neither, on both)"));
     for (DomainOffset* o : {&x, &y}) {
       o->confident = false;
       o->note = why;
