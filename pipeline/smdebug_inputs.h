@@ -25,6 +25,10 @@
 
 namespace tracemill::pipeline {
 
+// SmdebugJobRoot: the job folder of a layout path, what precedes
+// `<folder>/` (`folder`: "framework" or "system"); else the file's folder.
+std::string SmdebugJobRoot(std::string_view path, std::string_view folder);
+
 // GroupSmdebugInputs replaces, in `records` (files in path order, as
 // ExpandInputs lists them), the smdebug framework timelines and the
 // system-metrics files under `system/` by one record per (job folder, node,
