@@ -1,41 +1,33 @@
 #include "pipeline/follow/window_plan.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/follow/duration.h"
+#include "pipeline/tables_text.h"
 
 namespace tracemill::pipeline::follow {
 namespace {
 
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-// UtcText: `ns` as YYYYMMDDTHHMMSS[.ffffff]Z; `round_up`: to the next µs.
+// UtcText: `ns` as YYYYMMDDTHHMMSS[.ffffff]Z (FormatIsoTime without its
+// separators); `round_up`: to the next µs.
 std::string UtcText(int64_t ns, bool micros, bool round_up) {
-  int64_t us = FloorDiv(ns, 1000);
-  if (round_up && us * 1000 != ns) ++us;
-  const int64_t sec = FloorDiv(us, 1'000'000);
-  const int64_t frac = us - sec * 1'000'000;
-  const time_t t = static_cast<time_t>(sec);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d%02d%02dT%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec);
-  std::string out = buf;
-  if (micros) {
-    std::snprintf(buf, sizeof(buf), ".%06lld", static_cast<long long>(frac));
-    out += buf;
+  if (round_up && ns % 1000 != 0) ns = (FloorDiv(ns, 1000) + 1) * 1000;
+  char iso[48];
+  const int n = FormatIsoTime(ns, iso);  // 2020-06-03T05:04:59.457089Z
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    if (iso[i] == '-' || iso[i] == ':') continue;
+    if (iso[i] == '.' && !micros) {
+      while (i + 1 < n && iso[i + 1] != 'Z') ++i;
+      continue;
+    }
+    out.push_back(iso[i]);
   }
-  return out + "Z";
+  return out;
 }
 
 }  // namespace
