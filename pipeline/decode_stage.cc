@@ -67,7 +67,7 @@ std::unique_ptr<merge::SortedRun> DecodeSmdebugNode(InputRecord& r, DecodeWorker
     if (!g.status.ok() && w.inflated.size() == 0) return g.status;
     return std::make_pair(w.inflated.view(), w.inflated.capacity());
   };
-  return SortDecoded(r, DecodeSmdebugGroup(r, read, &formats::TefDecoderOf(w.decoders), o.settings.low_gpu_threshold),
+  return SortDecoded(r, DecodeSmdebugGroup(r, read, &formats::TefDecoderOf(w.decoders), o.settings),
                      ranks, o);
 }
 

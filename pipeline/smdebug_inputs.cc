@@ -141,12 +141,15 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
 
 std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const ReadMember& read,
                                                        formats::TefDecoder* tef,
-                                                       double low_gpu_threshold) {
+                                                       const formats::DecodeSettings& settings) {
   formats::TraceBuilder builder;
   const bool sys = r.smdebug_kind == static_cast<int>(SmdebugFileKind::kSystemMetrics);
   std::optional<formats::SystemMetricsDecoder> metrics;
   std::optional<formats::FrameworkNodeDecoder> framework;
-  if (sys) metrics.emplace(&builder, low_gpu_threshold);
+  if (sys) {
+    metrics.emplace(&builder, settings.low_gpu_threshold);
+    metrics->CutSlicesAt(settings.low_gpu_cuts_ns);
+  }
   else framework.emplace(r.node, &builder);
   r.format = sys ? "smdebug_system_metrics" : r.smdebug_kind == static_cast<int>(SmdebugFileKind::kTfProfilerTrace)
                                                   ? "smdebug_tf_profiler"

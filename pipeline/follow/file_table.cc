@@ -277,7 +277,7 @@ void FileTable::Settle(int64_t now_ns, bool flush) {
       if (!flush && !Unchanged(&f, now_ns)) continue;  // written while probed: look again
     }
     if (f.probe.result == FileProbe::Result::kComplete) {
-      if (next_start != kNoTime) f.hint_ns = next_start - 1;
+      if (next_start != kNoTime) f.hint_ns = next_start;  // its events start before the next file
       MakeReady(&f, now_ns);
     } else if (flush || grace_over) {
       if (f.probe.result == FileProbe::Result::kIncomplete) {

@@ -226,6 +226,9 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
   }
   planner_.Written(w, table_);
   if (!w.window.late) follow::PointLatest(opts_.out_dir, w.window.name);
+  // --tables: each window's convert wrote its rows into the window's own
+  // tables.sqlite. Rows appended to one job-wide file would be added here,
+  // from out.summary and the window's file.
   cumulative_.Add(w.window, out.summary, out.events);
   Refresh("following");
   const size_t n = w.files.size();
@@ -239,10 +242,12 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
 }
 
 bool FollowLoop::WriteReadyWindows(bool flush) {
-  while (auto w = planner_.Next(table_, SteadyNowNs(), flush)) {
+  // After a SIGINT/SIGTERM no window is started (the one in progress was finished).
+  while (!formats::PendingInterrupt()) {
+    auto w = planner_.Next(table_, SteadyNowNs(), flush);
+    if (!w) break;
     if (!WriteOne(*w)) return false;
     SayNotes();
-    if (formats::PendingInterrupt()) return true;
   }
   SayNotes();
   return true;
@@ -267,6 +272,7 @@ int FollowLoop::Run() {
     table_.Scan(change, &watcher_, now);
     table_.Settle(now, false);
     SayNotes();
+    if (const int sig = formats::PendingInterrupt()) return Interrupted(sig);
     const int64_t idle_since = std::max(table_.last_activity_ns(), start_ns_);
     if (table_.JobEnded()) stop = "the job's end markers";
     else if (fo_.idle_timeout_ns > 0 && now - idle_since >= fo_.idle_timeout_ns)

@@ -432,11 +432,11 @@ TEST_F(FollowTest, KinetoPerCycleFilesOneWindowPerCycleEveryEventOnce) {
 
 // A Kineto file seen half-written, then truncated and written again (and a
 // complete one rewritten before its window): only the final content is
-// converted, once.
+// converted, once. Polled (--poll), as on a network file system.
 TEST_F(FollowTest, FileTruncatedAndRewrittenWhileFollowed) {
   MakeDirs(Job());
   Child follower({"convert", "--follow", Job(), "-o", Out(), "--window", "cycle", "--grace", "30s",
-                  "--idle-timeout", "1s", "--group-by", "rank"},
+                  "--idle-timeout", "1s", "--group-by", "rank", "--poll", "--poll-interval", "100ms"},
                  tmp_.Join("follow.err"));
   // Cycle 0, rank 0: half of a first content, long enough to be probed.
   const std::string first = KinetoCycle(0, 2, 0, "old");
@@ -457,6 +457,7 @@ TEST_F(FollowTest, FileTruncatedAndRewrittenWhileFollowed) {
   const int exit_code = follower.Wait(30000);
   const std::string err = follower.err();
   ASSERT_EQ(exit_code, 0) << err;
+  EXPECT_NE(err.find("polling the input folders (--poll)"), std::string::npos) << err;
   EXPECT_EQ(WindowFolders(Out()).size(), 2u) << err;
   EXPECT_EQ(SumOfWindows(Out()), 4 * kKinetoEventsPerFile);
   const std::map<std::string, int> seen = EventsInWindows(Out());

@@ -7,9 +7,15 @@
 
 #include <cstdio>
 #include <fstream>
+#include <array>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "formats/common/time_window.h"
+#include "formats/common/trace_data.h"
+#include "formats/smdebug/system_metrics_format.h"
 #include "gtest/gtest.h"
 #include "pipeline/follow/duration.h"
 #include "pipeline/follow/probe.h"
@@ -84,6 +90,34 @@ TEST(FollowTimeWindow, KeepsEventsByStartEndExcluded) {
     const int in = static_cast<int>(w.Keeps(e)) + static_cast<int>(next.Keeps(e));
     EXPECT_EQ(in, ts >= 1000 && ts < 3000 ? 1 : 0) << ts;
   }
+}
+
+// Low-GPU slices derived from system metrics are cut at a follow window's
+// edges: a run crossing one is one slice per window, and none overlaps.
+TEST(FollowLowGpuSlices, RunsAreCutAtTheWindowEdges) {
+  std::string text;
+  for (int s = 0; s < 6; ++s)  // low from 1 s to 4 s, high at 0 and 5
+    text += "{\"Type\":\"gpu\",\"Name\":\"gpu0\",\"Dimension\":\"GPUUtilization\",\"Value\":" +
+            std::string(s == 0 || s == 5 ? "95" : "10") + ",\"Timestamp\":" + std::to_string(1700000000 + s) + "}\n";
+  const size_t size = text.size();
+  text.resize(size + 64, '\0');  // simdjson's padding
+  auto slices = [&](std::array<int64_t, 2> cuts) {
+    formats::TraceBuilder b;
+    formats::DecodeSystemMetricsFile("1700000000.algo-1.json", std::string_view(text.data(), size), text.size(), 85,
+                                     &b, cuts);
+    std::vector<std::pair<int64_t, int64_t>> out;  // (start, end) in s after T0
+    const std::unique_ptr<formats::TraceData> data = b.Finish();
+    for (const formats::Event& e : data->events)
+      if (e.phase == 'X')
+        out.push_back({(e.ts_ns - 1'700'000'000'000'000'000) / 1'000'000'000,
+                       (e.ts_ns + e.dur_ns - 1'700'000'000'000'000'000) / 1'000'000'000});
+    return out;
+  };
+  using Spans = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(slices({INT64_MIN, INT64_MIN}), (Spans{{1, 5}}));  // one run, closed by the high sample
+  const int64_t t0 = 1'700'000'000'000'000'000;
+  EXPECT_EQ(slices({t0 + 3'000'000'000, t0 + 4'000'000'000}), (Spans{{1, 3}, {3, 4}, {4, 5}}));
+  EXPECT_EQ(slices({t0, t0 + 2'000'000'000}), (Spans{{1, 2}, {2, 5}}));  // an edge before the run: no cut
 }
 
 // A scratch folder removed at the end.
