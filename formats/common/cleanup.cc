@@ -89,20 +89,23 @@ void OnInterrupt(int sig) {
   _exit(128 + sig);
 }
 
-// RegisterTemporary records `path` for removal on interrupt; returns a slot,
-// or -1 if the table is full.
-int RegisterTemporary(const std::string& path) {
+// RegisterIn records `path` in a table of `slots` (states and paths) for
+// removal on interrupt; returns a slot, or -1 if the table is full.
+int RegisterIn(std::atomic<int>* state, char (*paths)[kPathMax], int slots, const std::string& path) {
   if (path.size() >= kPathMax) return -1;
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < slots; ++i) {
     int expected = 0;
-    if (g_state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-      std::memcpy(g_path[i], path.c_str(), path.size() + 1);
-      g_state[i].store(2, std::memory_order_release);
+    if (state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      std::memcpy(paths[i], path.c_str(), path.size() + 1);
+      state[i].store(2, std::memory_order_release);
       return i;
     }
   }
   return -1;
 }
+
+// RegisterTemporary records an output temporary (see RegisterIn).
+int RegisterTemporary(const std::string& path) { return RegisterIn(g_state, g_path, kSlots, path); }
 
 }  // namespace
 
@@ -137,18 +140,7 @@ void SetFinishOnInterrupt(bool on) { g_finish_first.store(on); }
 
 int PendingInterrupt() { return g_pending.load(); }
 
-int RegisterTemporaryDirectory(const std::string& path) {
-  if (path.size() >= kPathMax) return -1;
-  for (int i = 0; i < kDirSlots; ++i) {
-    int expected = 0;
-    if (g_dir_state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-      std::memcpy(g_dir_path[i], path.c_str(), path.size() + 1);
-      g_dir_state[i].store(2, std::memory_order_release);
-      return i;
-    }
-  }
-  return -1;
-}
+int RegisterTemporaryDirectory(const std::string& path) { return RegisterIn(g_dir_state, g_dir_path, kDirSlots, path); }
 
 void UnregisterTemporaryDirectory(int slot) {
   if (slot >= 0 && slot < kDirSlots) g_dir_state[slot].store(0, std::memory_order_release);

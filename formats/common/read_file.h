@@ -3,7 +3,9 @@
 // past its end for parsers that read ahead (simdjson's SIMDJSON_PADDING).
 // Large local inputs of `convert` are mapped instead (mapped_input.h).
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "formats/common/byte_buffer.h"
@@ -16,5 +18,9 @@ namespace tracemill::formats {
 // capacity past the data. Errors: the errno of open(2) ("cannot open") or
 // read(2) ("cannot read") as a Status; `out` is then empty.
 absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out);
+
+// ListFolder: the names in folder `dir` (not `.` and `..`), sorted;
+// nullopt (errno set by opendir(3)) if it cannot be listed.
+std::optional<std::vector<std::string>> ListFolder(const std::string& dir);
 
 }  // namespace tracemill::formats

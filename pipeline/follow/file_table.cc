@@ -1,6 +1,5 @@
 #include "pipeline/follow/file_table.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/chrome/output_file.h"
+#include "formats/common/read_file.h"
 #include "formats/smdebug/smdebug_layout.h"
 #include "pipeline/follow/duration.h"
 #include "pipeline/smdebug_inputs.h"
@@ -89,18 +89,11 @@ void FileTable::Walk(const std::string& dir, std::set<std::pair<dev_t, ino_t>>* 
   int64_t& known_mtime = dir_mtime_[dir];
   const bool unchanged = known_mtime == MtimeNs(dst);
   known_mtime = MtimeNs(dst);
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (dirent* de = ::readdir(d)) {
-    std::string n = de->d_name;
-    if (n == "." || n == ".." || formats::IsTemporaryName(n)) continue;
-    names.push_back(std::move(n));
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
+  const std::optional<std::vector<std::string>> names = formats::ListFolder(dir);
+  if (!names) return;
   const std::string prefix = dir.back() == '/' ? dir : dir + "/";
-  for (const std::string& n : names) {
+  for (const std::string& n : *names) {
+    if (formats::IsTemporaryName(n)) continue;  // our own
     const std::string path = prefix + n;
     if (unchanged && done_.count(path)) continue;
     struct stat st;

@@ -1,6 +1,5 @@
 #include "pipeline/follow/follow_job.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <simdjson.h>
 #include <sys/stat.h>
@@ -157,15 +156,8 @@ bool FollowLoop::StartOrResume() {
 
 void FollowLoop::RemoveWindowsNotIn(const std::set<std::string>& keep) {
   const std::string windows = follow::WindowsFolder(opts_.out_dir);
-  std::vector<std::string> gone;
-  if (DIR* d = ::opendir(windows.c_str())) {
-    while (dirent* de = ::readdir(d)) {
-      const std::string n = de->d_name;
-      if (n != "." && n != ".." && !keep.count(n)) gone.push_back(n);
-    }
-    ::closedir(d);
-  }
-  for (const std::string& n : gone) follow::RemoveWindowFolder(absl::StrCat(windows, "/", n));
+  for (const std::string& n : formats::ListFolder(windows).value_or(std::vector<std::string>{}))
+    if (!keep.count(n)) follow::RemoveWindowFolder(absl::StrCat(windows, "/", n));
 }
 
 void FollowLoop::RestoreFromJournal(const std::vector<follow::JournalWindow>& kept) {

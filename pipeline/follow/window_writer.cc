@@ -1,6 +1,5 @@
 #include "pipeline/follow/window_writer.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/cleanup.h"
+#include "formats/common/read_file.h"
 #include "pipeline/convert.h"
 
 namespace tracemill::pipeline::follow {
@@ -17,31 +17,18 @@ namespace tracemill::pipeline::follow {
 std::string WindowsFolder(const std::string& out_dir) { return out_dir + "/windows"; }
 
 void RemoveWindowFolder(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d) {
-    std::vector<std::string> names;
-    while (dirent* de = ::readdir(d)) {
-      std::string n = de->d_name;
-      if (n != "." && n != "..") names.push_back(std::move(n));
-    }
-    ::closedir(d);
-    for (const std::string& n : names) ::unlink((dir + "/" + n).c_str());
-  }
+  if (auto names = formats::ListFolder(dir))
+    for (const std::string& n : *names) ::unlink((dir + "/" + n).c_str());
   ::rmdir(dir.c_str());
 }
 
 void RemoveStaleWindowTemporaries(const std::string& out_dir) {
   for (const std::string& dir : {WindowsFolder(out_dir), out_dir}) {
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) continue;
     std::vector<std::string> stale;
-    while (dirent* de = ::readdir(d)) {
-      const std::string n = de->d_name;
+    for (const std::string& n : formats::ListFolder(dir).value_or(std::vector<std::string>{}))
       if (n.size() > 1 && n[0] == '.' && n.find(".tmp.") != std::string::npos &&
           (dir != out_dir || n.rfind(".latest.tmp.", 0) == 0 || n.rfind(".follow-journal.jsonl.tmp.", 0) == 0))
         stale.push_back(dir + "/" + n);
-    }
-    ::closedir(d);
     for (const std::string& p : stale) {
       struct stat st;
       if (::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) RemoveWindowFolder(p);

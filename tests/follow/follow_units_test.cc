@@ -1,12 +1,6 @@
 // Building blocks of `convert --follow` (pipeline/follow/): durations,
 // window names, the by-start window rule, and what a probe says of files
 // still being written.
-#include <fcntl.h>
-#include <unistd.h>
-#include <zlib.h>
-
-#include <cstdio>
-#include <fstream>
 #include <array>
 #include <memory>
 #include <string>
@@ -20,6 +14,7 @@
 #include "pipeline/follow/duration.h"
 #include "pipeline/follow/probe.h"
 #include "pipeline/follow/window_plan.h"
+#include "tests/testing/convert_harness.h"
 
 namespace tracemill::pipeline::follow {
 namespace {
@@ -120,26 +115,19 @@ TEST(FollowLowGpuSlices, RunsAreCutAtTheWindowEdges) {
   EXPECT_EQ(slices({t0, t0 + 2'000'000'000}), (Spans{{1, 2}, {2, 5}}));  // an edge before the run: no cut
 }
 
-// A scratch folder removed at the end.
+// Probes of files in a scratch folder.
 class ProbeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/follow_probe_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   std::string Write(const std::string& name, const std::string& bytes) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path;
+    testing::WriteFileBytes(tmp_.Join(name), bytes);
+    return tmp_.Join(name);
   }
   FileProbe Probe(const std::string& path) {
     ConvertOptions opts;
     auto ranks = RankMatcher::Create("");
     return ProbeFile(path, opts, *ranks, uint64_t{1} << 30);
   }
-  std::string dir_;
+  testing::TempDir tmp_;
 };
 
 constexpr char kKineto[] =
@@ -167,22 +155,8 @@ TEST_F(ProbeTest, KinetoFileCutShortIsIncompleteButNamesItsRank) {
   }
 }
 
-std::string Gzip(const std::string& bytes) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 TEST_F(ProbeTest, GzipMemberWithoutItsTrailerIsIncomplete) {
-  const std::string gz = Gzip(kKineto);
+  const std::string gz = testing::GzipBytes(kKineto);
   EXPECT_EQ(Probe(Write("w.pt.trace.json.gz", gz)).result, FileProbe::Result::kComplete);
   const FileProbe cut = Probe(Write("cut.pt.trace.json.gz", gz.substr(0, gz.size() - 8)));
   EXPECT_EQ(cut.result, FileProbe::Result::kIncomplete) << cut.note;
