@@ -27,6 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include <array>
+#include <cstdint>
+
 #include "formats/common/decode_report.h"
 #include "formats/common/trace_data.h"
 #include "formats/detect.h"
@@ -37,6 +40,9 @@ namespace tracemill::formats {
 struct DecodeSettings {
   double low_gpu_threshold = 85;   // smdebug system metrics: percent
   bool no_system_metrics = false;  // skip smdebug system metrics (loose files too)
+  // A follow window's edges (ns; INT64_MIN: none): low-GPU slices are cut
+  // there, so each window holds the part of a low run that starts in it.
+  std::array<int64_t, 2> low_gpu_cuts_ns = {INT64_MIN, INT64_MIN};
 };
 
 // InputBytes: one whole input, inflated, ready for a decoder.

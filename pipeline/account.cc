@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/json_text.h"
 #include "pipeline/clocks.h"
 #include "pipeline/job_notes.h"
 #include "report/html_report.h"
@@ -99,6 +100,24 @@ void WriteReport(ConvertContext& cx) {
   }
 }
 
+// AddFollowWindowMember: a follow job's window (convert --follow) says which
+// it is and how many of its events are the job's own: events written minus
+// the metadata every window repeats. Over all windows these add up to the
+// job's events, each written once.
+void AddFollowWindowMember(const FollowWindow& w, RunSummary* s) {
+  uint64_t written = 0, metadata = 0;
+  for (const InputRecord& r : s->inputs) {
+    written += r.events_written;
+    metadata += r.metadata_written;
+  }
+  std::string name;
+  formats::AppendJsonString(w.name, &name);
+  absl::StrAppend(&s->extra_members, ",\n\"follow\":{\"window\":", name, ",\"start_ns\":",
+                  w.late ? std::string("null") : absl::StrCat(w.start_ns), ",\"end_ns\":", w.end_ns,
+                  ",\"late\":", w.late ? "true" : "false", ",\"events\":", written - metadata,
+                  ",\"metadata_repeated\":", metadata, "}");
+}
+
 }  // namespace
 
 // The overview: a block for every input read (those not written: steps
@@ -139,6 +158,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   ListOutputsAndInputs(cx, resume);
   MarkMostlyLost(&cx.job.summary().inputs);
   cx.job.summary().notices = Notices(cx.job.summary());
+  if (cx.opts.follow_window) AddFollowWindowMember(*cx.opts.follow_window, &cx.job.summary());
   const bool tables_ok = !finish_tables || finish_tables();
   if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken() || !tables_ok, false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did

@@ -96,6 +96,11 @@ OutputTimes OutputTimesOf(const ConvertOptions& opts) {
   OutputTimes t;
   if (opts.window_start_ns) t.window.start_ns = *opts.window_start_ns;
   if (opts.window_end_ns) t.window.end_ns = *opts.window_end_ns;
+  if (opts.follow_window) {  // a follow job's window: by start, end excluded
+    t.window.start_ns = opts.follow_window->start_ns;
+    t.window.end_ns = opts.follow_window->end_ns;
+    t.window.by_start = true;
+  }
   return t;
 }
 

@@ -1,6 +1,5 @@
 #include "pipeline/csp_inputs.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "formats/chrome/output_file.h"
+#include "formats/common/read_file.h"
 #include "formats/paddle/csp_trace.h"
 
 namespace tracemill::pipeline {
@@ -24,20 +24,13 @@ struct SuffixedFile {
 // Lists the regular files of `dir` (sorted by name). Returns false if `dir`
 // cannot be opened (`*err` = errno).
 bool ListSuffixed(const std::string& dir, std::vector<SuffixedFile>* out, int* err) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) {
+  const std::optional<std::vector<std::string>> names = formats::ListFolder(dir);
+  if (!names) {
     *err = errno;
     return false;
   }
-  std::vector<std::string> names;
-  while (dirent* de = ::readdir(d)) {
-    std::string n = de->d_name;
-    if (n == "." || n == ".." || formats::IsTemporaryName(n)) continue;
-    names.push_back(std::move(n));
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
+  for (const auto& n : *names) {
+    if (formats::IsTemporaryName(n)) continue;
     std::string path = absl::StrCat(dir, dir.back() == '/' ? "" : "/", n);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;

@@ -37,10 +37,13 @@ struct DecodeOptions {
   int gpus_per_node = 8;
 };
 
-// DecodeOptionsOf picks them out of a convert job's options.
+// DecodeOptionsOf picks them out of a convert job's options (a follow
+// window's edges cut low-GPU slices: each window holds its part of a run).
 inline DecodeOptions DecodeOptionsOf(const ConvertOptions& o) {
-  return DecodeOptions{o.time_offset_ns, formats::DecodeSettings{o.low_gpu_threshold, o.no_system_metrics}, false,
-                       o.gpus_per_node > 0 ? o.gpus_per_node : 8};
+  formats::DecodeSettings s{o.low_gpu_threshold, o.no_system_metrics};
+  if (o.follow_window) s.low_gpu_cuts_ns = {o.follow_window->late ? INT64_MIN : o.follow_window->start_ns,
+                                            o.follow_window->end_ns};
+  return DecodeOptions{o.time_offset_ns, s, false, o.gpus_per_node > 0 ? o.gpus_per_node : 8};
 }
 
 // DecodeInput decodes `data` (the whole input; its allocation extends to

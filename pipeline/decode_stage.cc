@@ -67,7 +67,7 @@ std::unique_ptr<merge::SortedRun> DecodeSmdebugNode(InputRecord& r, DecodeWorker
     if (!g.status.ok() && w.inflated.size() == 0) return g.status;
     return std::make_pair(w.inflated.view(), w.inflated.capacity());
   };
-  return SortDecoded(r, DecodeSmdebugGroup(r, read, &formats::TefDecoderOf(w.decoders), o.settings.low_gpu_threshold),
+  return SortDecoded(r, DecodeSmdebugGroup(r, read, &formats::TefDecoderOf(w.decoders), o.settings),
                      ranks, o);
 }
 
@@ -105,8 +105,8 @@ bool DecodeMapped(InputRecord& r, DecodeWorker& w, const RankMatcher& ranks, uin
   return map;
 }
 
-// ReadAndDecode: one input through read (or map), then `DecodeInput`
-// (inflate, recognize, decode, sort). `max_inflated_bytes`: see `DecodeInput`.
+}  // namespace
+
 std::unique_ptr<merge::SortedRun> ReadAndDecode(InputRecord& r, DecodeWorker& w, const RankMatcher& ranks,
                                                 uint64_t max_inflated_bytes, const DecodeOptions& o) {
   if (!r.files.empty()) return DecodeSmdebugNode(r, w, ranks, max_inflated_bytes, o);
@@ -121,6 +121,8 @@ std::unique_ptr<merge::SortedRun> ReadAndDecode(InputRecord& r, DecodeWorker& w,
   r.bytes = w.file.size();
   return DecodeInput(w.file.view(), w.file.capacity(), w, ranks, r, max_inflated_bytes, o);
 }
+
+namespace {
 
 // DecodeCostOf: the memory decoding input `i` holds (budget.h), with its
 // size on disk in `*size`; or nullopt after rejecting it, when decoding it

@@ -48,6 +48,13 @@ struct DecodeSchedule {
 // output before all others. Says the plan with --verbose.
 DecodeSchedule ScheduleDecodes(ConvertContext& cx, const MemoryPlan& memory);
 
+// ReadAndDecode: one input through read (or map; an smdebug node's files one
+// after another), then `DecodeInput` (inflate, recognize, decode, sort);
+// everything that happened goes into `r`. `max_inflated_bytes`: see
+// `DecodeInput`. Also the follow job's look at a new file (follow/probe.h).
+std::unique_ptr<merge::SortedRun> ReadAndDecode(InputRecord& r, DecodeWorker& w, const RankMatcher& ranks,
+                                                uint64_t max_inflated_bytes, const DecodeOptions& o);
+
 // ChunkPoolScope: while it lives, freed 2 MiB arena chunks (spilled runs,
 // written outputs) are kept for the next decodes instead of being faulted
 // in again (formats/common/large_alloc.h), within the runs budget; and

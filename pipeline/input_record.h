@@ -26,6 +26,7 @@ struct InputRecord {
   std::string output;             // output file name it went to
   uint64_t events_read = 0;
   uint64_t events_written = 0;
+  uint64_t metadata_written = 0;  // follow windows: the `M` events among events_written
   formats::DropCounts dropped;
   std::vector<std::string> warnings;
   absl::Status status;            // OK, or the first error

@@ -33,6 +33,27 @@ enum class TablesMode {
   kFull,     // every table
 };
 
+// FollowOptions: `convert --follow` (pipeline/follow/follow_job.h): watch
+// the inputs while a job writes them and convert them window by window.
+// Durations are int64 ns (trace time for the window, wall time otherwise).
+struct FollowOptions {
+  int64_t window_ns = 60'000'000'000;  // --window: consecutive windows of trace time
+  bool per_cycle = false;              // --window cycle: one window per profiling cycle
+  int64_t idle_timeout_ns = 0;         // --idle-timeout: stop after this long without new data; 0: never
+  int64_t grace_ns = 120'000'000'000;  // --grace: how long a window waits for a lagging source
+  bool poll = false;                   // --poll: list the folders instead of inotify
+  int64_t poll_interval_ns = 10'000'000'000;  // --poll-interval (smdebug's ProfilerTrial polls every 10 s)
+};
+
+// FollowWindow: the one window a follow job's convert writes (by start,
+// [start_ns, end_ns)); `late`: events of files that came after their
+// window was written (start_ns is then the minimum).
+struct FollowWindow {
+  std::string name;  // the folder's name under OUTDIR/windows/
+  int64_t start_ns = 0, end_ns = 0;
+  bool late = false;
+};
+
 // ParseGroupBy maps "local-gpu" | "rank" | "node" | "all"; nullopt otherwise.
 std::optional<GroupBy> ParseGroupBy(const std::string& s);
 
@@ -71,6 +92,10 @@ struct ConvertOptions {
   // (output_parts.h); 0: never.
   uint64_t max_output_bytes = 256ull << 20;
   TablesMode tables = TablesMode::kOff;  // --tables [summary|full]
+  std::optional<FollowOptions> follow;   // --follow: a follow job (RunFollow), not one convert
+  // Set by the follow job on each window's convert: keep the events that
+  // start in the window, and add a `follow` member to its manifest.
+  std::optional<FollowWindow> follow_window;
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

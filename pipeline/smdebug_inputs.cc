@@ -20,14 +20,17 @@ namespace {
 
 using formats::SmdebugFileKind;
 
-// The job folder of a layout path: what precedes `framework/` or `system/`.
-std::string JobRoot(std::string_view path, std::string_view folder) {
+}  // namespace
+
+std::string SmdebugJobRoot(std::string_view path, std::string_view folder) {
   size_t at = path.rfind(absl::StrCat("/", AbslView(folder), "/"));
   if (at != std::string_view::npos) return std::string(path.substr(0, at));
   if (path.rfind(absl::StrCat(AbslView(folder), "/"), 0) == 0) return ".";
   size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? "." : std::string(path.substr(0, slash));
 }
+
+namespace {
 
 // The `.metadata` marker of a TF profiler trace's step folder
 // (<step>/plugins/profile/<date>/<host>.trace.json.gz).
@@ -104,7 +107,7 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
         [[fallthrough]];
       case SmdebugFileKind::kFramework: {
         const bool sys = p.kind == SmdebugFileKind::kSystemMetrics;
-        auto key = std::make_tuple(JobRoot(r.path, sys ? "system" : "framework"), static_cast<int>(p.kind), p.node);
+        auto key = std::make_tuple(SmdebugJobRoot(r.path, sys ? "system" : "framework"), static_cast<int>(p.kind), p.node);
         auto [it, fresh] = group_of.try_emplace(key, members.size());
         if (fresh) {
           members.emplace_back();
@@ -138,12 +141,15 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
 
 std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const ReadMember& read,
                                                        formats::TefDecoder* tef,
-                                                       double low_gpu_threshold) {
+                                                       const formats::DecodeSettings& settings) {
   formats::TraceBuilder builder;
   const bool sys = r.smdebug_kind == static_cast<int>(SmdebugFileKind::kSystemMetrics);
   std::optional<formats::SystemMetricsDecoder> metrics;
   std::optional<formats::FrameworkNodeDecoder> framework;
-  if (sys) metrics.emplace(&builder, low_gpu_threshold);
+  if (sys) {
+    metrics.emplace(&builder, settings.low_gpu_threshold);
+    metrics->CutSlicesAt(settings.low_gpu_cuts_ns);
+  }
   else framework.emplace(r.node, &builder);
   r.format = sys ? "smdebug_system_metrics" : r.smdebug_kind == static_cast<int>(SmdebugFileKind::kTfProfilerTrace)
                                                   ? "smdebug_tf_profiler"

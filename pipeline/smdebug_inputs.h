@@ -19,11 +19,16 @@
 
 #include "absl/status/statusor.h"
 #include "formats/chrome/tef_decoder.h"
+#include "formats/registry.h"
 #include "formats/smdebug/system_metrics_format.h"
 #include "formats/common/trace_data.h"
 #include "pipeline/input_record.h"
 
 namespace tracemill::pipeline {
+
+// SmdebugJobRoot: the job folder of a layout path, what precedes
+// `<folder>/` (`folder`: "framework" or "system"); else the file's folder.
+std::string SmdebugJobRoot(std::string_view path, std::string_view folder);
 
 // GroupSmdebugInputs replaces, in `records` (files in path order, as
 // ExpandInputs lists them), the smdebug framework timelines and the
@@ -46,10 +51,10 @@ using ReadMember = std::function<absl::StatusOr<std::pair<std::string_view, size
 // `read` and returns the node's data; per-file counts, warnings and the
 // first error (with `error_file` and its byte offset) go into `r`. A member
 // that cannot be read or is no trace is an error of the record; the others
-// are still decoded. `low_gpu_threshold` is in percent.
+// are still decoded. `settings`: the low-GPU threshold (percent) and cuts.
 std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const ReadMember& read,
                                                        formats::TefDecoder* tef,
-                                                       double low_gpu_threshold);
+                                                       const formats::DecodeSettings& settings);
 
 // A system-metrics file given on its own is a format of the registry
 // (formats/smdebug/system_metrics_format.h).

@@ -166,6 +166,9 @@ bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e,
     cx_.records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
     return false;
   }
+  // A follow window repeats its inputs' metadata: counted apart, so that
+  // the windows' events add up to the job's (account.cc).
+  if (times_.window.by_start && e.phase == 'M') ++cx_.records[og.inputs[run]].metadata_written;
   if (!taps->empty()) (*taps)[run].Event(e, shift_ns);
   if (!table_taps->empty()) (*table_taps)[run].Event(e, shift_ns);
   if (cx_.opts.debug_write_delay_ms > 0 && ++*since_pause == 1000) {
@@ -202,6 +205,7 @@ void OutputWriter::Failed(const OutputGroup& og, OutputRecord& out, std::string_
   for (size_t i : og.inputs) {
     InputRecord& r = cx_.records[i];
     r.events_written = 0;
+    r.metadata_written = 0;
     r.output.clear();
     r.DropUnaccounted(formats::DropReason::kOutputFailed);
   }

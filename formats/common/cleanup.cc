@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,8 +22,47 @@ std::atomic<int> g_state[kSlots];  // 0 free, 1 being written, 2 ready
 char g_path[kSlots][kPathMax];
 std::atomic<bool> g_exiting{false};
 std::atomic<int> g_creating{0};  // DeferInterrupts sections in flight
+std::atomic<bool> g_finish_first{false};
+std::atomic<int> g_pending{0};   // finish-first: the signal recorded
+
+// Temporary directories (windows being written): emptied and removed.
+constexpr int kDirSlots = 16;
+std::atomic<int> g_dir_state[kDirSlots];  // 0 free, 1 being written, 2 ready
+char g_dir_path[kDirSlots][kPathMax];
+
+// RemoveDirectoryInHandler: unlink every entry of `dir` (one level), then
+// the directory; only system calls (async-signal-safe).
+void RemoveDirectoryInHandler(const char* dir) {
+  const int fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+      unsigned short reclen;
+      std::memcpy(&reclen, buf + at + 16, sizeof(reclen));
+      const char* name = buf + at + 19;
+      if (!(name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))) ::unlinkat(fd, name, 0);
+      at += reclen;
+    }
+  }
+  ::close(fd);
+  ::rmdir(dir);
+}
 
 void OnInterrupt(int sig) {
+  // Finish first: record the first signal and return; the job polls it.
+  if (g_finish_first.load()) {
+    int none = 0;
+    if (g_pending.compare_exchange_strong(none, sig)) {
+      static constexpr char kFinish[] =
+          "tracemill: interrupted: finishing the window in progress (send the signal again to stop at once)\n";
+      [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, kFinish, sizeof(kFinish) - 1);
+      return;
+    }
+  }
   // Only async-signal-safe calls here. No new creation starts once g_exiting
   // is set; wait (at most ~200 ms: the interrupted thread may be one of them)
   // for those in flight, whose paths are already recorded.
@@ -33,6 +73,8 @@ void OnInterrupt(int sig) {
   }
   for (int i = 0; i < kSlots; ++i)
     if (g_state[i].load(std::memory_order_acquire) == 2) ::unlink(g_path[i]);
+  for (int i = 0; i < kDirSlots; ++i)
+    if (g_dir_state[i].load(std::memory_order_acquire) == 2) RemoveDirectoryInHandler(g_dir_path[i]);
   // Say so (write(2) is async-signal-safe): the outputs already renamed into
   // place are whole, and --resume keeps them.
   static constexpr char kInt[] =
@@ -47,20 +89,23 @@ void OnInterrupt(int sig) {
   _exit(128 + sig);
 }
 
-// RegisterTemporary records `path` for removal on interrupt; returns a slot,
-// or -1 if the table is full.
-int RegisterTemporary(const std::string& path) {
+// RegisterIn records `path` in a table of `slots` (states and paths) for
+// removal on interrupt; returns a slot, or -1 if the table is full.
+int RegisterIn(std::atomic<int>* state, char (*paths)[kPathMax], int slots, const std::string& path) {
   if (path.size() >= kPathMax) return -1;
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < slots; ++i) {
     int expected = 0;
-    if (g_state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-      std::memcpy(g_path[i], path.c_str(), path.size() + 1);
-      g_state[i].store(2, std::memory_order_release);
+    if (state[i].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      std::memcpy(paths[i], path.c_str(), path.size() + 1);
+      state[i].store(2, std::memory_order_release);
       return i;
     }
   }
   return -1;
 }
+
+// RegisterTemporary records an output temporary (see RegisterIn).
+int RegisterTemporary(const std::string& path) { return RegisterIn(g_state, g_path, kSlots, path); }
 
 }  // namespace
 
@@ -89,6 +134,16 @@ int OpenTemporary(const std::string& path, int* slot) {
 
 void UnregisterTemporary(int slot) {
   if (slot >= 0 && slot < kSlots) g_state[slot].store(0, std::memory_order_release);
+}
+
+void SetFinishOnInterrupt(bool on) { g_finish_first.store(on); }
+
+int PendingInterrupt() { return g_pending.load(); }
+
+int RegisterTemporaryDirectory(const std::string& path) { return RegisterIn(g_dir_state, g_dir_path, kDirSlots, path); }
+
+void UnregisterTemporaryDirectory(int slot) {
+  if (slot >= 0 && slot < kDirSlots) g_dir_state[slot].store(0, std::memory_order_release);
 }
 
 void InstallInterruptCleanup() {

@@ -34,4 +34,16 @@ void UnregisterTemporary(int slot);
 // SIGXFSZ, so that a write past `ulimit -f` fails with EFBIG (idempotent).
 void InstallInterruptCleanup();
 
+// Finish first (`convert --follow`): with `on`, the first SIGINT/SIGTERM
+// only records the signal (PendingInterrupt) and says that the work in
+// progress is being finished; a second one cleans up and exits as above.
+void SetFinishOnInterrupt(bool on);
+// PendingInterrupt: the signal recorded in finish-first mode, or 0.
+int PendingInterrupt();
+// RegisterTemporaryDirectory records a directory (a window being written)
+// that an interrupt empties (one level: its files) and removes; returns a
+// slot for UnregisterTemporaryDirectory, or -1 if the 16 slots are taken.
+int RegisterTemporaryDirectory(const std::string& path);
+void UnregisterTemporaryDirectory(int slot);
+
 }  // namespace tracemill::formats

@@ -1,5 +1,6 @@
 #include "formats/common/read_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,6 +50,19 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
   }
   ::close(fd);
   return absl::OkStatus();
+}
+
+std::optional<std::vector<std::string>> ListFolder(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return std::nullopt;
+  std::vector<std::string> names;
+  while (dirent* de = ::readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace tracemill::formats

@@ -4,7 +4,9 @@
 // Large local inputs of `convert` are mapped instead (mapped_input.h).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "formats/common/byte_buffer.h"
@@ -22,5 +24,9 @@ namespace tracemill::formats {
 // `out` is then empty.
 absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out,
                            size_t max_bytes = SIZE_MAX);
+
+// ListFolder: the names in folder `dir` (not `.` and `..`), sorted;
+// nullopt (errno set by opendir(3)) if it cannot be listed.
+std::optional<std::vector<std::string>> ListFolder(const std::string& dir);
 
 }  // namespace tracemill::formats

@@ -18,10 +18,12 @@
 
 namespace tracemill::formats {
 
-// TimeWindow: [start_ns, end_ns], absolute ns since the Unix epoch.
+// TimeWindow: [start_ns, end_ns], absolute ns since the Unix epoch
+// ([start_ns, end_ns) of starts with `by_start`).
 struct TimeWindow {
   int64_t start_ns = std::numeric_limits<int64_t>::min();
   int64_t end_ns = std::numeric_limits<int64_t>::max();
+  bool by_start = false;
   bool bounded() const {
     return start_ns != std::numeric_limits<int64_t>::min() ||
            end_ns != std::numeric_limits<int64_t>::max();
@@ -29,6 +31,12 @@ struct TimeWindow {
   // Keeps: true if `e` overlaps the window (see the header comment).
   bool Keeps(const Event& e) const {
     if (e.phase == 'M' || !(e.flags & kHasTs)) return true;
+    if (by_start) {
+      int64_t start = e.ts_ns;
+      if ((e.flags & kHasSpan) && e.phase == 'E' && __builtin_sub_overflow(e.ts_ns, e.dur_ns, &start))
+        start = std::numeric_limits<int64_t>::min();
+      return start >= start_ns && start < end_ns;
+    }
     int64_t lo = e.ts_ns, hi = e.ts_ns;
     // A pair's span can reach 2^63 - 2 ns (PairBeginEnd): saturate.
     if (e.flags & kHasDur) {

@@ -153,29 +153,19 @@ uint64_t SystemMetricsDecoder::Finish(DecodeReport* report) {
     while (j < gpu_.size() && gpu_[j].device == gpu_[i].device && gpu_[j].low) ++j;
     const bool closed = j < gpu_.size() && gpu_[j].device == gpu_[i].device;
     const int64_t end_ns = closed ? gpu_[j].ts_ns : gpu_[j - 1].ts_ns;
-    if (bottleneck_pid_ == UINT32_MAX) {
-      bottleneck_pid_ = out_->InternPid("\"GPU bottlenecks\"");
+    // The run, cut at the window edges that fall inside it (follow windows).
+    int64_t from = gpu_[i].ts_ns;
+    size_t k = i;  // the run's samples before `from` are in earlier pieces
+    for (size_t c = 0; c <= cuts_ns_.size(); ++c) {
+      const bool last = c == cuts_ns_.size();
+      if (!last && !(cuts_ns_[c] > from && cuts_ns_[c] < end_ns)) continue;
+      const int64_t to = last ? end_ns : cuts_ns_[c];
+      size_t samples = 0;
+      while (k < j && (last || gpu_[k].ts_ns < to)) ++k, ++samples;
+      AddLowSlice(gpu_[i].device, from, to, samples, thr_text);
+      ++added;
+      from = to;
     }
-    Event e{};
-    e.ts_ns = gpu_[i].ts_ns;
-    e.dur_ns = end_ns - gpu_[i].ts_ns;
-    e.phase = 'X';
-    e.ph = ph_x_;
-    e.name = slice_name_;
-    e.pid = bottleneck_pid_;
-    rest_.clear();  // not assign("\""): gcc 12 -Wrestrict false positive
-    rest_.push_back('"');
-    rest_.append(out_->InternedString(gpu_[i].device));
-    rest_.push_back('"');
-    e.tid = out_->InternToken(out_->arena().Copy(rest_));
-    e.flags = kHasTs | kHasDur | kHasPid | kHasTid;
-    rest_ = absl::StrCat("\"args\":{\"device\":\"", AbslView(out_->InternedString(gpu_[i].device)),
-                         "\",\"threshold_percent\":", thr_text, ",\"low_samples\":", j - i, "}");
-    std::string_view stored = out_->rest_arena().Copy(rest_);
-    e.rest = stored.data();
-    e.rest_len = static_cast<uint32_t>(stored.size());
-    out_->AddEvent(e);
-    ++added;
     i = j;
   }
   gpu_.clear();
@@ -185,6 +175,32 @@ uint64_t SystemMetricsDecoder::Finish(DecodeReport* report) {
                                             "samples below ", thr_text, "% (counted as events read)"));
   }
   return added;
+}
+
+void SystemMetricsDecoder::AddLowSlice(uint32_t device, int64_t from_ns, int64_t to_ns, size_t samples,
+                                       const std::string& thr_text) {
+  if (bottleneck_pid_ == UINT32_MAX) {
+    bottleneck_pid_ = out_->InternPid("\"GPU bottlenecks\"");
+  }
+  Event e{};
+  e.ts_ns = from_ns;
+  e.dur_ns = to_ns - from_ns;
+  e.phase = 'X';
+  e.ph = ph_x_;
+  e.name = slice_name_;
+  e.pid = bottleneck_pid_;
+  rest_.clear();  // not assign("\""): gcc 12 -Wrestrict false positive
+  rest_.push_back('"');
+  rest_.append(out_->InternedString(device));
+  rest_.push_back('"');
+  e.tid = out_->InternToken(out_->arena().Copy(rest_));
+  e.flags = kHasTs | kHasDur | kHasPid | kHasTid;
+  rest_ = absl::StrCat("\"args\":{\"device\":\"", AbslView(out_->InternedString(device)),
+                       "\",\"threshold_percent\":", thr_text, ",\"low_samples\":", samples, "}");
+  std::string_view stored = out_->rest_arena().Copy(rest_);
+  e.rest = stored.data();
+  e.rest_len = static_cast<uint32_t>(stored.size());
+  out_->AddEvent(e);
 }
 
 }  // namespace tracemill::formats

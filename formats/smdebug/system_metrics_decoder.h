@@ -27,7 +27,11 @@
 // it) is only a warning (`truncated`).
 #include <cstdint>
 #include <string>
+#include <array>
+#include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "formats/common/decode_report.h"
@@ -53,11 +57,21 @@ class SystemMetricsDecoder {
   // it in messages (`<file_name>:<line>`). `text` may be freed afterwards.
   DecodeReport AddFile(std::string_view file_name, std::string_view text, size_t capacity);
 
+  // CutSlicesAt: low-utilisation slices are cut at these times (a follow
+  // window's edges; INT64_MIN: none): a run crossing one becomes two slices.
+  void CutSlicesAt(std::array<int64_t, 2> cuts_ns) {
+    if (cuts_ns[1] < cuts_ns[0]) std::swap(cuts_ns[0], cuts_ns[1]);
+    cuts_ns_ = cuts_ns;
+  }
+
   // Finish adds the low-utilisation slices (call once, after every file);
   // returns how many it added (already counted in `*report`'s events_read).
   uint64_t Finish(DecodeReport* report);
 
  private:
+  // AddLowSlice adds one low-utilisation slice of `device` [from, to).
+  void AddLowSlice(uint32_t device, int64_t from_ns, int64_t to_ns, size_t samples, const std::string& thr_text);
+
   struct GpuSample {
     uint32_t device;  // string id of Name
     int64_t ts_ns;
@@ -65,6 +79,7 @@ class SystemMetricsDecoder {
   };
   TraceBuilder* out_;
   double threshold_;
+  std::array<int64_t, 2> cuts_ns_ = {INT64_MIN, INT64_MIN};
   uint32_t metrics_pid_;
   uint32_t bottleneck_pid_ = UINT32_MAX;
   uint32_t ph_c_, ph_x_, slice_name_;

@@ -20,7 +20,7 @@ class SystemMetricsFormatDecoder final : public FormatDecoder {
       rep.skip_note = "skipped: system metrics (--no-system-metrics)";
       return rep;
     }
-    return DecodeSystemMetricsFile(in.path, in.data, in.capacity, s.low_gpu_threshold, out);
+    return DecodeSystemMetricsFile(in.path, in.data, in.capacity, s.low_gpu_threshold, out, s.low_gpu_cuts_ns);
   }
 };
 
@@ -40,8 +40,10 @@ const InputFormat& SystemMetricsFormat() {
 }
 
 DecodeReport DecodeSystemMetricsFile(std::string_view name, std::string_view text, size_t capacity,
-                                     double low_gpu_threshold, TraceBuilder* builder) {
+                                     double low_gpu_threshold, TraceBuilder* builder,
+                                     std::array<int64_t, 2> cuts_ns) {
   SystemMetricsDecoder dec(builder, low_gpu_threshold);
+  dec.CutSlicesAt(cuts_ns);
   DecodeReport rep = dec.AddFile(FileNameOf(name), text, capacity);
   dec.Finish(&rep);
   return rep;

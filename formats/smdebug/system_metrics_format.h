@@ -19,8 +19,9 @@ const InputFormat& SystemMetricsFormat();
 // into `builder`, with its low-GPU slices. `name` is its path (its last
 // component names it in messages); `capacity` as InputBytes; the threshold is
 // in percent. Status: OK, kDataLoss (bad lines dropped and counted) or
-// kInvalidArgument (no sample at all).
+// kInvalidArgument (no sample at all). `cuts_ns`: DecodeSettings::low_gpu_cuts_ns.
 DecodeReport DecodeSystemMetricsFile(std::string_view name, std::string_view text, size_t capacity,
-                                     double low_gpu_threshold, TraceBuilder* builder);
+                                     double low_gpu_threshold, TraceBuilder* builder,
+                                     std::array<int64_t, 2> cuts_ns = {INT64_MIN, INT64_MIN});
 
 }  // namespace tracemill::formats

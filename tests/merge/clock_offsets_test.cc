@@ -201,7 +201,7 @@ TEST(SolveClockOffsets, ContradictionAroundACycle) {
   ASSERT_EQ(sol.warnings.size(), 1u);
   EXPECT_EQ(sol.warnings[0],
             "clock offsets contradicts node 1 vs node 2: measured 900 us apart, 200 us through the reference; neither is "
-            "applied");
+            "confident (--align-clocks auto applies neither, on both)");
   EXPECT_FALSE(sol.domains[1].confident);
   EXPECT_FALSE(sol.domains[2].confident);
   EXPECT_TRUE(sol.domains[0].confident);

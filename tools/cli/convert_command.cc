@@ -13,6 +13,8 @@
 #include "pipeline/budget.h"
 #include "pipeline/clocks_job.h"
 #include "pipeline/convert.h"
+#include "pipeline/follow/duration.h"
+#include "pipeline/follow/follow_job.h"
 #include "pipeline/job_notes.h"
 #include "pipeline/shard.h"
 #include "tools/cli/run_summary_lines.h"
@@ -110,7 +112,8 @@ void AddEventOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flags) {
               "Skip smdebug system metrics (system/ folders and loose sample files)");
   c->add_option_function<std::string>(
        "--align-clocks",
-       [opts](const std::string& v) {
+       [opts, flags](const std::string& v) {
+         flags->align_clocks = v;
          opts->align_clocks = v == "on" ? pipeline::AlignClocks::kOn
                               : v == "off" ? pipeline::AlignClocks::kOff
                                            : pipeline::AlignClocks::kAuto;
@@ -152,6 +155,29 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
             return "takes summary or full, not `" + v + "` (before the inputs, write --tables=full)";
           },
           "summary|full"));
+}
+
+// The options of a follow job (`--follow`, pipeline/follow/follow_job.h).
+void AddFollowOptions(CLI::App* c, ConvertFlags* flags) {
+  c->add_flag("--follow", flags->follow,
+              "Follow a running job: watch the inputs while training writes them and convert what is "
+              "complete, window by window, into OUTDIR/windows/<start>-<end>/ (OUTDIR/latest: the newest; "
+              "OUTDIR/report.html: the whole job so far), until smdebug's end markers, --idle-timeout, or "
+              "SIGINT/SIGTERM (the window in progress is finished); --resume continues a follow job");
+  c->add_option("--window", flags->window,
+                "With --follow: consecutive windows of this much trace time, e.g. 60s, 5m (default 60s); "
+                "`cycle`: one window per profiling cycle (PyTorch profiler's per-cycle files)");
+  c->add_option("--idle-timeout", flags->idle_timeout,
+                "With --follow: stop after this long (wall time, e.g. 10m) without new data, writing "
+                "every window left (default: never)");
+  c->add_option("--grace", flags->grace,
+                "With --follow: how long a window waits for sources that have not written past its end "
+                "(default 2m); then it is written without them and what they write later goes to a "
+                "late window");
+  c->add_flag("--poll", flags->poll,
+              "With --follow: list the input folders every --poll-interval instead of inotify (chosen "
+              "by itself on NFS, Lustre, GPFS, CIFS and FUSE)");
+  c->add_option("--poll-interval", flags->poll_interval, "With --follow: time between listings when polling (default 10s)");
 }
 
 // Each Resolve* below turns checked flags into options. On a bad flag it
@@ -287,9 +313,73 @@ bool ResolveRanks(const ConvertFlags& flags, ConvertOptions* opts) {
   return true;
 }
 
+// A duration flag of --follow; false after its line.
+bool ResolveDuration(const std::string& text, const char* flag, int64_t min_ns, int64_t* ns) {
+  if (text.empty()) return true;
+  auto d = pipeline::follow::ParseDuration(text);
+  if (!d || *d < min_ns) {
+    std::fprintf(stderr,
+                 "tracemill: %s %s: expected a duration like 30s, 5m, 1h30m or 250ms (units ms, s, m, h, d)%s\n",
+                 flag, text.c_str(),
+                 min_ns > 0 ? (std::string(", at least ") + pipeline::follow::DurationText(min_ns)).c_str() : "");
+    return false;
+  }
+  *ns = *d;
+  return true;
+}
+
+// --follow and its options, and what a follow job cannot take.
+bool ResolveFollow(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (!flags.follow) {
+    for (const auto& [given, flag] : {std::pair{!flags.window.empty(), "--window"},
+                                      std::pair{!flags.idle_timeout.empty(), "--idle-timeout"},
+                                      std::pair{!flags.grace.empty(), "--grace"}, std::pair{flags.poll, "--poll"},
+                                      std::pair{!flags.poll_interval.empty(), "--poll-interval"}})
+      if (given) {
+        std::fprintf(stderr, "tracemill: %s is an option of --follow (a running job); for a time window of a "
+                             "finished one, write --start/--end\n", flag);
+        return false;
+      }
+    return true;
+  }
+  pipeline::FollowOptions f;
+  if (flags.window == "cycle") f.per_cycle = true;
+  else if (!ResolveDuration(flags.window, "--window", 1'000'000, &f.window_ns)) return false;
+  if (!f.per_cycle && f.window_ns % 1000 != 0) {
+    std::fprintf(stderr, "tracemill: --window %s: expected whole microseconds\n", flags.window.c_str());
+    return false;
+  }
+  if (!ResolveDuration(flags.idle_timeout, "--idle-timeout", 0, &f.idle_timeout_ns) ||
+      !ResolveDuration(flags.grace, "--grace", 0, &f.grace_ns) ||
+      !ResolveDuration(flags.poll_interval, "--poll-interval", 10'000'000, &f.poll_interval_ns))
+    return false;
+  f.poll = flags.poll;
+  // Each window is one convert of the events that start in it: options that
+  // need the whole job, or choose their own window, do not apply.
+  for (const auto& [given, flag] :
+       {std::pair{!flags.start.empty() || !flags.end.empty(), "--start/--end"},
+        std::pair{flags.start_step >= 0 || flags.end_step >= 0, "--start-step/--end-step"},
+        std::pair{opts->relative_time, "--relative-time"},
+        std::pair{!flags.shard.empty() || flags.shard_count > 0, "--shard"},
+        std::pair{!flags.align_clocks.empty() && flags.align_clocks != "off", "--align-clocks"}})
+    if (given) {
+      std::fprintf(stderr, "tracemill: %s does not go with --follow (each window is converted on its own)\n", flag);
+      return false;
+    }
+  opts->follow = f;
+  opts->align_clocks = pipeline::AlignClocks::kOff;
+  return true;
+}
+
 // Every flag check, in the order their errors have always been reported.
 bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
   opts->group_by = *pipeline::ParseGroupBy(flags.group_by);  // CLI11 checked the name
+  if (!ResolveFollow(flags, opts)) return false;
+  if (opts->follow) {  // one process: no shard from the environment
+    opts->direct_io = !flags.no_direct_io;
+    return ResolveTimeOffset(flags, opts) && ResolveMemoryLimit(flags, opts) && ResolveRanks(flags, opts) &&
+           ResolveMaxOutputBytes(flags, opts);
+  }
   if (!ResolveShard(flags, opts) || !CheckRelativeTime(*opts) || !ResolveTimeWindow(flags, opts) ||
       !ResolveStepWindow(flags, opts))
     return false;
@@ -341,6 +431,7 @@ ConvertCommand::ConvertCommand(CLI::App* app, Mode mode)
   AddResourceOptions(command_, &opts_, &flags_);
   AddEventOptions(command_, &opts_, &flags_);
   AddRunOptions(command_, &opts_);
+  if (mode == Mode::kConvert) AddFollowOptions(command_, &flags_);
 }
 
 int ConvertCommand::Run(const std::string& command_line) {
@@ -353,6 +444,7 @@ int ConvertCommand::Run(const std::string& command_line) {
     if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintClocksSummary(opts_, s);
     return s.exit_code;
   }
+  if (opts_.follow) return pipeline::RunFollow(opts_).exit_code;  // its own lines
   const pipeline::RunSummary s = pipeline::RunConvert(opts_);
   if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintConvertSummary(opts_, s);
   return s.exit_code;

@@ -22,6 +22,11 @@ struct ConvertFlags {
   int64_t start_step = -1, end_step = -1;  // -1: not given
   std::string ranks;         // --ranks as given; empty: every rank
   std::string max_output_bytes;  // --max-output-bytes as given; empty: the default
+  std::string align_clocks;      // --align-clocks as given; empty: not given
+  // --follow and its durations as given (empty: not given).
+  bool follow = false;
+  bool poll = false;
+  std::string window, idle_timeout, grace, poll_interval;
 };
 
 // ConvertCommand adds the `convert` subcommand to an app and runs it; or,

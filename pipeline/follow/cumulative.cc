@@ -1,0 +1,194 @@
+#include "pipeline/follow/cumulative.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "formats/common/json_text.h"
+#include "pipeline/follow/duration.h"
+#include "report/html_report.h"
+
+namespace tracemill::pipeline::follow {
+namespace {
+
+constexpr size_t kMaxFoldedWarnings = 20;
+
+// SourceKey: the record a window's input folds into, sorted by rank.
+std::string SourceKey(const InputRecord& r) {
+  const bool smdebug = r.format.rfind("smdebug", 0) == 0;
+  if (r.rank && !smdebug) {
+    char buf[48];  // ranks from -2^62 sort as text
+    std::snprintf(buf, sizeof(buf), "a%020lld%s", static_cast<long long>(*r.rank + (int64_t{1} << 62)),
+                  r.trainer ? "t" : "");
+    return buf;
+  }
+  return absl::StrCat("b|", r.path);
+}
+
+// KeepLastSteps merges steps of one number and keeps the last
+// kMaxStepsPerTrack; the others are counted as dropped.
+void KeepLastSteps(formats::Timeline* t) {
+  auto& steps = t->steps;
+  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+  size_t out = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (out > 0 && steps[out - 1].step == steps[i].step) {
+      steps[out - 1].start_ns = std::min(steps[out - 1].start_ns, steps[i].start_ns);
+      steps[out - 1].end_ns = std::max(steps[out - 1].end_ns, steps[i].end_ns);
+    } else {
+      steps[out++] = steps[i];
+    }
+  }
+  steps.resize(out);
+  if (steps.size() > formats::kMaxStepsPerTrack) {
+    const size_t cut = steps.size() - formats::kMaxStepsPerTrack;
+    t->steps_dropped += cut;
+    steps.erase(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(cut));
+  }
+}
+
+// WithoutWindowDrops: a window's record, less what it left to other windows.
+InputRecord WithoutWindowDrops(const InputRecord& r) {
+  InputRecord c = r;
+  c.dropped.n[static_cast<int>(formats::DropReason::kWindow)] = 0;
+  c.events_read = c.events_written + c.dropped.Total();
+  c.owner_shard = -1;
+  c.index = -1;
+  return c;
+}
+
+void Fold(const InputRecord& r, InputRecord* agg) {
+  const InputRecord c = WithoutWindowDrops(r);
+  agg->path = c.path;  // the newest file
+  agg->bytes += c.bytes;
+  agg->decoded_bytes += c.decoded_bytes;
+  agg->format = c.format;
+  if (c.rank) {
+    agg->rank = c.rank;
+    agg->rank_source = c.rank_source;
+  }
+  if (c.world_size) agg->world_size = c.world_size;
+  agg->label = c.label;
+  if (!c.output.empty()) agg->output = c.output;
+  agg->events_written += c.events_written;
+  for (int k = 0; k < formats::kNumDropReasons; ++k) agg->dropped.n[k] += c.dropped.n[k];
+  agg->events_read = agg->events_written + agg->dropped.Total();
+  for (const std::string& w : c.warnings)
+    if (agg->warnings.size() < kMaxFoldedWarnings &&
+        std::find(agg->warnings.begin(), agg->warnings.end(), w) == agg->warnings.end())
+      agg->warnings.push_back(w);
+  if (agg->status.ok() && !c.status.ok()) {
+    agg->status = c.status;
+    agg->error_offset = c.error_offset;
+    agg->error_file = c.error_file.empty() ? c.path : c.error_file;
+  }
+  agg->rejected = agg->rejected && c.rejected;
+  agg->skipped = agg->skipped && c.skipped;
+  if (c.has_span) {
+    agg->first_ts_ns = agg->has_span ? std::min(agg->first_ts_ns, c.first_ts_ns) : c.first_ts_ns;
+    agg->last_ts_ns = agg->has_span ? std::max(agg->last_ts_ns, c.last_ts_ns) : c.last_ts_ns;
+    agg->has_span = true;
+  }
+  auto& steps = agg->timeline.steps;
+  steps.insert(steps.end(), c.timeline.steps.begin(), c.timeline.steps.end());
+  agg->timeline.steps_dropped += c.timeline.steps_dropped;
+  agg->timeline.bytes_pushed += c.timeline.bytes_pushed;
+  agg->timeline.bytes_pulled += c.timeline.bytes_pulled;
+  if (!c.timeline.tracks.empty()) agg->timeline.tracks = c.timeline.tracks;
+  KeepLastSteps(&agg->timeline);
+}
+
+}  // namespace
+
+uint64_t WindowEvents(std::string_view manifest_json) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string text(manifest_json);
+  simdjson::dom::element root;
+  uint64_t events = 0;
+  if (parser.parse(text).get(root) || root["follow"]["events"].get(events)) return 0;
+  return events;
+}
+
+void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, uint64_t events) {
+  ++windows_;
+  events_ += events;
+  if (w.late) {
+    ++late_windows_;
+    late_events_ += events;
+  } else {
+    latest_ = w.name;
+  }
+  if (window.exit_code == kExitInternal || (window.exit_code == kExitSomeRejected && exit_code_ != kExitInternal))
+    exit_code_ = window.exit_code;
+  if (window.gpus_per_node) gpus_per_node_ = window.gpus_per_node;
+  group_by_ = window.group_by;
+  if (window.has_span) {
+    first_ts_ns_ = has_span_ ? std::min(first_ts_ns_, window.first_ts_ns) : window.first_ts_ns;
+    last_ts_ns_ = has_span_ ? std::max(last_ts_ns_, window.last_ts_ns) : window.last_ts_ns;
+    has_span_ = true;
+  }
+  for (const InputRecord& r : window.inputs) {
+    auto [it, fresh] = inputs_.try_emplace(SourceKey(r));
+    if (fresh) {
+      it->second = WithoutWindowDrops(r);
+      KeepLastSteps(&it->second.timeline);
+    } else {
+      Fold(r, &it->second);
+    }
+  }
+  for (const OutputRecord& o : window.outputs) {
+    auto [it, fresh] = outputs_.try_emplace(o.path);
+    OutputRecord& agg = it->second;
+    const std::string name = o.path;
+    if (fresh) agg = o;
+    else {
+      agg.events += o.events;
+      agg.bytes += o.bytes;
+      agg.metadata_added += o.metadata_added;
+      for (int64_t r : o.ranks) agg.ranks.push_back(r);
+      std::sort(agg.ranks.begin(), agg.ranks.end());
+      agg.ranks.erase(std::unique(agg.ranks.begin(), agg.ranks.end()), agg.ranks.end());
+      agg.inputs = o.inputs;
+      if (!o.error.empty()) agg.error = o.error;
+    }
+    // The newest window's file of this output, for the report's link.
+    agg.path = absl::StrCat("windows/", w.name, "/", name);
+    agg.crc32 = 0;
+    agg.parts = o.parts;
+    for (OutputPart& p : agg.parts) p.path = absl::StrCat("windows/", w.name, "/", p.path);
+  }
+  for (const std::string& n : window.notices)
+    if (notices_.size() < kMaxFoldedWarnings && std::find(notices_.begin(), notices_.end(), n) == notices_.end())
+      notices_.push_back(n);
+}
+
+absl::Status CumulativeManifest::Write(const std::string& state, double wall_seconds, int threads) const {
+  RunSummary s;
+  for (const auto& [key, r] : inputs_) s.inputs.push_back(r);
+  for (const auto& [name, o] : outputs_) s.outputs.push_back(o);
+  s.wall_seconds = wall_seconds;
+  s.threads = threads;
+  s.gpus_per_node = gpus_per_node_;
+  s.group_by = group_by_;
+  s.command_line = opts_.command_line;
+  s.has_span = has_span_;
+  s.first_ts_ns = first_ts_ns_;
+  s.last_ts_ns = last_ts_ns_;
+  s.exit_code = exit_code_;
+  s.notices = notices_;
+  std::string latest;
+  formats::AppendJsonString(latest_.empty() ? "" : absl::StrCat("windows/", latest_), &latest);
+  std::string st;
+  formats::AppendJsonString(state, &st);
+  absl::StrAppend(&s.extra_members, ",\n\"follow\":{\"windows\":", windows_ - late_windows_,
+                  ",\"late_windows\":", late_windows_, ",\"events\":", events_, ",\"late_events\":", late_events_,
+                  ",\"window\":\"", opts_.follow->per_cycle ? "cycle" : DurationText(opts_.follow->window_ns),
+                  "\",\"latest\":", latest, ",\"state\":", st, "}");
+  if (absl::Status ws = WriteManifest(opts_.out_dir, s); !ws.ok()) return ws;
+  if (!opts_.write_report) return absl::OkStatus();
+  return report::WriteReport(opts_.out_dir);
+}
+
+}  // namespace tracemill::pipeline::follow

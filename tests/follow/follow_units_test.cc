@@ -1,0 +1,171 @@
+// Building blocks of `convert --follow` (pipeline/follow/): durations,
+// window names, the by-start window rule, and what a probe says of files
+// still being written.
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/common/time_window.h"
+#include "formats/common/trace_data.h"
+#include "formats/smdebug/system_metrics_format.h"
+#include "gtest/gtest.h"
+#include "pipeline/follow/duration.h"
+#include "pipeline/follow/probe.h"
+#include "pipeline/follow/window_plan.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::pipeline::follow {
+namespace {
+
+TEST(FollowDuration, ParsesTermsIntoNanoseconds) {
+  EXPECT_EQ(ParseDuration("30s"), 30'000'000'000);
+  EXPECT_EQ(ParseDuration("5m"), 300'000'000'000);
+  EXPECT_EQ(ParseDuration("1h30m"), 5'400'000'000'000);
+  EXPECT_EQ(ParseDuration("250ms"), 250'000'000);
+  EXPECT_EQ(ParseDuration("2d"), 172'800'000'000'000);
+  EXPECT_EQ(ParseDuration("1m30s"), 90'000'000'000);
+  EXPECT_EQ(ParseDuration("0"), 0);
+  EXPECT_EQ(ParseDuration("15us"), 15'000);
+}
+
+TEST(FollowDuration, RejectsWhatIsNotADuration) {
+  for (const char* bad : {"", "30", "s", "1.5s", "-1s", "5x", "1h 30m", "99999999999999999999s", "106752d"})
+    EXPECT_FALSE(ParseDuration(bad).has_value()) << bad;
+}
+
+TEST(FollowDuration, WritesItBack) {
+  EXPECT_EQ(DurationText(60'000'000'000), "1m");
+  EXPECT_EQ(DurationText(5'400'000'000'000), "1h30m");
+  EXPECT_EQ(DurationText(250'000'000), "250ms");
+  EXPECT_EQ(DurationText(0), "0s");
+}
+
+TEST(FollowWindowName, WholeSecondsAndMicroseconds) {
+  // 1700000000 s is 2023-11-14T22:13:20Z.
+  const int64_t t0 = 1'700'000'000'000'000'000;
+  EXPECT_EQ(WindowName(t0, t0 + 60'000'000'000, false), "20231114T221320Z-20231114T221420Z");
+  EXPECT_EQ(WindowName(t0, t0 + 500'000'000, false), "20231114T221320.000000Z-20231114T221320.500000Z");
+  // Cycles: the start rounded down to the µs, the end up.
+  EXPECT_EQ(WindowName(t0 + 1'500, t0 + 2'000'001, true), "20231114T221320.000001Z-20231114T221320.002001Z");
+  EXPECT_EQ(LateWindowName(1), "late-0001");
+  EXPECT_EQ(LateWindowName(12), "late-0012");
+}
+
+formats::Event TimedEvent(char phase, int64_t ts, int64_t dur, uint8_t extra_flags) {
+  formats::Event e{};
+  e.phase = phase;
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.flags = static_cast<uint8_t>(formats::kHasTs | extra_flags);
+  return e;
+}
+
+TEST(FollowTimeWindow, KeepsEventsByStartEndExcluded) {
+  formats::TimeWindow w;
+  w.start_ns = 1000;
+  w.end_ns = 2000;
+  w.by_start = true;
+  EXPECT_TRUE(w.Keeps(TimedEvent('X', 1000, 5000, formats::kHasDur)));   // starts at the start: in
+  EXPECT_FALSE(w.Keeps(TimedEvent('X', 2000, 1, formats::kHasDur)));     // starts at the end: the next one's
+  EXPECT_FALSE(w.Keeps(TimedEvent('X', 999, 5000, formats::kHasDur)));   // overlaps, but started before
+  EXPECT_TRUE(w.Keeps(TimedEvent('B', 1999, 9000, formats::kHasSpan)));  // a pair goes with its B
+  EXPECT_TRUE(w.Keeps(TimedEvent('E', 2500, 600, formats::kHasSpan)));   // ... and so does its E
+  EXPECT_FALSE(w.Keeps(TimedEvent('E', 2500, 400, formats::kHasSpan)));
+  formats::Event meta{};
+  meta.phase = 'M';
+  EXPECT_TRUE(w.Keeps(meta));  // metadata: in every window
+  // Two consecutive windows keep every start exactly once.
+  formats::TimeWindow next = w;
+  next.start_ns = 2000;
+  next.end_ns = 3000;
+  for (int64_t ts = 900; ts < 3100; ts += 50) {
+    const formats::Event e = TimedEvent('i', ts, 0, 0);
+    const int in = static_cast<int>(w.Keeps(e)) + static_cast<int>(next.Keeps(e));
+    EXPECT_EQ(in, ts >= 1000 && ts < 3000 ? 1 : 0) << ts;
+  }
+}
+
+// Low-GPU slices derived from system metrics are cut at a follow window's
+// edges: a run crossing one is one slice per window, and none overlaps.
+TEST(FollowLowGpuSlices, RunsAreCutAtTheWindowEdges) {
+  std::string text;
+  for (int s = 0; s < 6; ++s)  // low from 1 s to 4 s, high at 0 and 5
+    text += "{\"Type\":\"gpu\",\"Name\":\"gpu0\",\"Dimension\":\"GPUUtilization\",\"Value\":" +
+            std::string(s == 0 || s == 5 ? "95" : "10") + ",\"Timestamp\":" + std::to_string(1700000000 + s) + "}\n";
+  const size_t size = text.size();
+  text.resize(size + 64, '\0');  // simdjson's padding
+  auto slices = [&](std::array<int64_t, 2> cuts) {
+    formats::TraceBuilder b;
+    formats::DecodeSystemMetricsFile("1700000000.algo-1.json", std::string_view(text.data(), size), text.size(), 85,
+                                     &b, cuts);
+    std::vector<std::pair<int64_t, int64_t>> out;  // (start, end) in s after T0
+    const std::unique_ptr<formats::TraceData> data = b.Finish();
+    for (const formats::Event& e : data->events)
+      if (e.phase == 'X')
+        out.push_back({(e.ts_ns - 1'700'000'000'000'000'000) / 1'000'000'000,
+                       (e.ts_ns + e.dur_ns - 1'700'000'000'000'000'000) / 1'000'000'000});
+    return out;
+  };
+  using Spans = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(slices({INT64_MIN, INT64_MIN}), (Spans{{1, 5}}));  // one run, closed by the high sample
+  const int64_t t0 = 1'700'000'000'000'000'000;
+  EXPECT_EQ(slices({t0 + 3'000'000'000, t0 + 4'000'000'000}), (Spans{{1, 3}, {3, 4}, {4, 5}}));
+  EXPECT_EQ(slices({t0, t0 + 2'000'000'000}), (Spans{{1, 2}, {2, 5}}));  // an edge before the run: no cut
+}
+
+// Probes of files in a scratch folder.
+class ProbeTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& name, const std::string& bytes) {
+    testing::WriteFileBytes(tmp_.Join(name), bytes);
+    return tmp_.Join(name);
+  }
+  FileProbe Probe(const std::string& path) {
+    ConvertOptions opts;
+    auto ranks = RankMatcher::Create("");
+    return ProbeFile(path, opts, *ranks, uint64_t{1} << 30);
+  }
+  testing::TempDir tmp_;
+};
+
+constexpr char kKineto[] =
+    R"({"schemaVersion":1,"distributedInfo":{"rank":3,"world_size":4},"baseTimeNanoseconds":1700000000000000000,)"
+    R"("traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":"10.5","dur":2},)"
+    R"({"ph":"X","name":"b","pid":1,"tid":1,"ts":"2.25","dur":1},{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}}],)"
+    R"("traceName":"x"})";
+
+TEST_F(ProbeTest, CompleteKinetoFileGivesRankAndSpanOfStarts) {
+  const FileProbe p = Probe(Write("worker.1.pt.trace.json", kKineto));
+  EXPECT_EQ(p.result, FileProbe::Result::kComplete) << p.note;
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.world_size, 4);
+  EXPECT_EQ(p.events, 2u);  // the metadata record is not counted
+  EXPECT_EQ(p.min_start_ns, 1'700'000'000'000'002'250);
+  EXPECT_EQ(p.max_start_ns, 1'700'000'000'000'010'500);
+}
+
+TEST_F(ProbeTest, KinetoFileCutShortIsIncompleteButNamesItsRank) {
+  const std::string whole = kKineto;
+  for (size_t cut : {whole.find("traceEvents") + 20, whole.find("\"b\""), whole.size() - 1}) {
+    const FileProbe p = Probe(Write("cut.json", whole.substr(0, cut)));
+    EXPECT_EQ(p.result, FileProbe::Result::kIncomplete) << "cut at " << cut << ": " << p.note;
+    EXPECT_EQ(p.rank, 3) << cut;  // distributedInfo comes first: the source is known early
+  }
+}
+
+TEST_F(ProbeTest, GzipMemberWithoutItsTrailerIsIncomplete) {
+  const std::string gz = testing::GzipBytes(kKineto);
+  EXPECT_EQ(Probe(Write("w.pt.trace.json.gz", gz)).result, FileProbe::Result::kComplete);
+  const FileProbe cut = Probe(Write("cut.pt.trace.json.gz", gz.substr(0, gz.size() - 8)));
+  EXPECT_EQ(cut.result, FileProbe::Result::kIncomplete) << cut.note;
+}
+
+TEST_F(ProbeTest, EmptyFileAndTextAreNotTraces) {
+  EXPECT_EQ(Probe(Write("empty.json", "")).result, FileProbe::Result::kNotTrace);
+  EXPECT_EQ(Probe(Write("README.md", "# notes\nnot a trace\n")).result, FileProbe::Result::kNotTrace);
+}
+
+}  // namespace
+}  // namespace tracemill::pipeline::follow
