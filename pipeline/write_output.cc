@@ -106,7 +106,7 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   out.metadata_added = w.metadata_added();
   out.bytes = w.bytes_written();
   out.crc32 = w.parts().empty() ? w.crc32() : 0;
-  out.parts = w.parts();
+  if (st.ok()) out.parts = w.parts();  // a failed output's parts were removed: none is listed
   if (st.ok()) RemoveOtherLayouts(og.name, out.parts.size());
   return st;
 }

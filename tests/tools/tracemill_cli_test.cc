@@ -155,6 +155,25 @@ TEST_F(TracemillCliTest, DirectIoWritesTheSameBytesAsThePageCache) {
 // output's events count as dropped output_failed, so the totals still
 // balance. Both write paths: O_DIRECT (the writer thread fails) and the
 // page cache.
+// An output written in parts that fails lists no parts in the manifest:
+// its part files were removed (they were listed).
+TEST_F(TracemillCliTest, AFailedOutputInPartsListsNoParts) {
+  const std::string prlimit = "/usr/bin/prlimit";
+  if (::access(prlimit.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << prlimit;
+  const std::string out = tmp_.Join("out");
+  CommandResult r = RunCommand({prlimit, "--fsize=524288", "--", TracemillBinary(), "convert",
+                                DataPath("generated/multi_member_rank0.json.gz"), "-o", out, "--max-output-bytes",
+                                "1M", "--no-report"},
+                               tmp_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(ListDir(out), (std::vector<std::string>{"manifest.json"}));
+  auto m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->ArraySize("/outputs"), 1u);
+  EXPECT_THAT(m->Str("/outputs/0/error"), HasSubstr("File too large"));
+  EXPECT_EQ(m->Json("/outputs/0").find("\"parts\""), std::string::npos) << m->Json("/outputs/0");
+}
+
 TEST_F(TracemillCliTest, AnOutputPastTheFileSizeLimitIsRemovedAndItsEventsCounted) {
   const std::string prlimit = "/usr/bin/prlimit";
   if (::access(prlimit.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << prlimit;
