@@ -30,7 +30,9 @@ struct OutputPart {
   uint32_t crc32 = 0;
   bool has_span = false;           // first/last below are set
   int64_t first_ts_ns = 0;         // its first event's start (absolute ns, as written)
-  int64_t last_ts_ns = 0;          // its latest event end
+  int64_t last_ts_ns = 0;          // its latest event end (a long span may run past later parts' starts)
+  int64_t last_start_ns = 0;       // its last event's start: [first_ts_ns, last_start_ns] are the
+                                   // starts it holds, which do not overlap the next part's
   uint64_t flows_across_parts = 0; // flow events in it whose flow began in an earlier part
   uint64_t spans_cut = 0;          // B/E pairs still open when it was closed
 };
