@@ -87,6 +87,9 @@ struct RunSummary {
   uint64_t outputs_reused = 0;  // --resume: outputs kept from an earlier run
   uint64_t inputs_not_read = 0; // --resume: inputs of those outputs
   std::vector<ShardRun> shards;  // a merged manifest: one per shard
+  // tracemill csp: ranks of the job without a profile file, for the summary
+  // line (the manifest lists them in its `csp` section, not from here).
+  uint64_t ranks_missing = 0;
 };
 
 // ManifestFileName: "manifest.json", or "manifest.shard-<i>-of-<n>.json".
