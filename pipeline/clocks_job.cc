@@ -60,6 +60,7 @@ RunSummary RunClocks(const ConvertOptions& given) {
   ChunkPoolScope chunk_pool(memory);
   if (clocks.considered()) DecodeProbes(cx, memory);
   clocks.Solve();
+  if (!opts.quiet) clocks.SayOutcome();  // as convert says it: the nodes shifted, the warnings
   RunSummary& s = job.summary();
   s.clocks_json = clocks.ManifestJson();
   for (size_t i = 0; i < cx.records.size(); ++i)

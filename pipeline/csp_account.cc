@@ -128,6 +128,7 @@ void AccountForCsp(const CspOptions& opts, const CspInputs& in, const CspShape& 
     s.last_ts_ns = outputs.span_last();
   }
   s.extra_members = CspSection(opts, in, shape, outputs);
+  s.ranks_missing = shape.missing_ranks.size();
   for (const auto& t : outputs.tasks())
     if (t.fb_ratio_null && !opts.quiet)
       job.Say(absl::StrCat(t.name, ": ", t.fb_ratio_null, " DCGM samples have FBTTL = 0: FB_USED_RATIO written as null"));

@@ -158,10 +158,19 @@ bool ShapeCspJob(const CspOptions& opts, const CspInputs& in, Job& job, CspShape
   };
   if (in.have_dcgm_dir) missing(in.trainer_input, &shape->missing_dcgm);
   if (in.have_net_dir) missing(in.net_input, &shape->missing_net);
-  for (int64_t r : shape->missing_ranks)
-    if (!opts.quiet)
-      job.console().Line(absl::StrFormat("tracemill csp: rank %d (trainer %d, GPU %d, group %d) has no profile file in %s",
-                                         r, r / gpt, r % gpt, (r / gpt) / group_size, in.profile_dir));
+  // The first few by name; a job mostly missing would fill the terminal.
+  constexpr size_t kMaxMissingLines = 3;
+  const std::vector<int64_t>& gone = shape->missing_ranks;
+  for (size_t k = 0; !opts.quiet && k < gone.size() && k < kMaxMissingLines; ++k) {
+    const int64_t r = gone[k];
+    job.console().Line(absl::StrFormat("tracemill csp: rank %d (trainer %d, GPU %d, group %d) has no profile file in %s",
+                                       r, r / gpt, r % gpt, (r / gpt) / group_size, in.profile_dir));
+  }
+  if (!opts.quiet && gone.size() > kMaxMissingLines)
+    job.console().Line(absl::StrFormat(
+        "tracemill csp: and %d more rank%s %s no profile file (all of them: manifest.json csp.missing_ranks)",
+        gone.size() - kMaxMissingLines, gone.size() - kMaxMissingLines == 1 ? "" : "s",
+        gone.size() - kMaxMissingLines == 1 ? "has" : "have"));
   return true;
 }
 

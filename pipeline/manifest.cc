@@ -187,6 +187,9 @@ void AppendOutputJson(const OutputRecord& out, std::string* op) {
                       ",\"time_span_ns\":");
       if (p.has_span) absl::StrAppend(&o, "[", p.first_ts_ns, ",", p.last_ts_ns, "]");
       else o.append("null");
+      o.append(",\"starts_ns\":");
+      if (p.has_span) absl::StrAppend(&o, "[", p.first_ts_ns, ",", p.last_start_ns, "]");
+      else o.append("null");
       absl::StrAppend(&o, ",\"flows_across_parts\":", p.flows_across_parts, ",\"spans_cut\":", p.spans_cut, "}");
     }
     o.push_back(']');
@@ -530,6 +533,10 @@ absl::Status ParseOutput(dom::object o, OutputRecord* r) {
       if (!po["time_span_ns"].get_array().get(span) && span.size() == 2 && !span.at(0).get_int64().get(p.first_ts_ns) &&
           !span.at(1).get_int64().get(p.last_ts_ns))
         p.has_span = true;
+      // Manifests before `starts_ns` was added: the latest end stands in.
+      p.last_start_ns = p.last_ts_ns;
+      if (!po["starts_ns"].get_array().get(span) && span.size() == 2 && span.at(1).get_int64().get(p.last_start_ns))
+        p.last_start_ns = p.last_ts_ns;
       U64(po, "flows_across_parts", &p.flows_across_parts);
       U64(po, "spans_cut", &p.spans_cut);
       r->parts.push_back(std::move(p));

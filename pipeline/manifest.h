@@ -30,7 +30,9 @@ struct OutputPart {
   uint32_t crc32 = 0;
   bool has_span = false;           // first/last below are set
   int64_t first_ts_ns = 0;         // its first event's start (absolute ns, as written)
-  int64_t last_ts_ns = 0;          // its latest event end
+  int64_t last_ts_ns = 0;          // its latest event end (a long span may run past later parts' starts)
+  int64_t last_start_ns = 0;       // its last event's start: [first_ts_ns, last_start_ns] are the
+                                   // starts it holds, which do not overlap the next part's
   uint64_t flows_across_parts = 0; // flow events in it whose flow began in an earlier part
   uint64_t spans_cut = 0;          // B/E pairs still open when it was closed
 };
@@ -85,6 +87,9 @@ struct RunSummary {
   uint64_t outputs_reused = 0;  // --resume: outputs kept from an earlier run
   uint64_t inputs_not_read = 0; // --resume: inputs of those outputs
   std::vector<ShardRun> shards;  // a merged manifest: one per shard
+  // tracemill csp: ranks of the job without a profile file, for the summary
+  // line (the manifest lists them in its `csp` section, not from here).
+  uint64_t ranks_missing = 0;
 };
 
 // ManifestFileName: "manifest.json", or "manifest.shard-<i>-of-<n>.json".

@@ -22,6 +22,7 @@
 #include "pipeline/out_dir_lock.h"
 #include "pipeline/plan.h"
 #include "pipeline/tables.h"
+#include "report/html_report.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -272,7 +273,7 @@ absl::Status JoinOverviews(const std::string& out_dir, int shard_count, uint64_t
 
 }  // namespace
 
-MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line) {
+MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line, bool write_report) {
   MergeReport rep;
   // Not while a shard (or any other tracemill job) still writes here on this
   // node: its manifest would be missing or stale.
@@ -303,7 +304,8 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
     return rep;
   }
   rep.outputs = merged.outputs.size();
-  rep.inputs = merged.inputs.size();
+  rep.inputs = static_cast<size_t>(std::count_if(merged.inputs.begin(), merged.inputs.end(),
+                                                 [](const InputRecord& r) { return !r.skipped; }));
   if (absl::Status st = JoinOverviews(out_dir, n, shards[static_cast<size_t>(first)]->inputs_in_job); !st.ok()) {
     rep.problems.push_back(absl::StrCat("cannot write ", kOverviewFileName, ": ", st.message()));
     rep.exit_code = kExitInternal;
@@ -320,6 +322,14 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
     return rep;
   }
   rep.exit_code = merged.exit_code;
+  if (!write_report) return rep;
+  // The run report, from the manifest just written, as convert writes it.
+  if (absl::Status st = report::WriteReport(out_dir); !st.ok()) {
+    rep.problems.push_back(absl::StrCat("manifest.json written, but cannot write report.html: ", st.message()));
+    rep.exit_code = kExitInternal;
+    return rep;
+  }
+  rep.report_written = true;
   return rep;
 }
 

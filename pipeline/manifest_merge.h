@@ -13,7 +13,9 @@
 //   reported by exactly one shard (an input a shard decoded for nothing,
 //   listed with `owner_shard`, is not counted again).
 // Only if all pass is manifest.json written: the inputs in job order, the
-// outputs in output order, totals recomputed, one line per shard in `shards`.
+// outputs in output order, totals recomputed, one line per shard in `shards`;
+// then report.html from it, as convert and `tracemill report` write it (a
+// report that cannot be written is exit status 1, the manifest kept).
 #include <string>
 #include <vector>
 
@@ -26,11 +28,15 @@ struct MergeReport {
   std::vector<std::string> problems;  // one line each
   int shard_count = 0;
   size_t outputs = 0;
-  size_t inputs = 0;
+  size_t inputs = 0;             // files skipped as no trace not counted
+  bool report_written = false;  // OUTDIR/report.html
 };
 
 // MergeShardManifests merges the shard manifests in `out_dir` into
-// `out_dir`/manifest.json (temporary + rename). `command_line` is recorded.
-MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line);
+// `out_dir`/manifest.json (temporary + rename), then writes
+// `out_dir`/report.html unless `write_report` is false. `command_line` is
+// recorded.
+MergeReport MergeShardManifests(const std::string& out_dir, const std::string& command_line,
+                                bool write_report = true);
 
 }  // namespace tracemill::pipeline

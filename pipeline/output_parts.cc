@@ -99,6 +99,7 @@ void OutputParts::Track(int run, const formats::Event& e) {
   const int64_t end = e.phase == 'X' && (e.flags & formats::kHasDur) ? ts + e.dur_ns : ts;
   current_.first_ts_ns = current_.has_span ? std::min(current_.first_ts_ns, ts) : ts;
   current_.last_ts_ns = current_.has_span ? std::max(current_.last_ts_ns, end) : end;
+  current_.last_start_ns = current_.has_span ? std::max(current_.last_start_ns, ts) : ts;
   current_.has_span = true;
   if (e.flags & formats::kHasSpan) open_spans_ += e.phase == 'B' ? 1 : e.phase == 'E' ? -1 : 0;
   if (const uint64_t key = FlowKey(run, e)) {

@@ -15,10 +15,17 @@
 // - A span is never cut: while a `B`/`E` pair is open the cut waits, up to
 //   1/8 of the bound past it; if a pair is still open then, the cut happens
 //   and the part records how many (`spans_cut`).
-// - Each part is a complete trace: header (otherData says which part), the
-//   synthesized process metadata, and a replay of the inputs' own metadata
-//   records (`M`, which sort first), then its events. Replayed records are
-//   not counted again as events written.
+// - Each part is a complete trace: header, the synthesized process
+//   metadata, and a replay of the inputs' own metadata records (`M`, which
+//   sort first), then its events. Replayed records are not counted again as
+//   events written. Parts 2 and later say which part they are in
+//   otherData.part; part 1 does not: its header is written (and may be
+//   flushed) before the first cut shows the output needs parts, and an
+//   output that never splits must stay the bytes of an unsplit one. The
+//   manifest's `parts` list is the source of truth.
+// - Each part records its first start, its latest end (a long span may run
+//   past later parts' starts) and its last start: the ranges of starts of
+//   consecutive parts follow one another (manifest `starts_ns`).
 // - A flow whose events fall in two parts keeps both; each part counts its
 //   flows that reach into an earlier part (`flows_across_parts`).
 // - Parts stay temporaries until the output is complete; Commit renames them

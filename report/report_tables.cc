@@ -38,13 +38,23 @@ void AppendLink(const std::string& path, std::string* o) {
   o->append("</a>");
 }
 
-// One time part of an output: its link and the times it holds.
+// One time part of an output: its link and the event starts it holds (the
+// parts' start ranges follow one another; a long span may end in a later
+// part's range, so the latest end goes in the title). Manifests without
+// `starts_ns`: the first start to the latest end.
 void PartRow(const PageInput& in, const PartModel& p, std::string* o) {
   o->append("<tr class=\"part\"><td>&nbsp;&nbsp;");
   AppendLink(p.path, o);
-  o->append("</td><td>");
-  if (p.span_ns)
-    absl::StrAppend(o, RelativeTime(p.span_ns->first, in.t0_ns), " \xE2\x80\x93 ", RelativeTime(p.span_ns->second, in.t0_ns));
+  if (p.starts_ns && p.span_ns) {
+    absl::StrAppend(o, "</td><td title=\"its events end by ", RelativeTime(p.span_ns->second, in.t0_ns), "\">starts ",
+                    RelativeTime(p.starts_ns->first, in.t0_ns), " \xE2\x80\x93 ",
+                    RelativeTime(p.starts_ns->second, in.t0_ns));
+  } else {
+    o->append("</td><td>");
+    if (p.span_ns)
+      absl::StrAppend(o, RelativeTime(p.span_ns->first, in.t0_ns), " \xE2\x80\x93 ",
+                      RelativeTime(p.span_ns->second, in.t0_ns));
+  }
   absl::StrAppend(o, "</td><td class=\"n\"></td><td class=\"n\" data-v=\"", p.events, "\">", GroupedCount(p.events),
                   "</td><td class=\"n\" data-v=\"", p.bytes, "\">", GroupedCount(p.bytes), "</td><td></td></tr>\n");
 }

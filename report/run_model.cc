@@ -254,6 +254,10 @@ PartModel Part(od::value v) {
       std::vector<int64_t> v;
       for (od::value t : x.get_array()) v.push_back(std::clamp<int64_t>(t.get_int64(), -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs));
       if (v.size() == 2) p.span_ns = std::make_pair(v[0], v[1]);
+    } else if (key == "starts_ns" && !IsNull(x)) {
+      std::vector<int64_t> v;
+      for (od::value t : x.get_array()) v.push_back(std::clamp<int64_t>(t.get_int64(), -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs));
+      if (v.size() == 2) p.starts_ns = std::make_pair(v[0], v[1]);
     }
   }
   return p;

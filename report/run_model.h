@@ -99,6 +99,7 @@ struct PartModel {
   uint64_t events = 0;
   uint64_t bytes = 0;
   std::optional<std::pair<int64_t, int64_t>> span_ns;  // first event start, last event end
+  std::optional<std::pair<int64_t, int64_t>> starts_ns;  // first and last event start
 };
 
 // OutputModel: one entry of the manifest's `outputs`.

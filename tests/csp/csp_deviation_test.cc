@@ -280,6 +280,34 @@ TEST(CspDeviation, FbttlZeroGivesNullNotInfinity) {
   EXPECT_EQ(Int(m.root()["csp"]["outputs"].at(0).value(), "fb_used_ratio_null"), 2);
 }
 
+// Missing ranks: the first 3 named, then one line for the rest (the README's
+// example named 48, one line each), and the summary line counts them all.
+TEST(CspDeviation, MissingRanksNamedUpToThreeThenCounted) {
+  TempDir job;
+  Profile p;
+  AddOp(&p, "op", kT0, kT0 + 10, 0);
+  WriteProfile(job.path(), 0, p);
+  const std::string dir = job.path() + "/profile";
+  auto line = [&](int rank) {
+    return "tracemill csp: rank " + std::to_string(rank) + " (trainer " + std::to_string(rank / 2) + ", GPU " +
+           std::to_string(rank % 2) + ", group 0) has no profile file in " + dir + "\n";
+  };
+  for (const auto& [trainers, more] : std::vector<std::pair<std::string, std::string>>{
+           {"2", ""},
+           {"3", "tracemill csp: and 2 more ranks have no profile file (all of them: manifest.json "
+                 "csp.missing_ranks)\n"}}) {
+    SCOPED_TRACE(trainers);
+    TempDir out;
+    RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(),
+                                "--gpus-per-trainer", "2", "--trainer-num", trainers, "--display-size", "1"});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    const std::string named = line(1) + line(2) + line(3) + more;
+    ASSERT_EQ(r.err.substr(0, named.size()), named);
+    const std::string missing = trainers == "2" ? ", 3 ranks missing, " : ", 5 ranks missing, ";
+    EXPECT_EQ(r.err.substr(named.size()).rfind("tracemill csp: 1 inputs (0 with errors)" + missing, 0), 0u) << r.err;
+  }
+}
+
 // Deviation: groups are formed from rank ids, not from positions in a sorted
 // file list, and a missing rank is reported. With rank 1 missing, the
 // reference's group 0 would be files [0, 2, 3, 4] (rank 4 belongs to group 1).

@@ -226,6 +226,28 @@ TEST_F(ClockAlignmentTest, RankDisagreeingWithItsNodeIsReported) {
   EXPECT_NE(report.find("rank 3 (node 1): +400 µs off its node's lowest rank"), std::string::npos);
 }
 
+// `tracemill clocks` says its warnings on the terminal, as convert does (it
+// printed only its summary line while clocks.json held the warning): the
+// sample job with one GPU per node is two nodes with 2 collectives each.
+TEST_F(ClockAlignmentTest, ClocksCommandPrintsItsWarnings) {
+  const std::string out = tmp_.Join("clocks");
+  CommandResult c =
+      Tracemill({"clocks", DataPath("../../cluster-examples/sample-job"), "-o", out, "--gpus-per-node", "1"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string warning =
+      "tracemill clocks: clocks: node 1: clock offset not applied: only 2 collective instances matched (8 needed)\n";
+  ASSERT_EQ(c.err.substr(0, warning.size()), warning);
+  EXPECT_EQ(c.err.substr(warning.size()).rfind("tracemill clocks: 2 probes decoded; offsets solved -> " + out +
+                                                    "/clocks.json (",
+                                                0),
+            0u)
+      << c.err;
+  CommandResult quiet = Tracemill(
+      {"clocks", DataPath("../../cluster-examples/sample-job"), "-o", out, "--gpus-per-node", "1", "--quiet"});
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.err, "");
+}
+
 // Shards apply the same offsets as one process, whether each decodes the
 // probes itself or `tracemill clocks` solved them first: byte-identical.
 TEST_F(ClockAlignmentTest, ShardsApplyTheSameOffsets) {

@@ -94,7 +94,7 @@ TEST_F(ViewTest, RanksOnASixteenRankJob) {
 // An output forced into parts: the parts concatenated (less each later
 // part's replayed metadata) hold exactly the events of the unsplit output,
 // in order; each part is a complete trace with metadata first, under the
-// bound; the manifest's part time spans are the parts' own; the bytes do
+// bound; the manifest's part time spans and starts are the parts' own; the bytes do
 // not depend on the thread count.
 TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
   const std::string job = MakeJob("job", 8, 400);
@@ -120,7 +120,7 @@ TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
     auto t = LoadTrace(parted.Output(name));
     ASSERT_TRUE(t) << name;
     EXPECT_TRUE(TsNonDecreasing(*t)) << name;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, last_start = INT64_MIN;
     size_t first = 0;
     if (k > 0)  // the replayed metadata
       while (first < t->events.size() && t->events[first].ph == "M") ++first;
@@ -131,9 +131,12 @@ TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
       const int64_t ts = *MicrosToNanos(e.ts);
       lo = std::min(lo, ts);
       hi = std::max(hi, e.dur.empty() ? ts : ts + *MicrosToNanos(e.dur));
+      last_start = std::max(last_start, ts);
     }
     EXPECT_EQ(m.Int(part + "/time_span_ns/0"), lo) << name;
     EXPECT_EQ(m.Int(part + "/time_span_ns/1"), hi) << name;
+    EXPECT_EQ(m.Int(part + "/starts_ns/0"), lo) << name;
+    EXPECT_EQ(m.Int(part + "/starts_ns/1"), last_start) << name;
   }
   std::vector<std::string> all;
   for (const OutEvent& e : unsplit->events) all.push_back(e.ph + "|" + e.name + "|" + e.ts + "|" + e.dur + "|" + e.tid);
@@ -152,6 +155,52 @@ TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
   CommandResult again = Tracemill({"convert", job, "-o", parted.out_dir, "--group-by", "all", "-q"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(ListDir(parted.out_dir), (std::vector<std::string>{"all.trace.json", "manifest.json"}));
+}
+
+// A span that runs to the end in part 1: its time_span_ns reaches past part
+// 2's first start, but its starts_ns stop before it, and the report shows
+// the starts (the parts' ranges follow one another).
+TEST_F(ViewTest, PartStartsDoNotOverlap) {
+  // One 1 s span at ts 0, then 1,500 10 us kernels 100 us apart.
+  std::string json = "{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"long\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000000}";
+  for (int i = 0; i < 1500; ++i)
+    json += ",\n{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":" + std::to_string(100 + i * 100) + ",\"dur\":10}";
+  json += "\n]}\n";
+  const std::string job = tmp_.Join("longspan");
+  ASSERT_EQ(RunCommand({"/bin/mkdir", "-p", job}, tmp_.path()).exit_code, 0);
+  WriteFileBytes(job + "/rank0.json", json);
+  Run run = Convert({job, "--max-output-bytes", "64K"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const Manifest& m = *run.manifest;
+  ASSERT_EQ(m.ArraySize("/outputs/0/parts"), 2u);
+  // Where the cut falls depends on the header's length (the input's path):
+  // the last kernel of part 1, from the file itself.
+  auto part1 = LoadTrace(run.Output("gpu0.part-001.trace.json"));
+  ASSERT_TRUE(part1);
+  ASSERT_EQ(part1->events.back().name, "k");
+  const int64_t last = *MicrosToNanos(part1->events.back().ts);
+  ASSERT_GT(last, 10'000'000);
+  ASSERT_LT(last, 140'000'000);
+  const int64_t next = last + 100'000;  // the next kernel: part 2's first event
+  EXPECT_EQ(m.Json("/outputs/0/parts/0/time_span_ns"), "[0,1000000000]");
+  EXPECT_EQ(m.Json("/outputs/0/parts/0/starts_ns"), "[0," + std::to_string(last) + "]");
+  EXPECT_EQ(m.Json("/outputs/0/parts/1/time_span_ns"), "[" + std::to_string(next) + ",150010000]");
+  EXPECT_EQ(m.Json("/outputs/0/parts/1/starts_ns"), "[" + std::to_string(next) + ",150000000]");
+  // The report shows the starts in ms, trailing zeros trimmed ("+110.2 ms", "+110 ms").
+  auto ms = [](int64_t ns) {
+    const int64_t tenth = ns / 100'000 % 10;
+    return std::to_string(ns / 1'000'000) + (tenth ? "." + std::to_string(tenth) : "") + " ms";
+  };
+  const std::string report = ReadFileBytes(run.Output("report.html"));
+  EXPECT_NE(report.find("<td title=\"its events end by +1 s\">starts +0 s \xE2\x80\x93 +" + ms(last) + "</td>"),
+            std::string::npos);
+  EXPECT_NE(report.find("<td title=\"its events end by +150.01 ms\">starts +" + ms(next) + " \xE2\x80\x93 +150 ms</td>"),
+            std::string::npos);
+  // otherData.part: parts 2 and later (part 1's header was written before
+  // the output was known to need parts; the manifest's list says).
+  EXPECT_EQ(ReadFileBytes(run.Output("gpu0.part-001.trace.json")).find("\"part\":{"), std::string::npos);
+  EXPECT_NE(ReadFileBytes(run.Output("gpu0.part-002.trace.json")).find("\"part\":{\"index\":2,\"of_output\":\"gpu0.trace.json\""),
+            std::string::npos);
 }
 
 // Shards write the same parts and overview as one process.

@@ -334,11 +334,40 @@ TEST(ShardRun, MergeFailsNamingMissingShard) {
   EXPECT_NE(m.err.find("shard 1 (1/3): missing manifest.shard-1-of-3.json"), std::string::npos) << m.err;
   EXPECT_EQ(m.err.find("shard 0 "), std::string::npos) << m.err;
   EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  EXPECT_FALSE(fs::exists(out + "/report.html"));
   // Once it has run, the merge succeeds.
   Result r = Tracemill({"convert", job, "-o", out, "--shard", "1/3", "-q"});
   EXPECT_TRUE(r.code == 0 || r.code == 3) << r.err;
   EXPECT_EQ(Tracemill({"manifest", "merge", out}).code, 3);
   EXPECT_TRUE(fs::exists(out + "/manifest.json"));
+}
+
+// `manifest merge` writes report.html from the merged manifest, as convert
+// does (users had to run `tracemill report` after it); --no-report leaves
+// it out. The sample job in 2 shards: the report holds the whole job.
+TEST(ShardRun, MergeWritesTheReport) {
+  const std::string job = std::string(TEST_SOURCE_DIR) + "/../../cluster-examples/sample-job";
+  const std::string out = Fresh("merge_report");
+  for (int i : {0, 1}) {
+    Result r = Tracemill({"convert", job, "-o", out, "--shard", std::to_string(i) + "/2", "-q"});
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out + "/report.html"));  // shards write none
+  Result m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.code, 0) << m.err;
+  EXPECT_EQ(m.err, "tracemill: manifest merge: 2 shards, 2 inputs, 2 outputs -> " + out + "/manifest.json, " + out +
+                       "/report.html\n");
+  const std::string html = ReadFile(out + "/report.html");
+  EXPECT_NE(html.find("<span class=\"badge b-ok\" id=\"exit-status\">exit 0: every input converted</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<div class=\"card\" id=\"card-inputs\" data-value=\"3\">"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"card\" id=\"card-events-read\" data-value=\"9575\">"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"card\" id=\"card-outputs\" data-value=\"2\">"), std::string::npos);
+  ASSERT_TRUE(fs::remove(out + "/report.html"));
+  Result quiet = Tracemill({"manifest", "merge", out, "--no-report"});
+  EXPECT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "tracemill: manifest merge: 2 shards, 2 inputs, 2 outputs -> " + out + "/manifest.json\n");
+  EXPECT_FALSE(fs::exists(out + "/report.html"));
 }
 
 // A whole job into a folder where a sharded job ran removes that job's shard

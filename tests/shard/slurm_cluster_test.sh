@@ -155,6 +155,7 @@ for i in 1 2 3 4; do
 done
 for i in 0 1 2 3; do [ -f "$work/out/manifest.shard-$i-of-4.json" ] || fail "no manifest of shard $i"; done
 [ -f "$work/out/manifest.json" ] || fail "the merge job wrote no manifest.json"
+[ -f "$work/out/report.html" ] || fail "the merge job wrote no report.html"
 
 # The union equals a single run, byte for byte; every JSON file parses.
 "$bin" convert "$src/cluster-examples/sample-job" -o "$work/ref" --shard 0/1 -q

@@ -81,6 +81,11 @@ TEST_F(TerminalNewsTest, NonTraceFilesAreSkippedInAFolderAndErrorsOnTheCommandLi
   EXPECT_EQ(folder.exit_code, 0) << folder.err;
   EXPECT_EQ(NewsLines(folder.err), (std::vector<std::string>{"skipped 3 files: 2 not a trace (" + config + ", " +
                                                              numbers + "); 1 empty file (" + empty + ")"}));
+  // The summary line counts the trace, not the skipped files (it said "4 inputs").
+  EXPECT_EQ(folder.err.substr(0, folder.err.find(',')), "tracemill: 1 input (0 with errors)");
+  ASSERT_NE(folder.manifest, nullptr);
+  EXPECT_EQ(folder.manifest->Int("/totals/inputs"), 4);
+  EXPECT_EQ(folder.manifest->Int("/totals/inputs_skipped"), 3);
 
   Run named = Convert({trace, numbers});
   EXPECT_EQ(named.exit_code, 3);

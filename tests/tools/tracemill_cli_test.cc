@@ -462,6 +462,20 @@ TEST_F(TracemillCliTest, HelpDocumentsExitStatuses) {
   for (const char* code : {"0 ", "1 ", "2 ", "3 "}) EXPECT_THAT(text, HasSubstr(code));
 }
 
+// csp's own exit statuses: it has no -o and no --resume (its help repeated
+// convert's).
+TEST_F(TracemillCliTest, CspHelpDocumentsItsOwnExitStatuses) {
+  CommandResult r = Tracemill({"csp", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = r.out + r.err;
+  EXPECT_THAT(text, HasSubstr("\nExit status:\n  0  every rank of the job converted\n"));
+  EXPECT_THAT(text, HasSubstr("  2  usage error (bad command line, no profile file at all, --timeline-path not "
+                              "writable or in use)\n"));
+  EXPECT_THAT(text, HasSubstr("  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left\n"));
+  EXPECT_THAT(text, Not(HasSubstr("-o not writable")));
+  EXPECT_THAT(text, Not(HasSubstr("--resume")));
+}
+
 TEST_F(TracemillCliTest, ConvertWritesOutputsAndManifestOnly) {
   Run run = Convert({DataPath("rules/single_plain_trace.json"), "--threads", "1"});
   EXPECT_EQ(run.exit_code, 0) << run.err;

@@ -4,12 +4,23 @@
 
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
 #include "formats/common/stats.h"
 #include "pipeline/options.h"
 #include "tools/cli/run_summary_lines.h"
 
 namespace tracemill::tools::cli {
 namespace {
+
+// csp's exit statuses (convert's, in csp's words: no -o, no --resume).
+constexpr char kCspExitCodesHelp[] =
+    "Exit status:\n"
+    "  0  every rank of the job converted\n"
+    "  1  internal error, or an output could not be written\n"
+    "  2  usage error (bad command line, no profile file at all, --timeline-path not writable or in use)\n"
+    "  3  some inputs were rejected or damaged, or a rank of the job has no profile file (manifest.json\n"
+    "     csp.missing_ranks); everything else was converted\n"
+    "  130 / 143  interrupted by SIGINT / SIGTERM; no partial output left\n";
 
 // The options that say where the job is and how it is laid out.
 void AddCspJobOptions(CLI::App* c, pipeline::CspOptions* opts) {
@@ -57,10 +68,13 @@ void PrintCspSummary(const pipeline::CspOptions& opts, const pipeline::RunSummar
   const InputCounts in = CountInputs(s, /*skip_other_shards=*/false);
   const FailedOutputs failed = CountFailedOutputs(s);
   using formats::GroupedCount;
+  const std::string missing =
+      s.ranks_missing ? absl::StrCat(", ", s.ranks_missing, " rank", s.ranks_missing == 1 ? "" : "s", " missing") : "";
   std::fprintf(stderr,
-               "tracemill csp: %zu inputs (%d with errors), %s events read, %s written, %s dropped or not displayed; "
+               "tracemill csp: %zu inputs (%d with errors)%s, %s events read, %s written, %s dropped or not displayed; "
                "%zu outputs in %s%s (%.2f s)\n",
-               in.inputs, in.with_errors, GroupedCount(in.events_read).c_str(), GroupedCount(in.events_written).c_str(),
+               in.inputs, in.with_errors, missing.c_str(), GroupedCount(in.events_read).c_str(),
+               GroupedCount(in.events_written).c_str(),
                GroupedCount(in.events_dropped).c_str(), s.outputs.size() - failed.count, opts.timeline_path.c_str(),
                failed.note.c_str(), s.wall_seconds);
   if (opts.verbose) PrintOutputLines("tracemill csp", s);
@@ -74,9 +88,7 @@ CspCommand::CspCommand(CLI::App* app)
           "Paddle CrossStackProfiler drop-in: PROFILE_PATH/profile/<name>.<rank> (Paddle profiler "
           "protobuf) and PROFILE_PATH/dcgm/<name>.<trainer> (dcgmi dmon) -> "
           "TIMELINE_PATH/traceFile_<group>_<gpu>.json, plus manifest.json.")) {
-  command_->footer(std::string(kExitCodesHelp) +
-                   "  (csp: 3 also when a rank file of the job is missing, see manifest.json "
-                   "csp.missing_ranks)\n");
+  command_->footer(kCspExitCodesHelp);
   AddCspJobOptions(command_, &opts_);
   AddCspRunOptions(command_, &opts_, &time_unit_, &stop_after_);
 }

@@ -18,14 +18,16 @@ class ManifestMergeCommand {
   // True if the command line named `manifest merge`.
   bool parsed() const { return merge_->parsed(); }
 
-  // Merges, recording `command_line` in OUTDIR/manifest.json. Prints each
-  // problem as "tracemill: manifest merge: ..." or, if there is none, one
-  // line with the counts. Returns MergeReport::exit_code (0, 1, 2 or 3).
+  // Merges, recording `command_line` in OUTDIR/manifest.json, and writes
+  // OUTDIR/report.html (unless --no-report). Prints each problem as
+  // "tracemill: manifest merge: ..." or, if there is none, one line with the
+  // counts and the files written. Returns MergeReport::exit_code (0, 1, 2 or 3).
   int Run(const std::string& command_line);
 
  private:
   CLI::App* merge_ = nullptr;
   std::string out_dir_;
+  bool no_report_ = false;
 };
 
 }  // namespace tracemill::tools::cli

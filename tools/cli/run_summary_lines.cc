@@ -18,6 +18,7 @@ InputCounts CountInputs(const pipeline::RunSummary& s, bool skip_other_shards) {
   InputCounts c;
   for (const auto& r : s.inputs) {
     if (skip_other_shards && r.owner_shard >= 0) continue;  // another shard reports it
+    if (r.skipped) continue;  // not a trace: named on the "skipped N files" line, not an input
     ++c.inputs;
     c.events_read += r.events_read;
     c.events_written += r.events_written;

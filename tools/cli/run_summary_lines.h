@@ -21,8 +21,10 @@ struct InputCounts {
   uint64_t events_dropped = 0;  // all reasons
 };
 
-// CountInputs sums the inputs of `s`. With `skip_other_shards`, inputs that
-// another shard reports (`owner_shard` >= 0) are left out.
+// CountInputs sums the inputs of `s`, files skipped as no trace left out
+// (the manifest's totals.inputs less inputs_skipped). With
+// `skip_other_shards`, inputs that another shard reports (`owner_shard` >= 0)
+// are left out too.
 InputCounts CountInputs(const pipeline::RunSummary& s, bool skip_other_shards);
 
 // FailedOutputs: the outputs of a run that could not be written.
