@@ -45,6 +45,7 @@ absl::Status OutputParts::OpenFile(const std::string& name) {
 
 absl::Status OutputParts::Begin() {
   if (absl::Status st = OpenFile(opts_.name); !st.ok()) return st;
+  first_writer_ = writers_.front().get();
   absl::Status st = writers_.back()->Begin(opts_.time_unit, opts_.other_data(0));
   for (size_t j = 0; st.ok() && j < winputs_.size(); ++j) st = writers_.back()->WriteProcessMetadata(winputs_[j]);
   return st;

@@ -78,7 +78,10 @@ class OutputParts {
   // is the first entry of the first part's array; WriteEvent formats and
   // adds one event; AppendFormatted adds a formatted batch (`events` are the
   // batch's events, `ends` their end offsets in `bytes`).
-  bool CountEvent(formats::WriterInput& in) { return writers_.front()->CountEvent(in); }
+  // Called by the merge stage while the append stage may be adding parts:
+  // through the first writer's own pointer, never through `writers_`
+  // (a push_back moves its array under the reader: a use after free, UBSan).
+  bool CountEvent(formats::WriterInput& in) { return first_writer_->CountEvent(in); }
   absl::Status WriteEvent(int run, formats::WriterInput& in, const formats::Event& e);
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                const std::vector<std::pair<int, formats::Event>>& events);
@@ -117,6 +120,7 @@ class OutputParts {
   std::vector<formats::WriterInput>& winputs_;
   std::vector<std::unique_ptr<formats::OutputFile>> files_;
   std::vector<std::unique_ptr<formats::ChromeWriter>> writers_;
+  formats::ChromeWriter* first_writer_ = nullptr;  // writers_.front(), stable while parts are added
   std::vector<OutputPart> parts_;  // one per part, the current one last (only once split)
   OutputPart current_;             // the part being written
   std::string metadata_replay_;    // the inputs' own `M` records, formatted
