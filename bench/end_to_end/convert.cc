@@ -59,7 +59,9 @@ struct ConvertFixture {
     }
     uint64_t output_events = 0;
     for (const auto& o : s.outputs) output_events += o.events;
-    if (read != events || written != events || output_events != events || dropped != 0)
+    // Kineto's `[memory]` instants each add a memory counter event, counted
+    // as read (issue 25): more events read than generated, all written.
+    if (read < events || written != read || output_events != read || dropped != 0)
       return absl::StrCat("events: generated ", events, ", read ", read, ", written ", written,
                           " (outputs say ", output_events, "), dropped ", dropped);
     if (decoded != json_bytes)
