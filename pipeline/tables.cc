@@ -306,9 +306,13 @@ void TablesTap::Phases(const formats::Event& e, int64_t ts, int64_t dur) {
       if (it - s > 4) break;
       continue;
     }
-    auto& [ns, n] = phases_[{s->step, phase}];
-    ns += dur;
-    ++n;
+    const std::pair<int64_t, uint64_t> key{s->step, phase};
+    if (!last_phase_ || key != last_phase_key_) {
+      last_phase_ = &phases_[key];
+      last_phase_key_ = key;
+    }
+    last_phase_->first += dur;
+    ++last_phase_->second;
   }
 }
 

@@ -77,6 +77,10 @@ class TablesTap {
   std::vector<int8_t> dataloader_name_;   // name id -> a data-loading name (+1), 0 unknown
   // phase_by_step while tapping: (step, phase key) -> (ns, events); keys named at Finish.
   absl::flat_hash_map<std::pair<int64_t, uint64_t>, std::pair<int64_t, uint64_t>> phases_;
+  // The last entry of phases_ used: consecutive events mostly share their
+  // step and phase. Refreshed after every lookup (an insert may move others).
+  std::pair<int64_t, uint64_t> last_phase_key_{INT64_MIN, 0};
+  std::pair<int64_t, uint64_t>* last_phase_ = nullptr;
   formats::RowBatch framework_, system_rows_, dataloader_;
   HtaTap hta_;
   bool hta_filter_ = false;  // HTA's iteration filter applies: correlations are read
