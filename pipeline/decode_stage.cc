@@ -35,7 +35,7 @@ namespace {
 uint64_t DecodedSize(const std::string& path, uint64_t file_bytes, bool* is_gzip, bool* uncertain) {
   *is_gzip = false;
   *uncertain = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer
+  int fd = formats::OpenInputFile(path);
   if (fd < 0) return file_bytes;
   unsigned char head[2] = {0, 0};
   uint64_t est = file_bytes;
@@ -77,7 +77,7 @@ std::unique_ptr<merge::SortedRun> DecodeSmdebugNode(InputRecord& r, DecodeWorker
 // that shrank or changed while it was read.
 bool DecodeMapped(InputRecord& r, DecodeWorker& w, const RankMatcher& ranks, uint64_t max_inflated_bytes,
                   const DecodeOptions& o, std::unique_ptr<merge::SortedRun>* run) {
-  const int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer
+  const int fd = formats::OpenInputFile(r.path);
   if (fd < 0) return false;
   struct stat st;
   formats::MappedInput mapped;

@@ -82,6 +82,19 @@ std::string Groups(const std::map<std::string, std::vector<std::string>>& groups
   return s;
 }
 
+// ByReason: the sum of (count, reason) pairs, and "key count, key count" in
+// their order.
+std::pair<uint64_t, std::string> ByReason(const std::vector<std::pair<uint64_t, int>>& drops) {
+  uint64_t sum = 0;
+  std::string by;
+  for (auto [n, k] : drops) {
+    sum += n;
+    absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ",
+                    GroupedCount(n));
+  }
+  return {sum, by};
+}
+
 void DropLines(const std::vector<const InputRecord*>& inputs, std::vector<std::string>* lines) {
   formats::DropCounts total;
   for (const InputRecord* r : inputs)
@@ -95,13 +108,7 @@ void DropLines(const std::vector<const InputRecord*>& inputs, std::vector<std::s
   std::sort(lost.rbegin(), lost.rend());
   std::sort(design.rbegin(), design.rend());
   if (!lost.empty()) {
-    uint64_t sum = 0;
-    std::string by;
-    for (auto [n, k] : lost) {
-      sum += n;
-      absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ",
-                      GroupedCount(n));
-    }
+    const auto [sum, by] = ByReason(lost);
     const auto top = static_cast<DropReason>(lost.front().second);
     const InputRecord* most = nullptr;
     for (const InputRecord* r : inputs)
@@ -114,13 +121,7 @@ void DropLines(const std::vector<const InputRecord*>& inputs, std::vector<std::s
                                       : std::string()));
   }
   if (!design.empty()) {
-    uint64_t sum = 0;
-    std::string by;
-    for (auto [n, k] : design) {
-      sum += n;
-      absl::StrAppend(&by, by.empty() ? "" : ", ", AbslView(DropReasonKey(static_cast<DropReason>(k))), " ",
-                      GroupedCount(n));
-    }
+    const auto [sum, by] = ByReason(design);
     lines->push_back(absl::StrCat("left out on purpose, not lost: ", GroupedCount(sum),
                                   sum == 1 ? " event (" : " events (", by, ")"));
   }

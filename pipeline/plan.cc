@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "formats/common/read_file.h"
 #include "formats/common/status_macros.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
@@ -66,7 +67,7 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
     }
     return p;
   }
-  int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait for a writer
+  int fd = formats::OpenInputFile(r.path);
   if (fd < 0) return p;
   struct stat st;
   bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);

@@ -12,10 +12,11 @@
 
 namespace tracemill::formats {
 
+int OpenInputFile(const std::string& path) { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); }
+
 absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out, size_t max_bytes) {
-  // O_NONBLOCK: open(2) of a FIFO would wait for a writer forever; reads
-  // then block again (a writer's data is waited for, none reads as EOF).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // Reads block again (a writer's data is waited for, none reads as EOF).
+  int fd = OpenInputFile(path);
   if (fd < 0) {
     int e = errno;
     return absl::ErrnoToStatus(e, "cannot open");

@@ -25,6 +25,12 @@ namespace tracemill::formats {
 absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out,
                            size_t max_bytes = SIZE_MAX);
 
+// OpenInputFile: `path` opened read-only (close-on-exec) without waiting
+// for a writer if it is a FIFO (open(2) would block until one came; the
+// descriptor is non-blocking: clear O_NONBLOCK before reading it). -1 with
+// errno set if it cannot be opened.
+int OpenInputFile(const std::string& path);
+
 // ListFolder: the names in folder `dir` (not `.` and `..`), sorted;
 // nullopt (errno set by opendir(3)) if it cannot be listed.
 std::optional<std::vector<std::string>> ListFolder(const std::string& dir);

@@ -274,16 +274,24 @@ bool ResolveTimeOffset(const ConvertFlags& flags, ConvertOptions* opts) {
   return true;
 }
 
-bool ResolveMemoryLimit(const ConvertFlags& flags, ConvertOptions* opts) {
-  if (flags.memory_limit.empty()) return true;
-  auto bytes = pipeline::ParseBytes(flags.memory_limit);
-  if (!bytes || *bytes < (16u << 20)) {
-    std::fprintf(stderr, "tracemill: --memory-limit %s: expected a size like 512M or 4G (at least 16M)\n",
-                 flags.memory_limit.c_str());
+// ParseSizeFlag: size flag `name`'s `value` ("512M") into `*out`, bytes;
+// false, with a usage line saying what it expects (`expected`), when it is
+// not a size of at least `min_bytes`.
+bool ParseSizeFlag(const char* name, const std::string& value, uint64_t min_bytes, const char* expected,
+                   uint64_t* out) {
+  auto bytes = pipeline::ParseBytes(value);
+  if (!bytes || *bytes < min_bytes) {
+    std::fprintf(stderr, "tracemill: %s %s: expected %s\n", name, value.c_str(), expected);
     return false;
   }
-  opts->memory_limit = *bytes;
+  *out = *bytes;
   return true;
+}
+
+bool ResolveMemoryLimit(const ConvertFlags& flags, ConvertOptions* opts) {
+  if (flags.memory_limit.empty()) return true;
+  return ParseSizeFlag("--memory-limit", flags.memory_limit, 16u << 20, "a size like 512M or 4G (at least 16M)",
+                       &opts->memory_limit);
 }
 
 bool ResolveMaxOutputBytes(const ConvertFlags& flags, ConvertOptions* opts) {
@@ -292,14 +300,8 @@ bool ResolveMaxOutputBytes(const ConvertFlags& flags, ConvertOptions* opts) {
     opts->max_output_bytes = 0;
     return true;
   }
-  auto bytes = pipeline::ParseBytes(flags.max_output_bytes);
-  if (!bytes || *bytes < (64u << 10)) {
-    std::fprintf(stderr, "tracemill: --max-output-bytes %s: expected a size like 256M or 1G (at least 64K), or 0\n",
-                 flags.max_output_bytes.c_str());
-    return false;
-  }
-  opts->max_output_bytes = *bytes;
-  return true;
+  return ParseSizeFlag("--max-output-bytes", flags.max_output_bytes, 64u << 10,
+                       "a size like 256M or 1G (at least 64K), or 0", &opts->max_output_bytes);
 }
 
 bool ResolveRanks(const ConvertFlags& flags, ConvertOptions* opts) {
