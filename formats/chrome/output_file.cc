@@ -62,8 +62,11 @@ struct OutputFile::Direct {
   uint64_t offset = 0;  // file offset of the filling buffer
   std::mutex mu;
   std::condition_variable cv;
-  int in_flight = -1;  // buffer the thread is writing, or -1
-  uint64_t in_flight_offset = 0;
+  // Full buffers handed to the writer thread, and written, since the start:
+  // buffer k (the file's bytes [k, k+1) x kDirectBufferBytes) is
+  // buf(k % kDirectBuffers); submitted - written of them wait or are in
+  // flight, at most kDirectBuffers - 1 (one is being filled).
+  uint64_t submitted = 0, written = 0;
   bool stop = false;
   int error = 0;  // errno of the first failed write (then nothing more is written)
   std::thread thread;   // started at the first full buffer (StartWriter)
@@ -128,16 +131,16 @@ bool OutputFile::Direct::StartWriter() {
   auto writer = [raw] {
     std::unique_lock lk(raw->mu);
     for (;;) {
-      raw->cv.wait(lk, [raw] { return raw->in_flight >= 0 || raw->stop; });
-      if (raw->in_flight < 0) return;  // stop, nothing pending
-      const char* p = raw->buf(static_cast<size_t>(raw->in_flight));
-      const uint64_t off = raw->in_flight_offset;
+      raw->cv.wait(lk, [raw] { return raw->written < raw->submitted || raw->stop; });
+      if (raw->written == raw->submitted) return;  // stop, nothing pending
+      const char* p = raw->buf(static_cast<size_t>(raw->written % kDirectBuffers));
+      const uint64_t off = raw->written * kDirectBufferBytes;
       const bool failed = raw->error != 0;  // after a failed write, write nothing more
       lk.unlock();
       int e = failed ? 0 : PwriteAll(raw->fd, p, kDirectBufferBytes, off);
       lk.lock();
       if (e && !raw->error) raw->error = e;
-      raw->in_flight = -1;
+      ++raw->written;
       raw->cv.notify_all();
     }
   };
@@ -184,10 +187,10 @@ absl::Status OutputFile::StageDirect(const char* p, size_t n) {
       continue;
     }
     std::unique_lock lk(d.mu);
-    d.cv.wait(lk, [&d] { return d.in_flight < 0; });
+    // The next buffer to fill must not be waiting or in flight.
+    d.cv.wait(lk, [&d] { return d.submitted + 1 - d.written < kDirectBuffers; });
     if (d.error) return absl::ErrnoToStatus(d.error, absl::StrCat("cannot write ", temp_path_));
-    d.in_flight = static_cast<int>(d.filling);
-    d.in_flight_offset = d.offset;
+    ++d.submitted;
     d.offset += kDirectBufferBytes;
     d.filling = (d.filling + 1) % kDirectBuffers;
     d.fill_len = 0;

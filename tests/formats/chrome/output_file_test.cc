@@ -41,7 +41,9 @@ void WriteInPieces(OutputFile* f, const std::string& bytes, const std::vector<si
 TEST(OutputFileDirect, SameBytesAndCrcAsBufferedAtEveryEdge) {
   TempDir tmp;
   const size_t B = kDirectBufferBytes, A = kDirectAlign;
-  const std::vector<size_t> sizes = {1, A - 1, A, A + 1, B - 1, B, B + 1, 2 * B + A, 3 * B + 3 * A + 17};
+  // The last size goes round the ring of kDirectBuffers buffers twice.
+  const std::vector<size_t> sizes = {1, A - 1, A, A + 1, B - 1, B, B + 1, 2 * B + A, 3 * B + 3 * A + 17,
+                                     (2 * kDirectBuffers + 1) * B + A + 5};
   const std::vector<std::vector<size_t>> splits = {{1 << 20}, {1, A - 1, 7, B + 3}, {B}};
   int k = 0;
   for (size_t size : sizes) {
