@@ -95,30 +95,70 @@ struct TefDecoder::Impl {
            static_cast<unsigned char>(key.back());
   }
   std::vector<Member> members;  // scratch: the current event's members
+
+  // The current event's rest, written in place at the rest arena's end
+  // (Arena::Reserve) while its members need no repair: `rest_direct`, the
+  // first `rest_len` bytes of it. After a member that needs repair the rest
+  // is built in the `rest` string instead (`rest_on_scratch`) and copied.
+  char* rest_direct = nullptr;
+  size_t rest_len = 0;
+  bool rest_on_scratch = false;
+
+  // RestBound: room for the rest members from members[i] on, as written by
+  // AppendCleanMember (a comma, the key with its quotes, a colon, the value:
+  // never longer than in the input).
+  size_t RestBound(size_t i) const {
+    size_t n = 0;
+    for (; i < members.size(); ++i) n += members[i].key.size() + members[i].raw.size() + 4;
+    return n;
+  }
+
+  // AppendCleanMember writes `,"key":value` (no comma first) at the end of
+  // the direct rest if the key and the value need no repair; false (and
+  // nothing kept) otherwise. `key` is the raw key body inside the input,
+  // its quotes around it.
+  bool AppendCleanMember(std::string_view key, std::string_view raw, size_t* args_begin, size_t* args_end) {
+    char* o = rest_direct + rest_len;
+    if (rest_len) *o++ = ',';
+    o = CopyCleanJsonString(std::string_view(key.data() - 1, key.size() + 2), o);
+    if (!o) return false;
+    *o++ = ':';
+    const size_t value_begin = static_cast<size_t>(o - rest_direct);
+    o = CopyCleanJsonValue(raw, o);
+    if (!o) return false;
+    rest_len = static_cast<size_t>(o - rest_direct);
+    if (key == "args") {
+      *args_begin = value_begin;
+      *args_end = rest_len;
+    }
+    return true;
+  }
   absl::flat_hash_set<std::string_view> key_set;        // scratch: duplicate scan
   absl::flat_hash_map<std::string_view, size_t> last_index;  // scratch: last of each key
   bool warned_duplicate = false, warned_id2 = false;  // once per input
   std::deque<std::string> repaired;  // tolerant path: repaired objects (interned keys point here)
 
   // LastString: the last body interned for one key and its id. Consecutive
-  // events often repeat their `ph` and `cat` (and a kernel's name): equal
-  // bytes skip the hash lookup and give the id InternString would.
+  // events often repeat their `ph`, `cat`, `pid` and `tid` (and a kernel's
+  // name): equal bytes skip the hash lookup and give the id the interning
+  // call would.
   // Cleared whenever the builder is (the ids would be stale).
   struct LastString {
     std::string_view body;
     uint32_t id = 0;
     bool valid = false;
+    template <uint32_t (TraceBuilder::*kIntern)(std::string_view) = &TraceBuilder::InternString>
     uint32_t Intern(TraceBuilder* builder, std::string_view raw_body) {
       if (!valid || body != raw_body) {
-        id = builder->InternString(raw_body);
+        id = (builder->*kIntern)(raw_body);
         body = raw_body;
         valid = true;
       }
       return id;
     }
   };
-  LastString last_ph, last_name, last_cat;
-  void ForgetLastStrings() { last_ph = last_name = last_cat = LastString{}; }
+  LastString last_ph, last_name, last_cat, last_pid, last_tid;  // pid, tid: raw tokens
+  void ForgetLastStrings() { last_ph = last_name = last_cat = last_pid = last_tid = LastString{}; }
 
   TraceBuilder* b = nullptr;
   DecodeReport* report = nullptr;
@@ -182,6 +222,9 @@ struct TefDecoder::Impl {
   Outcome DecodeEvent(od::object obj, uint64_t offset, error_code* err) {
     Event e{};
     rest.clear();
+    rest_direct = nullptr;
+    rest_len = 0;
+    rest_on_scratch = false;
     members.clear();
     size_t args_begin = 0, args_end = 0;
     bool have_ph = false, ts_bad = false, dur_bad = false, duplicates = false;
@@ -265,10 +308,10 @@ struct TefDecoder::Impl {
       } else if (key == "cat" && JsonStringBody(raw)) {
         e.cat = last_cat.Intern(b, *JsonStringBody(raw));
       } else if (key == "pid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
-        e.pid = b->InternPid(raw);
+        e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
         e.flags |= kHasPid;
       } else if (key == "tid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
-        e.tid = b->InternToken(raw);
+        e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw);
         e.flags |= kHasTid;
       } else if (key == "id" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.id = b->InternId(raw);
@@ -314,7 +357,14 @@ struct TefDecoder::Impl {
         handled = false;
       }
       if (handled) continue;
-      // A `rest` member: `"key":value`, repaired.
+      // A `rest` member: `"key":value`. Written straight into the rest arena
+      // while every member is clean, else repaired in the scratch string.
+      if (!rest_on_scratch) {
+        if (!rest_direct) rest_direct = b->rest_arena().Reserve(RestBound(i));
+        if (AppendCleanMember(key, raw, &args_begin, &args_end)) continue;
+        rest.assign(rest_direct, rest_len);
+        rest_on_scratch = true;
+      }
       if (!rest.empty()) rest.push_back(',');
       rest.push_back('"');
       AppendSanitizedStringBody(key, &rest);
@@ -381,15 +431,17 @@ struct TefDecoder::Impl {
         return Outcome::kDropped;
       }
     }
-    if (!rest.empty()) {
-      std::string_view stored = b->rest_arena().Copy(rest);
+    std::string_view stored;
+    if (rest_on_scratch) stored = b->rest_arena().Copy(rest);
+    else if (rest_len) stored = b->rest_arena().Keep(rest_len);
+    if (!stored.empty()) {
       e.rest = stored.data();
       e.rest_len = static_cast<uint32_t>(stored.size());
     }
     if (e.phase == 'M' && (e.flags & kHasPid) && args_end > args_begin) {
       std::string_view name = b->InternedString(e.name);
       if (name == "process_name" || name == "process_sort_index" || name == "process_labels") {
-        ReadProcessMeta(name, std::string_view(rest).substr(args_begin, args_end - args_begin), e.pid);
+        ReadProcessMeta(name, stored.substr(args_begin, args_end - args_begin), e.pid);
       }
     }
     b->AddEvent(e);

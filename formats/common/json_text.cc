@@ -477,6 +477,15 @@ after:
 
 }  // namespace
 
+char* CopyCleanJsonValue(std::string_view in, char* out) { return CopyCleanJson(in, out); }
+
+char* CopyCleanJsonString(std::string_view token, char* out) {
+  const char* p = token.data();
+  const char* const end = p + token.size();
+  if (p == end || *p != '"' || !CopyCleanString(p, end, out) || p != end) return nullptr;
+  return out;
+}
+
 SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out) {
   const size_t start_size = out->size();
   // Most values need no repair: one pass with raw stores, then the general

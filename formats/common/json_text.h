@@ -45,6 +45,20 @@ enum class SanitizeResult {
 // Nesting deeper than 512 levels is kMalformed.
 SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out);
 
+// CopyCleanJsonValue: AppendSanitizedJson's one-pass path on its own. If
+// `in` is one JSON value that needs no repair, writes it without
+// insignificant whitespace to `out` (room for in.size() bytes: the result is
+// never longer) and returns the end of what it wrote; else nullptr (`out`
+// then holds garbage, and AppendSanitizedJson would repair or reject `in`).
+// The bytes are the ones AppendSanitizedJson appends with kOk.
+char* CopyCleanJsonValue(std::string_view in, char* out);
+
+// CopyCleanJsonString: the same for `token`, a JSON string with its quotes
+// (a member's key as it appears in the input): copied as it is if it is one
+// clean string (no control character, invalid escape or UTF-8), else
+// nullptr. Room for token.size() bytes.
+char* CopyCleanJsonString(std::string_view token, char* out);
+
 namespace internal {
 // AppendSanitizedJsonGeneral: AppendSanitizedJson without its one-pass path
 // for values that need no repair (a byte-at-a-time state machine). Exposed

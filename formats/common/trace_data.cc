@@ -10,22 +10,19 @@
 
 namespace tracemill::formats {
 
+void Arena::NewChunk(size_t n) {
+  size_t grow = std::min<size_t>(kChunk, size_t{64} << 10 << std::min<size_t>(chunks_.size(), 5));
+  size_t size = n > grow / 4 ? std::max(n, grow) : grow;
+  chunks_.v.push_back({static_cast<char*>(AllocateLarge(size)), size});
+  reserved_ += size;
+  cursor_ = chunks_.v.back().p;
+  chunk_left_ = size;
+}
+
 std::string_view Arena::Copy(std::string_view bytes) {
   if (bytes.empty()) return {};
-  if (bytes.size() > chunk_left_) {
-    size_t grow = std::min<size_t>(kChunk, size_t{64} << 10 << std::min<size_t>(chunks_.size(), 5));
-    size_t size = bytes.size() > grow / 4 ? std::max(bytes.size(), grow) : grow;
-    chunks_.v.push_back({static_cast<char*>(AllocateLarge(size)), size});
-    reserved_ += size;
-    cursor_ = chunks_.v.back().p;
-    chunk_left_ = size;
-  }
-  std::memcpy(cursor_, bytes.data(), bytes.size());
-  std::string_view v(cursor_, bytes.size());
-  cursor_ += bytes.size();
-  chunk_left_ -= bytes.size();
-  used_ += bytes.size();
-  return v;
+  std::memcpy(Reserve(bytes.size()), bytes.data(), bytes.size());
+  return Keep(bytes.size());
 }
 
 TraceBuilder::TraceBuilder() { Reset(); }

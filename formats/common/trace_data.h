@@ -36,6 +36,23 @@ class Arena {
   // then `Commit()` copies it in and returns the stable view.
   std::string* AppendBuffer() { scratch_.clear(); return &scratch_; }
   std::string_view Commit() { return Copy(scratch_); }
+  // Reserve returns room for at least `n` bytes at the arena's end, which
+  // the caller fills and then keeps with Keep(k), k <= n (or leaves unkept:
+  // the next Reserve or Copy reuses it). Writing there directly saves the
+  // copy from a scratch string (the Kineto decoder's rest, bench/RESULTS.md).
+  char* Reserve(size_t n) {
+    if (n > chunk_left_) NewChunk(n);
+    return cursor_;
+  }
+  // Keep keeps the first `k` bytes written at Reserve's pointer and returns
+  // them; valid for the arena's life.
+  std::string_view Keep(size_t k) {
+    std::string_view v(cursor_, k);
+    cursor_ += k;
+    chunk_left_ -= k;
+    used_ += k;
+    return v;
+  }
   size_t bytes_used() const { return used_; }
   size_t bytes_reserved() const { return reserved_; }
   // Release frees every chunk (views into the arena become invalid).
@@ -48,6 +65,8 @@ class Arena {
 
  private:
   static constexpr size_t kChunk = kHugePage;
+  // NewChunk starts a chunk with room for `n` bytes at least.
+  void NewChunk(size_t n);
   size_t reserved_ = 0;
   struct Chunk {
     char* p;
