@@ -77,7 +77,7 @@ struct OutputFile::Direct {
   // process cannot have another thread (ulimit -u).
   bool StartWriter();
   // From the block pool (large_alloc.h): an output after the first reuses
-  // warm pages instead of faulting fresh ones (2 MiB-aligned, so 4 KiB too).
+  // warm pages instead of faulting fresh ones (mmap'd, so 4 KiB-aligned).
   ~Direct() { FreeLarge(mem, kDirectBuffers * kDirectBufferBytes); }
 };
 

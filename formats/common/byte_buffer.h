@@ -5,7 +5,7 @@
 // zero-fills) and first-touch page faults than simdjson spent parsing it
 // (perf, bench/RESULTS.md). Workers keep one ByteBuffer each and reuse it
 // across inputs, so the pages are touched once per thread, not per file;
-// buffers of 2 MiB and more sit on transparent huge pages (large_alloc.h).
+// buffers of 256 KiB and more are mapped and pooled (large_alloc.h).
 #include <cstddef>
 #include <cstring>
 #include <string_view>

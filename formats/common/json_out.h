@@ -88,8 +88,7 @@ inline char* String(char* p, std::string_view s) {
 class JsonOut {
  public:
   JsonOut(OutputFile* file, ByteBuffer* buffer) : file_(file), buf_(buffer) {
-    // One 2 MiB huge page: 4 KiB first-touch faults cost ~3 ms per MiB on
-    // the VM we measure on (large_alloc.h).
+    // 2 MiB, a pooled block (large_alloc.h): reused by the next output.
     buf_->Reserve(kHugePage);
   }
   // Reserve returns a cursor with room for `n` bytes; finish with `Commit`.

@@ -1,14 +1,16 @@
 #pragma once
-// Large buffers on transparent huge pages.
+// Large buffers, mapped directly and kept for reuse.
 //
-// First touch of a fresh 4 KiB page costs a page fault, and on this VM a
-// fault is several microseconds: a worker's buffers for one Paddle rank (file
-// bytes, decoded events: ~15 MB) cost ~4,000 faults, 16% of `tracemill csp`'s
-// CPU time on the 64-rank job (perf; bench/RESULTS.md). Allocations of 2 MiB
-// and more are therefore mapped 2 MiB-aligned with MADV_HUGEPAGE (honoured
-// when /sys/kernel/mm/transparent_hugepage/enabled is `madvise` or `always`;
-// harmless otherwise): one fault per 2 MiB. Smaller ones are mapped on
-// plain pages from 256 KiB, and come from operator new below that.
+// Allocations from kPooledMinBytes (256 KiB) up are mmap'd on plain 4 KiB
+// pages; smaller ones come from operator new. They used to be mapped 2 MiB-
+// aligned with MADV_HUGEPAGE (one fault per 2 MiB), but on this project's
+// VMs (free page reporting of 8 MiB blocks to the host,
+// page_reporting.page_reporting_order=11) a huge page taken from memory the
+// host has reclaimed costs ~20x what 4 KiB pages cost: first-touching 512 MiB
+// ran at 0.09-0.10 GB/s on huge pages against 2.2 GB/s on 4 KiB pages, five
+// runs each, 3 s apart (2026-12-01); a real16 convert job spent 0.7-1.5 s of
+// system time on it (bench/RESULTS.md, session 8). On 4 KiB pages the same
+// job's system time is ~0.2 s.
 //
 // Chunk pool: on this VM first-touching memory runs at 0.16-0.35 GB/s, so the
 // rest arenas (2 MiB chunks, ~0.85 x the input) cost more to fault in than
@@ -45,7 +47,7 @@ inline bool PoolChunk(void* p) { return PoolBlock(p, kHugePageBytes); }
 
 // Blocks from kPooledMinBytes up are mapped by AllocateLarge itself and can
 // be pooled: below 2 MiB (an arena's 256 KiB-1 MiB chunks) rounded up to 64
-// KiB, on plain pages; from 2 MiB rounded up to 2 MiB, on huge pages. glibc
+// KiB; from 2 MiB rounded up to 2 MiB (so that similar lengths match). glibc
 // would map and unmap the mid-size ones afresh for every input (211 fresh
 // mappings, ~500 MiB, for a 64-rank job on 2 threads).
 inline constexpr size_t kPooledMinBytes = size_t{256} << 10;
@@ -62,21 +64,9 @@ inline void* AllocateLarge(size_t n) {
   if (n < kPooledMinBytes) return ::operator new(n);
   const size_t len = BlockLength(n);
   if (void* p = TakePooled(len)) return p;
-  if (len < kHugePageBytes) {
-    void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    return p;
-  }
-  void* raw = ::mmap(nullptr, len + kHugePageBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
-  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  if (aligned > start) ::munmap(raw, aligned - start);
-  const uintptr_t tail = aligned + len, map_end = start + len + kHugePageBytes;
-  if (map_end > tail) ::munmap(reinterpret_cast<void*>(tail), map_end - tail);
-  ::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);
-  return reinterpret_cast<void*>(aligned);
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
 }
 
 // FreeLarge releases what AllocateLarge(n) returned.

@@ -27,7 +27,7 @@
 namespace tracemill::formats {
 
 // Arena: append-only byte storage with stable addresses. Chunks grow from
-// 64 KiB to 2 MiB (huge-page backed), so 4,096 small inputs do not each pin a megabyte.
+// 64 KiB to 2 MiB (pooled blocks, large_alloc.h), so 4,096 small inputs do not each pin a megabyte.
 class Arena {
  public:
   // Copy `bytes` into the arena; the view stays valid for the arena's life.

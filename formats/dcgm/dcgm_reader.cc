@@ -127,8 +127,8 @@ DcgmFile ParseDcgmDmon(std::string_view text) {
   bool have_header = false;
   std::vector<std::string_view> tok;
   tok.reserve(32);
-  // Rows are ~130 bytes of text: one allocation, at least a 2 MiB huge page
-  // (cheaper to fault in than 4 KiB pages on the VM we measure on).
+  // Rows are ~130 bytes of text: one allocation, at least 2 MiB (a pooled
+  // block, large_alloc.h).
   f.samples.reserve(std::max(text.size() / 96 + 16, kHugePage / sizeof(DcgmSample) + 1));
   size_t pos = 0;
   while (pos < text.size()) {
