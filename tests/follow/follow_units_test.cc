@@ -1,16 +1,18 @@
 // Building blocks of `convert --follow` (pipeline/follow/): durations,
-// window names, the by-start window rule, and what a probe says of files
-// still being written.
+// window names, the by-start window rule, what a probe says of files still
+// being written, and the cumulative manifest's state over many windows.
 #include <array>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "formats/common/time_window.h"
 #include "formats/common/trace_data.h"
 #include "formats/smdebug/system_metrics_format.h"
 #include "gtest/gtest.h"
+#include "pipeline/follow/cumulative.h"
 #include "pipeline/follow/duration.h"
 #include "pipeline/follow/probe.h"
 #include "pipeline/follow/window_plan.h"
@@ -165,6 +167,90 @@ TEST_F(ProbeTest, GzipMemberWithoutItsTrailerIsIncomplete) {
 TEST_F(ProbeTest, EmptyFileAndTextAreNotTraces) {
   EXPECT_EQ(Probe(Write("empty.json", "")).result, FileProbe::Result::kNotTrace);
   EXPECT_EQ(Probe(Write("README.md", "# notes\nnot a trace\n")).result, FileProbe::Result::kNotTrace);
+}
+
+// ---------------- the cumulative manifest over a long job ----------------
+
+constexpr int kNodes = 16;
+constexpr int kStepsPerWindow = 500;
+constexpr uint64_t kEventsPerWindow = 3200;
+
+// WindowOfSmdebugJob: window `w`'s summary as its convert gives it for a
+// 16-node smdebug job: per node a framework record (kStepsPerWindow steps,
+// numbered on from the window before) and a system record, one output per
+// node, and a warning and a notice that name the window.
+RunSummary WindowOfSmdebugJob(int w) {
+  RunSummary s;
+  s.group_by = "node";
+  s.gpus_per_node = 1;
+  for (int n = 0; n < kNodes; ++n) {
+    OutputRecord o;
+    o.path = absl::StrCat("node", n, ".trace.json");
+    o.ranks = {n};
+    o.events = 200;
+    for (const char* kind : {"framework", "system"}) {
+      InputRecord r;
+      r.path = absl::StrCat("/job/", kind, " [node ", 1000 + n, "_000", n, "]");
+      r.format = absl::StrCat("smdebug_", kind);
+      r.rank = n;
+      r.label = absl::StrCat("rank ", n, " (", 1000 + n, "_000", n, ")");
+      r.output = o.path;
+      r.events_read = r.events_written = 100;
+      r.warnings.push_back(absl::StrCat("window ", w, ": 4 nameless E events named after their B"));
+      for (int k = 0; kind[0] == 'f' && k < kStepsPerWindow; ++k) {
+        const int64_t step = int64_t{w} * kStepsPerWindow + k;
+        r.timeline.steps.push_back({step, step * 1'000'000, step * 1'000'000 + 900'000});
+      }
+      o.inputs.push_back(r.path);
+      s.inputs.push_back(std::move(r));
+    }
+    s.outputs.push_back(std::move(o));
+  }
+  s.notices.push_back(absl::StrCat("window ", w, ": a notice"));
+  return s;
+}
+
+// The state a follow job keeps for OUTDIR/manifest.json stops growing once
+// every rank has its 4,096 steps: after 100 windows and after 200 it holds
+// the same bytes, the steps of a rank in one vector of 4,096 plus one
+// window's (not doubled), warnings and notices 20 each.
+TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
+  testing::TempDir tmp;
+  ConvertOptions opts;
+  opts.follow = FollowOptions{};
+  opts.out_dir = tmp.path();
+  opts.write_report = false;
+  CumulativeManifest cumulative(opts);
+  size_t kept_after_100 = 0;
+  for (int w = 0; w < 200; ++w) {
+    const int64_t start = (int64_t{1'700'000'000} + 60 * w) * 1'000'000'000;
+    cumulative.Add(FollowWindow{absl::StrCat("window-", 1000 + w), start, start + 60'000'000'000, false},
+                   WindowOfSmdebugJob(w), kEventsPerWindow);
+    if (w == 99) kept_after_100 = cumulative.KeptBytes();
+  }
+  EXPECT_EQ(cumulative.KeptBytes(), kept_after_100);
+  const size_t steps_bytes = kNodes * (formats::kMaxStepsPerTrack + kStepsPerWindow) * sizeof(formats::StepSpan);
+  EXPECT_GT(cumulative.KeptBytes(), steps_bytes);
+  EXPECT_LT(cumulative.KeptBytes(), steps_bytes + (128 << 10));
+
+  // Written (the records lent to the summary and given back), twice.
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  EXPECT_EQ(cumulative.KeptBytes(), kept_after_100);
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->Int("/follow/windows"), 200);
+  EXPECT_EQ(m->Int("/follow/events"), 200 * static_cast<int64_t>(kEventsPerWindow));
+  EXPECT_EQ(m->ArraySize("/inputs"), 2u * kNodes);
+  EXPECT_EQ(m->ArraySize("/outputs"), static_cast<size_t>(kNodes));
+  EXPECT_EQ(m->ArraySize("/notices"), 20u);
+  const int fw = m->InputIndex("/job/framework [node 1003_0003]");
+  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/steps")), formats::kMaxStepsPerTrack);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/0/0")), 200 * kStepsPerWindow - 4096);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/4095/0")), 200 * kStepsPerWindow - 1);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_dropped")), 200 * kStepsPerWindow - 4096);
+  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/warnings")), 20u);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/events_written")), 200 * 100);
 }
 
 }  // namespace
