@@ -218,6 +218,7 @@ RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall
                   ",\"late_windows\":", late_windows_, ",\"events\":", events_, ",\"late_events\":", late_events_,
                   ",\"window\":\"", opts_.follow->per_cycle ? "cycle" : DurationText(opts_.follow->window_ns),
                   "\",\"latest\":", latest, ",\"state\":", st, "}");
+  s.extra_members += tables_member_;
   return s;
 }
 
@@ -235,6 +236,16 @@ absl::Status CumulativeManifest::Write(const std::string& state, double wall_sec
   if (!ws.ok()) return ws;
   if (!opts_.write_report) return absl::OkStatus();
   return report::WriteReport(opts_.out_dir);
+}
+
+void CumulativeManifest::SetTables(uint64_t windows, const std::string& error) {
+  tables_member_ = absl::StrCat(",\n\"tables\":{\"path\":\"tables.sqlite\",\"mode\":\"",
+                                opts_.tables == TablesMode::kFull ? "full" : "summary", "\",\"windows\":", windows);
+  if (!error.empty()) {
+    tables_member_ += ",\"error\":";
+    formats::AppendJsonString(error, &tables_member_);
+  }
+  tables_member_ += "}";
 }
 
 size_t CumulativeManifest::KeptBytes() const {

@@ -39,6 +39,10 @@ class CumulativeManifest {
   // "stopped: ...").
   absl::Status Write(const std::string& state, double wall_seconds, int threads);
 
+  // SetTables: what OUTDIR/tables.sqlite holds (--tables): the windows
+  // appended, or why appending failed; the manifest's `tables` member.
+  void SetTables(uint64_t windows, const std::string& error);
+
   // KeptBytes: the heap bytes the folded records hold (strings, steps,
   // ranks, warnings; not the fixed part of each record). Bounded however
   // many windows are added: what the regression test watches.
@@ -67,6 +71,7 @@ class CumulativeManifest {
   int gpus_per_node_ = 0;
   std::string group_by_;
   std::string latest_;
+  std::string tables_member_;  // ",\n\"tables\":{...}" or empty
   bool has_span_ = false;
   int64_t first_ts_ns_ = 0, last_ts_ns_ = 0;
 };

@@ -24,6 +24,7 @@
 #include "pipeline/follow/duration.h"
 #include "pipeline/follow/file_table.h"
 #include "pipeline/follow/follow_journal.h"
+#include "pipeline/follow/job_tables.h"
 #include "pipeline/follow/watcher.h"
 #include "pipeline/follow/window_plan.h"
 #include "pipeline/follow/window_writer.h"
@@ -82,6 +83,9 @@ class FollowLoop {
   void RestoreFromJournal(const std::vector<follow::JournalWindow>& kept);
   void RemoveWindowsNotIn(const std::set<std::string>& keep);
   void Refresh(const std::string& state);
+  void StartTables(const std::string& fingerprint, const std::vector<follow::JournalWindow>& kept);
+  void AppendTables(const FollowWindow& w);
+  void TablesFailed(const absl::Status& st);
   static void ReturnFreeMemory();
   int Interrupted(int sig);
   void SayNotes();
@@ -97,6 +101,8 @@ class FollowLoop {
   follow::CumulativeManifest cumulative_;
   follow::FollowJournal journal_;
   follow::Watcher watcher_;
+  follow::JobTables tables_;   // --tables: OUTDIR/tables.sqlite
+  std::string tables_error_;  // the first failure to append to it
   const int64_t start_ns_;
   bool refresh_failed_ = false;
 };
@@ -152,6 +158,7 @@ bool FollowLoop::StartOrResume() {
     job_.Exit(kExitInternal);
     return false;
   }
+  StartTables(fingerprint, kept);
   Refresh("following");
   return true;
 }
@@ -182,6 +189,33 @@ void FollowLoop::RestoreFromJournal(const std::vector<follow::JournalWindow>& ke
     table_.Restore(std::move(f), done, now);
   }
   planner_.Restore(written_until, late);
+}
+
+void FollowLoop::StartTables(const std::string& fingerprint, const std::vector<follow::JournalWindow>& kept) {
+  if (opts_.tables == TablesMode::kOff) {
+    // Starting over: an earlier run's job-wide tables would describe windows removed.
+    if (kept.empty()) ::unlink(absl::StrCat(opts_.out_dir, "/", follow::kJobTablesName).c_str());
+    return;
+  }
+  absl::Status st = tables_.Open(opts_.out_dir, fingerprint, kept.empty());
+  std::vector<FollowWindow> windows;
+  for (const follow::JournalWindow& w : kept) windows.push_back(w.window);
+  if (st.ok()) st = tables_.Reconcile(windows);
+  if (!st.ok()) TablesFailed(st);
+  cumulative_.SetTables(tables_.windows(), tables_error_);
+}
+
+void FollowLoop::AppendTables(const FollowWindow& w) {
+  if (opts_.tables == TablesMode::kOff) return;
+  if (absl::Status st = tables_.Append(w); !st.ok()) TablesFailed(st);
+  cumulative_.SetTables(tables_.windows(), tables_error_);
+}
+
+// TablesFailed says a failure to write OUTDIR/tables.sqlite (the windows go
+// on, each with its own tables.sqlite; the job's exit status will be 1).
+void FollowLoop::TablesFailed(const absl::Status& st) {
+  job_.Say(std::string(st.message()));
+  if (tables_error_.empty()) tables_error_ = std::string(st.message());
 }
 
 void FollowLoop::Refresh(const std::string& state) {
@@ -232,8 +266,8 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
   planner_.Written(w, table_);
   if (!w.window.late) follow::PointLatest(opts_.out_dir, w.window.name);
   // --tables: each window's convert wrote its rows into the window's own
-  // tables.sqlite. Rows appended to one job-wide file would be added here,
-  // from out.summary and the window's file.
+  // tables.sqlite; they are appended to OUTDIR/tables.sqlite (job_tables.h).
+  AppendTables(w.window);
   cumulative_.Add(w.window, out.summary, out.events);
   ReturnFreeMemory();  // the convert's: the refresh's peak does not come on top of them
   Refresh("following");
@@ -308,7 +342,7 @@ int FollowLoop::Run() {
   Say(absl::StrCat("stopped (", stop, "): ", cumulative_.windows() - cumulative_.late_windows(), " windows, ",
                    cumulative_.late_windows(), " late, ", formats::GroupedCount(cumulative_.events()),
                    " events in ", opts_.out_dir, "/windows (", absl::StrFormat("%.2f", job_.ElapsedSeconds()), " s)"));
-  return refresh_failed_ ? kExitInternal : cumulative_.exit_code();
+  return refresh_failed_ || !tables_error_.empty() ? kExitInternal : cumulative_.exit_code();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //   write     window_writer.h  the convert job on the files overlapping it ->
 //                              OUTDIR/windows/<start>-<end>/, OUTDIR/latest
 //   journal   follow_journal.h one line per window (--resume)
+//   tables    job_tables.h     --tables: the window's rows appended to OUTDIR/tables.sqlite
 //   report    cumulative.h     OUTDIR/manifest.json and report.html, the whole job
 //
 // Stops on smdebug's end markers, after --idle-timeout without new data

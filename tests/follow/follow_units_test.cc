@@ -1,6 +1,10 @@
 // Building blocks of `convert --follow` (pipeline/follow/): durations,
 // window names, the by-start window rule, what a probe says of files still
-// being written, and the cumulative manifest's state over many windows.
+// being written, the cumulative manifest's state over many windows, and the
+// job-wide tables.sqlite (--tables) as windows are appended, redone and
+// resumed.
+#include <sys/stat.h>
+
 #include <array>
 #include <memory>
 #include <string>
@@ -11,11 +15,16 @@
 #include "formats/common/time_window.h"
 #include "formats/common/trace_data.h"
 #include "formats/smdebug/system_metrics_format.h"
+#include "formats/sqlite/sqlite_writer.h"
 #include "gtest/gtest.h"
 #include "pipeline/follow/cumulative.h"
 #include "pipeline/follow/duration.h"
+#include "pipeline/follow/job_tables.h"
 #include "pipeline/follow/probe.h"
 #include "pipeline/follow/window_plan.h"
+#include "pipeline/follow/window_writer.h"
+#include "pipeline/tables_schema.h"
+#include "tests/tables/tables_test_util.h"
 #include "tests/testing/convert_harness.h"
 
 namespace tracemill::pipeline::follow {
@@ -251,6 +260,100 @@ TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_dropped")), 200 * kStepsPerWindow - 4096);
   EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/warnings")), 20u);
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/events_written")), 200 * 100);
+}
+
+// ---------------- the job-wide tables.sqlite ----------------
+
+class JobTablesTest : public ::testing::Test {
+ protected:
+  // Window `name` as its convert leaves it: windows/<name>/tables.sqlite with
+  // `steps` rows in `steps` (input 0, rank 0, steps from `first`) and one
+  // `tables_meta` row.
+  FollowWindow WriteWindow(const std::string& name, int64_t first, int steps) {
+    const std::string dir = WindowsFolder(tmp_.path()) + "/" + name;
+    ::mkdir(WindowsFolder(tmp_.path()).c_str(), 0755);
+    ::mkdir(dir.c_str(), 0755);
+    formats::SqliteWriter::Options o;
+    o.final_path = dir + "/tables.sqlite";
+    o.tables = TableSpecs();
+    auto w = formats::SqliteWriter::Create(std::move(o));
+    EXPECT_TRUE(w.ok()) << w.status();
+    formats::RowBatch b(TableIndex(Table::kSteps));
+    for (int64_t k = first; k < first + steps; ++k) {
+      for (int64_t v : {int64_t{0}, int64_t{0}, k, k * 1000, k * 1000 + 900, int64_t{900}, k, k + 1}) b.Int(v);
+      b.Text("2023-11-14T22:13:20Z");
+    }
+    formats::RowBatch m(TableIndex(Table::kMeta));
+    m.Text("mode");
+    m.Text("full");
+    (*w)->Push(&b);
+    (*w)->Push(&m);
+    EXPECT_TRUE((*w)->Drain().ok());
+    EXPECT_TRUE((*w)->Commit().ok());
+    return FollowWindow{name, first * 1000, (first + steps) * 1000, false};
+  }
+  // One text cell of a query on OUTDIR/tables.sqlite.
+  std::string One(const std::string& sql) {
+    const testing::Rows rows = testing::Query(tmp_.Join("tables.sqlite"), sql);
+    return rows.size() == 2 && rows[1].size() == 1 ? rows[1][0] : "?";
+  }
+  testing::TempDir tmp_;
+};
+
+// Each window's rows once, with the window's name; a window appended again
+// (redone) replaces its rows.
+TEST_F(JobTablesTest, AppendsEachWindowsRowsOnceWithItsName) {
+  const FollowWindow w1 = WriteWindow("w1", 0, 3), w2 = WriteWindow("w2", 3, 5);
+  JobTables t;
+  ASSERT_TRUE(t.Open(tmp_.path(), "job A", true).ok());
+  ASSERT_TRUE(t.Append(w1).ok());
+  ASSERT_TRUE(t.Append(w2).ok());
+  ASSERT_TRUE(t.Append(w2).ok());
+  EXPECT_EQ(t.windows(), 2u);
+  EXPECT_EQ(One("SELECT count(*) FROM steps"), "8");
+  EXPECT_EQ(One("SELECT count(*) FROM steps WHERE \"window\" = 'w2'"), "5");
+  EXPECT_EQ(One("SELECT count(DISTINCT step) FROM steps"), "8");
+  EXPECT_EQ(One("SELECT group_concat(\"window\" || ':' || \"rows\") FROM follow_windows"), "w1:4,w2:6");
+  EXPECT_EQ(One("SELECT start_ns || '-' || end_ns FROM follow_windows WHERE \"window\" = 'w2'"), "3000-8000");
+  EXPECT_EQ(One("SELECT count(*) FROM tables_meta WHERE \"window\" IS NULL"), "3");
+  EXPECT_EQ(One("SELECT value FROM tables_meta WHERE key = 'follow_fingerprint'"), "job A");
+  // A window without its file: kNotFound, nothing of it in the file.
+  absl::Status st = t.Append(FollowWindow{"w9", 0, 1, false});
+  EXPECT_TRUE(absl::IsNotFound(st)) << st;
+  EXPECT_EQ(One("SELECT count(*) FROM follow_windows"), "2");
+}
+
+// --resume: the file keeps exactly the windows the journal kept (the others'
+// rows deleted, a kept one whose rows were never appended added); a file of
+// another job starts over.
+TEST_F(JobTablesTest, ResumeKeepsExactlyTheJournalsWindows) {
+  const FollowWindow w1 = WriteWindow("w1", 0, 3), w2 = WriteWindow("w2", 3, 5), w3 = WriteWindow("w3", 8, 2);
+  {
+    JobTables t;
+    ASSERT_TRUE(t.Open(tmp_.path(), "job A", true).ok());
+    ASSERT_TRUE(t.Append(w1).ok());
+    ASSERT_TRUE(t.Append(w2).ok());
+  }
+  {
+    JobTables t;  // the journal kept w1 and w3 (w3 journaled, its rows not appended yet)
+    ASSERT_TRUE(t.Open(tmp_.path(), "job A", false).ok());
+    EXPECT_EQ(t.windows(), 2u);
+    ASSERT_TRUE(t.Reconcile({w1, w3}).ok());
+    EXPECT_EQ(t.windows(), 2u);
+  }
+  EXPECT_EQ(One("SELECT group_concat(\"window\") FROM follow_windows"), "w1,w3");
+  EXPECT_EQ(One("SELECT count(*) FROM steps"), "5");
+  EXPECT_EQ(One("SELECT count(*) FROM steps WHERE \"window\" = 'w2'"), "0");
+  EXPECT_EQ(One("SELECT count(*) FROM tables_meta"), "5");
+  {
+    JobTables t;  // another job's file: over
+    ASSERT_TRUE(t.Open(tmp_.path(), "job B", false).ok());
+    EXPECT_EQ(t.windows(), 0u);
+    ASSERT_TRUE(t.Reconcile({w2}).ok());
+  }
+  EXPECT_EQ(One("SELECT group_concat(\"window\") FROM follow_windows"), "w2");
+  EXPECT_EQ(One("SELECT count(*) FROM steps"), "5");
+  EXPECT_EQ(One("SELECT value FROM tables_meta WHERE key = 'follow_fingerprint'"), "job B");
 }
 
 }  // namespace
