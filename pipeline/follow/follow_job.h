@@ -16,7 +16,9 @@
 // (then every window left is written), or on SIGINT/SIGTERM (the window in
 // progress is finished; a second signal discards it; exit 130/143).
 // Memory: one window's convert at a time within --memory-limit, plus the
-// file table; per window, only the files that overlap it are read.
+// file table and the cumulative manifest (bounded: 4,096 steps per rank);
+// per window, only the files that overlap it are read, and after it the
+// heap's free pages are given back.
 #include "pipeline/manifest.h"
 #include "pipeline/options.h"
 
