@@ -194,7 +194,7 @@ void FollowLoop::RestoreFromJournal(const std::vector<follow::JournalWindow>& ke
 void FollowLoop::StartTables(const std::string& fingerprint, const std::vector<follow::JournalWindow>& kept) {
   if (opts_.tables == TablesMode::kOff) {
     // Starting over: an earlier run's job-wide tables would describe windows removed.
-    if (kept.empty()) ::unlink(absl::StrCat(opts_.out_dir, "/", follow::kJobTablesName).c_str());
+    if (kept.empty()) follow::JobTables::Discard(opts_.out_dir);
     return;
   }
   absl::Status st = tables_.Open(opts_.out_dir, fingerprint, kept.empty());

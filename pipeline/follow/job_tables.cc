@@ -41,6 +41,8 @@ void RemoveDatabaseFiles(const std::string& path) {
 
 JobTables::~JobTables() { Close(); }
 
+void JobTables::Discard(const std::string& out_dir) { RemoveDatabaseFiles(absl::StrCat(out_dir, "/", kJobTablesName)); }
+
 void JobTables::Close() {
   if (db_) sqlite3_close(db_);
   db_ = nullptr;

@@ -60,6 +60,10 @@ class JobTables {
   // file then).
   absl::Status Append(const FollowWindow& w);
 
+  // Discard removes OUTDIR/tables.sqlite and its journal (a follow job
+  // without --tables starting over).
+  static void Discard(const std::string& out_dir);
+
   // The windows whose rows are in the file.
   uint64_t windows() const { return appended_.size(); }
   const std::string& path() const { return path_; }
