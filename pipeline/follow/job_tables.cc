@@ -97,7 +97,8 @@ absl::Status JobTables::Open(const std::string& out_dir, const std::string& fing
   if (sqlite3_prepare_v2(db_, absl::StrCat("SELECT \"window\" FROM ", kWindowsTable).c_str(), -1, &st, nullptr) !=
       SQLITE_OK)
     return Error("read follow_windows");
-  while (sqlite3_step(st) == SQLITE_ROW) appended_.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  while (sqlite3_step(st) == SQLITE_ROW)
+    if (const unsigned char* name = sqlite3_column_text(st, 0)) appended_.insert(reinterpret_cast<const char*>(name));
   sqlite3_finalize(st);
   return absl::OkStatus();
 }
@@ -107,8 +108,10 @@ bool JobTables::SameJob(const std::string& fingerprint) {
   bool same = false;
   if (sqlite3_prepare_v2(db_, "SELECT value FROM tables_meta WHERE key = 'follow_fingerprint' AND \"window\" IS NULL",
                          -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    same = fingerprint == reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      sqlite3_step(st) == SQLITE_ROW) {
+    const unsigned char* value = sqlite3_column_text(st, 0);
+    same = value && fingerprint == reinterpret_cast<const char*>(value);
+  }
   sqlite3_finalize(st);
   return same;
 }
