@@ -45,7 +45,9 @@ class CumulativeManifest {
 
   // KeptBytes: the heap bytes the folded records hold (strings, steps,
   // ranks, warnings; not the fixed part of each record). Bounded however
-  // many windows are added: what the regression test watches.
+  // many windows are added, as long as the sources are (ranks, smdebug
+  // nodes; an unranked input is a record per path): what the regression
+  // test watches.
   size_t KeptBytes() const;
 
   uint64_t windows() const { return windows_; }
