@@ -13,9 +13,14 @@ Measured, from outside the process:
 - lag: for each window (60 s of trace time), the wall time from the moment
   the replay passed the window's end to the moment its folder appeared in
   OUTDIR/windows (the follow job writes it whole, then renames it);
-- RSS of the tracemill process, sampled every 100 ms (/proc/PID/status
-  VmRSS), its peak over the first and over the last tenth of the windows,
-  and VmHWM at the end.
+- RSS of the tracemill process, sampled every 50-100 ms (/proc/PID/status
+  VmRSS), its peak over the first and over the last tenth of the windows
+  (`peak_rss_kib_*`: a sample can miss a peak shorter than its interval);
+- the exact peaks over the same spans (`peak_hwm_kib_*`): at each sample
+  VmHWM is read and reset (writing 5 to /proc/PID/clear_refs), so each
+  reading is the peak since the one before; `vmhwm_kib_end` is the peak of
+  the whole run (null, and VmHWM at the end instead, if the reset is not
+  allowed).
 
   follow_replay.py --gen-smdebug build/gen_smdebug --tracemill build/tracemill \
       [--nodes 16] [--minutes 60] [--speed 60] [--events 2000] [--work DIR] \
@@ -89,9 +94,20 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.pid, self.windows_dir = pid, windows_dir
         self.rss = []       # (wall, KiB)
+        self.hwm = []       # (wall, KiB): the peak since the sample before
         self.appeared = {}  # window name -> wall
         self.hwm_kib = 0
+        self.can_reset = True
         self.stop = False
+
+    def reset_hwm(self):
+        if not self.can_reset:
+            return
+        try:
+            with open(f"/proc/{self.pid}/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            self.can_reset = False
 
     def run(self):
         while not self.stop:
@@ -103,6 +119,8 @@ class Sampler(threading.Thread):
                             self.rss.append((now, int(line.split()[1])))
                         elif line.startswith("VmHWM:"):
                             self.hwm_kib = int(line.split()[1])
+                            self.hwm.append((now, self.hwm_kib))
+                self.reset_hwm()
             except OSError:
                 pass
             try:
@@ -179,9 +197,14 @@ def main():
     lags.sort()
     tenth = max(1, len(lags) // 10)
 
-    def peak_rss(first, last):
-        vals = [kib for (t, kib) in sampler.rss if first <= t <= last]
+    def peak_rss(first, last, samples=sampler.rss):
+        vals = [kib for (t, kib) in samples if first <= t <= last]
         return max(vals) if vals else 0
+
+    def peak_hwm(first, last):
+        # A reading covers the time since the one before: take the first after `last` too.
+        after = [kib for (t, kib) in sampler.hwm if t > last][:1]
+        return max([peak_rss(first, last, sampler.hwm)] + after) if sampler.can_reset else None
 
     report = {
         "command": " ".join(cmd), "exit_code": code, "nodes": args.nodes, "minutes": args.minutes,
@@ -192,7 +215,9 @@ def main():
         "lag_s_max": round(max(x[1] for x in lags), 3) if lags else None,
         "peak_rss_kib_first_tenth": peak_rss(t0, lags[tenth - 1][2]) if lags else 0,
         "peak_rss_kib_last_tenth": peak_rss(lags[-tenth][2] - 1, lags[-1][2]) if lags else 0,
-        "vmhwm_kib_end": sampler.hwm_kib,
+        "peak_hwm_kib_first_tenth": peak_hwm(t0, lags[tenth - 1][2]) if lags else None,
+        "peak_hwm_kib_last_tenth": peak_hwm(lags[-tenth][2] - 1, lags[-1][2]) if lags else None,
+        "vmhwm_kib_end": max(k for (_, k) in sampler.hwm) if sampler.can_reset and sampler.hwm else sampler.hwm_kib,
     }
     print(json.dumps(report, indent=1))
     if not args.keep:

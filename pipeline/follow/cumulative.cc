@@ -49,6 +49,17 @@ void KeepLastSteps(formats::Timeline* t) {
   }
 }
 
+// AddSteps appends a window's steps to the kept ones and keeps the last
+// kMaxStepsPerTrack. The vector grows to exactly what the merge needs, not
+// by doubling: kept for the whole job, it holds at most kMaxStepsPerTrack
+// plus one window's steps (a window's record has at most kMaxStepsPerTrack).
+void AddSteps(const std::vector<formats::StepSpan>& window_steps, formats::Timeline* t) {
+  auto& steps = t->steps;
+  if (steps.size() + window_steps.size() > steps.capacity()) steps.reserve(steps.size() + window_steps.size());
+  steps.insert(steps.end(), window_steps.begin(), window_steps.end());
+  KeepLastSteps(t);
+}
+
 // WithoutWindowDrops: a window's record, less what it left to other windows.
 InputRecord WithoutWindowDrops(const InputRecord& r) {
   InputRecord c = r;
@@ -91,13 +102,33 @@ void Fold(const InputRecord& r, InputRecord* agg) {
     agg->last_ts_ns = agg->has_span ? std::max(agg->last_ts_ns, c.last_ts_ns) : c.last_ts_ns;
     agg->has_span = true;
   }
-  auto& steps = agg->timeline.steps;
-  steps.insert(steps.end(), c.timeline.steps.begin(), c.timeline.steps.end());
   agg->timeline.steps_dropped += c.timeline.steps_dropped;
   agg->timeline.bytes_pushed += c.timeline.bytes_pushed;
   agg->timeline.bytes_pulled += c.timeline.bytes_pulled;
   if (!c.timeline.tracks.empty()) agg->timeline.tracks = c.timeline.tracks;
-  KeepLastSteps(&agg->timeline);
+  AddSteps(c.timeline.steps, &agg->timeline);
+}
+
+// TextBytes: the heap a string holds (0 within its small-string buffer).
+size_t TextBytes(const std::string& t) { return t.capacity() > 15 ? t.capacity() + 1 : 0; }
+
+size_t StringsBytes(const std::vector<std::string>& v) {
+  size_t n = v.capacity() * sizeof(std::string);
+  for (const std::string& t : v) n += TextBytes(t);
+  return n;
+}
+
+// RecordHeldBytes: the heap an input record holds (strings, steps, tracks).
+size_t RecordHeldBytes(const InputRecord& r) {
+  size_t n = TextBytes(r.path) + TextBytes(r.format) + TextBytes(r.rank_source) + TextBytes(r.label) +
+             TextBytes(r.output) + TextBytes(r.node) + TextBytes(r.error_file) + TextBytes(r.clock_domain) +
+             TextBytes(r.clock_note) + StringsBytes(r.warnings) + StringsBytes(r.files) + r.status.message().size();
+  n += r.collectives.ops.capacity() * sizeof(formats::CollectiveOp) + StringsBytes(r.collectives.keys);
+  n += r.timeline.steps.capacity() * sizeof(formats::StepSpan);
+  n += r.timeline.tracks.capacity() * sizeof(formats::TrackTimeline);
+  for (const formats::TrackTimeline& t : r.timeline.tracks)
+    n += t.steps.capacity() * sizeof(formats::StepSpan) + TextBytes(t.name) + TextBytes(t.failure);
+  return n;
 }
 
 }  // namespace
@@ -164,9 +195,10 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
       notices_.push_back(n);
 }
 
-absl::Status CumulativeManifest::Write(const std::string& state, double wall_seconds, int threads) const {
+RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall_seconds, int threads) {
   RunSummary s;
-  for (const auto& [key, r] : inputs_) s.inputs.push_back(r);
+  s.inputs.reserve(inputs_.size());
+  for (auto& [key, r] : inputs_) s.inputs.push_back(std::move(r));
   for (const auto& [name, o] : outputs_) s.outputs.push_back(o);
   s.wall_seconds = wall_seconds;
   s.threads = threads;
@@ -186,9 +218,47 @@ absl::Status CumulativeManifest::Write(const std::string& state, double wall_sec
                   ",\"late_windows\":", late_windows_, ",\"events\":", events_, ",\"late_events\":", late_events_,
                   ",\"window\":\"", opts_.follow->per_cycle ? "cycle" : DurationText(opts_.follow->window_ns),
                   "\",\"latest\":", latest, ",\"state\":", st, "}");
-  if (absl::Status ws = WriteManifest(opts_.out_dir, s); !ws.ok()) return ws;
+  s.extra_members += tables_member_;
+  return s;
+}
+
+void CumulativeManifest::GiveBack(RunSummary* s) {
+  auto it = inputs_.begin();
+  for (InputRecord& r : s->inputs) (it++)->second = std::move(r);
+}
+
+absl::Status CumulativeManifest::Write(const std::string& state, double wall_seconds, int threads) {
+  // The records are lent to the summary, not copied: each refresh would
+  // otherwise copy every rank's kept steps.
+  RunSummary s = TakeSummary(state, wall_seconds, threads);
+  absl::Status ws = WriteManifest(opts_.out_dir, s);
+  GiveBack(&s);
+  if (!ws.ok()) return ws;
   if (!opts_.write_report) return absl::OkStatus();
   return report::WriteReport(opts_.out_dir);
+}
+
+void CumulativeManifest::SetTables(uint64_t windows, const std::string& error) {
+  tables_member_ = absl::StrCat(",\n\"tables\":{\"path\":\"tables.sqlite\",\"mode\":\"",
+                                opts_.tables == TablesMode::kFull ? "full" : "summary", "\",\"windows\":", windows);
+  if (!error.empty()) {
+    tables_member_ += ",\"error\":";
+    formats::AppendJsonString(error, &tables_member_);
+  }
+  tables_member_ += "}";
+}
+
+size_t CumulativeManifest::KeptBytes() const {
+  size_t n = 0;
+  for (const std::string& t : notices_) n += TextBytes(t);
+  for (const auto& [key, r] : inputs_) n += TextBytes(key) + RecordHeldBytes(r);
+  for (const auto& [name, o] : outputs_) {
+    n += TextBytes(name) + TextBytes(o.path) + TextBytes(o.error) + o.ranks.capacity() * sizeof(int64_t);
+    n += o.inputs.capacity() * sizeof(std::string) + o.parts.capacity() * sizeof(OutputPart);
+    for (const std::string& i : o.inputs) n += TextBytes(i);
+    for (const OutputPart& p : o.parts) n += TextBytes(p.path);
+  }
+  return n;
 }
 
 }  // namespace tracemill::pipeline::follow

@@ -37,7 +37,18 @@ class CumulativeManifest {
   // Write writes OUTDIR/manifest.json and, unless --no-report,
   // OUTDIR/report.html; `state` says where the job is ("following",
   // "stopped: ...").
-  absl::Status Write(const std::string& state, double wall_seconds, int threads) const;
+  absl::Status Write(const std::string& state, double wall_seconds, int threads);
+
+  // SetTables: what OUTDIR/tables.sqlite holds (--tables): the windows
+  // appended, or why appending failed; the manifest's `tables` member.
+  void SetTables(uint64_t windows, const std::string& error);
+
+  // KeptBytes: the heap bytes the folded records hold (strings, steps,
+  // ranks, warnings; not the fixed part of each record). Bounded however
+  // many windows are added, as long as the sources are (ranks, smdebug
+  // nodes; an unranked input is a record per path): what the regression
+  // test watches.
+  size_t KeptBytes() const;
 
   uint64_t windows() const { return windows_; }
   uint64_t late_windows() const { return late_windows_; }
@@ -48,6 +59,11 @@ class CumulativeManifest {
   const std::string& latest() const { return latest_; }
 
  private:
+  // TakeSummary moves the folded records into a RunSummary for writing;
+  // GiveBack moves them back.
+  RunSummary TakeSummary(const std::string& state, double wall_seconds, int threads);
+  void GiveBack(RunSummary* s);
+
   const ConvertOptions& opts_;
   std::map<std::string, InputRecord> inputs_;   // by source key
   std::map<std::string, OutputRecord> outputs_;  // by output name
@@ -57,6 +73,7 @@ class CumulativeManifest {
   int gpus_per_node_ = 0;
   std::string group_by_;
   std::string latest_;
+  std::string tables_member_;  // ",\n\"tables\":{...}" or empty
   bool has_span_ = false;
   int64_t first_ts_ns_ = 0, last_ts_ns_ = 0;
 };

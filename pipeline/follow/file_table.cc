@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "formats/chrome/output_file.h"
 #include "formats/common/read_file.h"
@@ -32,6 +33,9 @@ std::string_view BaseNameOf(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
+
+// DonePathKey: what FileTable::done_ keys a file done with by.
+uint64_t DonePathKey(std::string_view path) { return absl::Hash<std::string_view>{}(path); }
 
 // InSmdebugFolder: `path` lies under a `<folder>/` of an smdebug job.
 bool InSmdebugFolder(std::string_view path, std::string_view folder) {
@@ -95,7 +99,7 @@ void FileTable::Walk(const std::string& dir, std::set<std::pair<dev_t, ino_t>>* 
   for (const std::string& n : *names) {
     if (formats::IsTemporaryName(n)) continue;  // our own
     const std::string path = prefix + n;
-    if (unchanged && done_.count(path)) continue;
+    if (unchanged && done_.contains(DonePathKey(path))) continue;
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) Walk(path, seen, watcher, now_ns);
@@ -107,7 +111,7 @@ void FileTable::Observe(const std::string& path, const struct stat& st, int64_t 
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const int64_t mtime = MtimeNs(st);
   bool rewrite = false;
-  if (auto d = done_.find(path); d != done_.end()) {
+  if (auto d = done_.find(DonePathKey(path)); d != done_.end()) {
     if (d->second == std::pair(size, mtime)) return;
     done_.erase(d);  // every event of it was written: a change is a rewrite
     rewrite = true;
@@ -202,7 +206,7 @@ void FileTable::AddSource(const std::string& key, int64_t now_ns) {
 void FileTable::Vanished(const std::string& path, int64_t now_ns) {
   auto it = files_.find(path);
   if (it == files_.end()) {
-    done_.erase(path);
+    done_.erase(DonePathKey(path));
     return;
   }
   FollowFile& f = it->second;
@@ -328,7 +332,7 @@ bool FileTable::JobEnded() const {
 void FileTable::Done(const std::string& path) {
   auto it = files_.find(path);
   if (it == files_.end()) return;
-  done_[path] = {it->second.size, it->second.mtime_ns};
+  done_[DonePathKey(path)] = {it->second.size, it->second.mtime_ns};
   if (!it->second.series.empty()) series_[it->second.series].erase(it->second.name_time_ns);
   files_.erase(it);
 }

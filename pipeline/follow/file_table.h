@@ -25,7 +25,10 @@
 // time (its name), the start of a node's newest system-metrics file.
 //
 // Memory: one entry per file still needed by a window (a few hundred
-// bytes), and, for files done with, their path and signature only.
+// bytes), and, for files done with, a 64-bit hash of the path and the
+// signature (size, mtime): 25-55 bytes each as the table doubles (a path in
+// a node took ~200, the only state of a long job that still grew with each
+// window once the cumulative manifest's steps were full).
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -40,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "pipeline/follow/probe.h"
 #include "pipeline/follow/watcher.h"
 #include "pipeline/options.h"
@@ -111,6 +115,8 @@ class FileTable {
   // (`training_job_end.ts` in `framework/` and in `system/`, for each of the
   // two it has).
   bool JobEnded() const;
+  // The number of files done with (every event in written windows).
+  size_t done_files() const { return done_.size(); }
   // Steady time of the last change seen (new data or a file written).
   int64_t last_activity_ns() const { return last_activity_ns_; }
 
@@ -146,7 +152,11 @@ class FileTable {
   const std::pair<dev_t, ino_t> out_dir_id_;
   const uint64_t max_inflated_bytes_;
   std::map<std::string, FollowFile> files_;
-  std::unordered_map<std::string, std::pair<uint64_t, int64_t>> done_;  // path -> (size, mtime_ns)
+  // Files done with: a 64-bit hash of the path -> (size, mtime_ns). Two
+  // paths of one hash (odds ~n^2 / 2^65 for n files) would make a new file
+  // look like a rewrite of a done one (its events go to a late window), or,
+  // with the same size and mtime too, done.
+  absl::flat_hash_map<uint64_t, std::pair<uint64_t, int64_t>> done_;
   std::map<std::string, Source> sources_;
   // smdebug system metrics: per series, the start times of its files.
   std::map<std::string, std::set<int64_t>> series_;

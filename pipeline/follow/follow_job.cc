@@ -1,5 +1,6 @@
 #include "pipeline/follow/follow_job.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <simdjson.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include "pipeline/follow/duration.h"
 #include "pipeline/follow/file_table.h"
 #include "pipeline/follow/follow_journal.h"
+#include "pipeline/follow/job_tables.h"
 #include "pipeline/follow/watcher.h"
 #include "pipeline/follow/window_plan.h"
 #include "pipeline/follow/window_writer.h"
@@ -81,6 +83,10 @@ class FollowLoop {
   void RestoreFromJournal(const std::vector<follow::JournalWindow>& kept);
   void RemoveWindowsNotIn(const std::set<std::string>& keep);
   void Refresh(const std::string& state);
+  void StartTables(const std::string& fingerprint, const std::vector<follow::JournalWindow>& kept);
+  void AppendTables(const FollowWindow& w);
+  void TablesFailed(const absl::Status& st);
+  static void ReturnFreeMemory();
   int Interrupted(int sig);
   void SayNotes();
   void Say(const std::string& line) {
@@ -95,6 +101,8 @@ class FollowLoop {
   follow::CumulativeManifest cumulative_;
   follow::FollowJournal journal_;
   follow::Watcher watcher_;
+  follow::JobTables tables_;   // --tables: OUTDIR/tables.sqlite
+  std::string tables_error_;  // the first failure to append to it
   const int64_t start_ns_;
   bool refresh_failed_ = false;
 };
@@ -150,6 +158,7 @@ bool FollowLoop::StartOrResume() {
     job_.Exit(kExitInternal);
     return false;
   }
+  StartTables(fingerprint, kept);
   Refresh("following");
   return true;
 }
@@ -182,11 +191,49 @@ void FollowLoop::RestoreFromJournal(const std::vector<follow::JournalWindow>& ke
   planner_.Restore(written_until, late);
 }
 
+void FollowLoop::StartTables(const std::string& fingerprint, const std::vector<follow::JournalWindow>& kept) {
+  if (opts_.tables == TablesMode::kOff) {
+    // Starting over: an earlier run's job-wide tables would describe windows removed.
+    if (kept.empty()) follow::JobTables::Discard(opts_.out_dir);
+    return;
+  }
+  absl::Status st = tables_.Open(opts_.out_dir, fingerprint, kept.empty());
+  std::vector<FollowWindow> windows;
+  for (const follow::JournalWindow& w : kept) windows.push_back(w.window);
+  if (st.ok()) st = tables_.Reconcile(windows);
+  if (!st.ok()) TablesFailed(st);
+  cumulative_.SetTables(tables_.windows(), tables_error_);
+}
+
+void FollowLoop::AppendTables(const FollowWindow& w) {
+  if (opts_.tables == TablesMode::kOff) return;
+  if (absl::Status st = tables_.Append(w); !st.ok()) TablesFailed(st);
+  cumulative_.SetTables(tables_.windows(), tables_error_);
+}
+
+// TablesFailed says a failure to write OUTDIR/tables.sqlite (the windows go
+// on, each with its own tables.sqlite; the job's exit status will be 1).
+void FollowLoop::TablesFailed(const absl::Status& st) {
+  job_.Say(std::string(st.message()));
+  if (tables_error_.empty()) tables_error_ = std::string(st.message());
+}
+
 void FollowLoop::Refresh(const std::string& state) {
   absl::Status st = cumulative_.Write(state, job_.ElapsedSeconds(), job_.summary().threads);
   if (!st.ok() && !refresh_failed_) job_.Say(absl::StrCat("cannot refresh ", opts_.out_dir, "/manifest.json: ", st.message()));
   refresh_failed_ = !st.ok();
 }
+
+// ReturnFreeMemory gives the heap's free pages back to the system. Each
+// window's convert raises glibc's trim threshold (to keep freed arena tops
+// for its own next decodes, decode_stage.cc) and spreads its allocations
+// over up to four arenas; after it, that memory is free but stays
+// resident, and the longer a follow job runs the more of it is held
+// (1-hour replay: 8.5 MB free in the arenas after the first window, 16.7
+// MB after the 60th; RSS between windows 17 -> 30 MB for 0.8 -> 4.2 MB in
+// use). malloc_trim(0) returns every free page of every arena (about 1 ms
+// here); the next window faults in what it needs (bench/RESULTS.md).
+void FollowLoop::ReturnFreeMemory() { malloc_trim(0); }
 
 void FollowLoop::SayNotes() {
   for (const std::string& n : table_.TakeNotes()) Say(n);
@@ -219,10 +266,12 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
   planner_.Written(w, table_);
   if (!w.window.late) follow::PointLatest(opts_.out_dir, w.window.name);
   // --tables: each window's convert wrote its rows into the window's own
-  // tables.sqlite. Rows appended to one job-wide file would be added here,
-  // from out.summary and the window's file.
+  // tables.sqlite; they are appended to OUTDIR/tables.sqlite (job_tables.h).
+  AppendTables(w.window);
   cumulative_.Add(w.window, out.summary, out.events);
+  ReturnFreeMemory();  // the convert's: the refresh's peak does not come on top of them
   Refresh("following");
+  ReturnFreeMemory();  // the refresh's: between windows, what is in use stays resident
   const size_t n = w.files.size();
   if (w.window.late)
     Say(absl::StrCat("windows/", w.window.name, ": ", n, n == 1 ? " file" : " files", " that came after their windows, ",
@@ -293,7 +342,7 @@ int FollowLoop::Run() {
   Say(absl::StrCat("stopped (", stop, "): ", cumulative_.windows() - cumulative_.late_windows(), " windows, ",
                    cumulative_.late_windows(), " late, ", formats::GroupedCount(cumulative_.events()),
                    " events in ", opts_.out_dir, "/windows (", absl::StrFormat("%.2f", job_.ElapsedSeconds()), " s)"));
-  return refresh_failed_ ? kExitInternal : cumulative_.exit_code();
+  return refresh_failed_ || !tables_error_.empty() ? kExitInternal : cumulative_.exit_code();
 }
 
 }  // namespace

@@ -9,13 +9,16 @@
 //   write     window_writer.h  the convert job on the files overlapping it ->
 //                              OUTDIR/windows/<start>-<end>/, OUTDIR/latest
 //   journal   follow_journal.h one line per window (--resume)
+//   tables    job_tables.h     --tables: the window's rows appended to OUTDIR/tables.sqlite
 //   report    cumulative.h     OUTDIR/manifest.json and report.html, the whole job
 //
 // Stops on smdebug's end markers, after --idle-timeout without new data
 // (then every window left is written), or on SIGINT/SIGTERM (the window in
 // progress is finished; a second signal discards it; exit 130/143).
 // Memory: one window's convert at a time within --memory-limit, plus the
-// file table; per window, only the files that overlap it are read.
+// file table and the cumulative manifest (bounded: 4,096 steps per rank);
+// per window, only the files that overlap it are read, and after it the
+// heap's free pages are given back.
 #include "pipeline/manifest.h"
 #include "pipeline/options.h"
 

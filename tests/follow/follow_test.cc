@@ -7,7 +7,8 @@
 //
 // What is checked is counted from the outputs: every window's manifest
 // (`follow.events`), every trace's events (each writer event in exactly
-// one window), the window folders' exact names.
+// one window), the window folders' exact names, and with --tables the rows
+// of OUTDIR/tables.sqlite against the windows' own tables.sqlite.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/tables/tables_test_util.h"
 #include "tests/testing/convert_harness.h"
 #include "tests/testing/output_trace.h"
 
@@ -576,6 +578,65 @@ TEST_F(FollowTest, SigtermMidRunThenResumeWritesTheSameWindows) {
     EXPECT_EQ(Facts(Out("whole"), w).events, Facts(Out("resumed"), w).events) << w;
   }
   EXPECT_EQ(SumOfWindows(Out("resumed")), 2 * 8 * 8);
+}
+
+// --tables: each window's rows are appended to OUTDIR/tables.sqlite as it
+// is written, each window once, also across a SIGTERM and a --resume: per
+// table, the job's rows of a window are the window's own rows.
+TEST_F(FollowTest, TablesEveryWindowsRowsOnceInTheJobFileAcrossSigtermAndResume) {
+  std::vector<std::string> args = {"convert", "--follow", Job(), "-o", Out(), "--window", "1s", "--tables"};
+  for (const char* a : {"--grace", "30s", "--idle-timeout", "20s"}) args.push_back(a);
+  {
+    SmdebugJob job;
+    job.root = Job();
+    Child follower(args, tmp_.Join("first.err"));
+    job.before_second = [&](int k) {
+      if (k != job.seconds / 2) return;
+      ASSERT_TRUE(WaitFor([&] { return !WindowFolders(Out()).empty(); }, 10000));
+      follower.Signal(SIGTERM);
+    };
+    job.Write();
+    EXPECT_EQ(follower.Wait(30000), 143) << follower.err();
+  }
+  const std::string job_file = Out() + "/tables.sqlite";
+  const size_t first_run = WindowFolders(Out()).size();
+  ASSERT_GT(first_run, 0u);
+  EXPECT_EQ(Query(job_file, "SELECT count(*) FROM follow_windows")[1][0], std::to_string(first_run));
+  args.push_back("--resume");
+  Child resumed(args, tmp_.Join("second.err"));
+  ASSERT_EQ(resumed.Wait(30000), 0) << resumed.err();
+
+  const std::vector<std::string> windows = WindowFolders(Out());
+  ASSERT_EQ(windows.size(), 8u);
+  std::string names;
+  for (const std::string& w : windows) names += (names.empty() ? "" : ",") + w;
+  const std::string listed = "SELECT group_concat(\"window\") FROM (SELECT \"window\" FROM follow_windows ORDER BY 1)";
+  EXPECT_EQ(Query(job_file, listed)[1][0], names);
+  const Rows tables = Query(Out() + "/windows/" + windows[0] + "/tables.sqlite",
+                            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  ASSERT_GT(tables.size(), 10u);
+  int64_t total = 0;
+  for (size_t t = 1; t < tables.size(); ++t) {
+    const std::string& table = tables[t][0];
+    int64_t sum = 0;
+    for (const std::string& w : windows) {
+      const std::string count = "SELECT count(*) FROM \"" + table + "\"";
+      const std::string own = Query(Out() + "/windows/" + w + "/tables.sqlite", count)[1][0];
+      EXPECT_EQ(Query(job_file, count + " WHERE \"window\" = '" + w + "'")[1][0], own) << table << " " << w;
+      sum += std::stoll(own);
+    }
+    EXPECT_EQ(Query(job_file, "SELECT count(*) FROM \"" + table + "\" WHERE \"window\" IS NOT NULL")[1][0],
+              std::to_string(sum))
+        << table;
+    total += sum;
+  }
+  EXPECT_GT(std::stoll(Query(job_file, "SELECT count(*) FROM steps")[1][0]), 0);
+  EXPECT_EQ(Query(job_file, "SELECT sum(\"rows\") FROM follow_windows")[1][0], std::to_string(total));
+  auto m = Manifest::Load(Out() + "/manifest.json");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->Str("/tables/path"), "tables.sqlite");
+  EXPECT_EQ(m->Int("/tables/windows"), 8);
+  EXPECT_FALSE(m->Has("/tables/error"));
 }
 
 TEST_F(FollowTest, UsageErrors) {

@@ -1,19 +1,30 @@
 // Building blocks of `convert --follow` (pipeline/follow/): durations,
-// window names, the by-start window rule, and what a probe says of files
-// still being written.
+// window names, the by-start window rule, what a probe says of files still
+// being written, the cumulative manifest's state over many windows, and the
+// job-wide tables.sqlite (--tables) as windows are appended, redone and
+// resumed.
+#include <sys/stat.h>
+
 #include <array>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "formats/common/time_window.h"
 #include "formats/common/trace_data.h"
 #include "formats/smdebug/system_metrics_format.h"
+#include "formats/sqlite/sqlite_writer.h"
 #include "gtest/gtest.h"
+#include "pipeline/follow/cumulative.h"
 #include "pipeline/follow/duration.h"
+#include "pipeline/follow/job_tables.h"
 #include "pipeline/follow/probe.h"
 #include "pipeline/follow/window_plan.h"
+#include "pipeline/follow/window_writer.h"
+#include "pipeline/tables_schema.h"
+#include "tests/tables/tables_test_util.h"
 #include "tests/testing/convert_harness.h"
 
 namespace tracemill::pipeline::follow {
@@ -165,6 +176,184 @@ TEST_F(ProbeTest, GzipMemberWithoutItsTrailerIsIncomplete) {
 TEST_F(ProbeTest, EmptyFileAndTextAreNotTraces) {
   EXPECT_EQ(Probe(Write("empty.json", "")).result, FileProbe::Result::kNotTrace);
   EXPECT_EQ(Probe(Write("README.md", "# notes\nnot a trace\n")).result, FileProbe::Result::kNotTrace);
+}
+
+// ---------------- the cumulative manifest over a long job ----------------
+
+constexpr int kNodes = 16;
+constexpr int kStepsPerWindow = 500;
+constexpr uint64_t kEventsPerWindow = 3200;
+
+// WindowOfSmdebugJob: window `w`'s summary as its convert gives it for a
+// 16-node smdebug job: per node a framework record (kStepsPerWindow steps,
+// numbered on from the window before) and a system record, one output per
+// node, and a warning and a notice that name the window.
+RunSummary WindowOfSmdebugJob(int w) {
+  RunSummary s;
+  s.group_by = "node";
+  s.gpus_per_node = 1;
+  for (int n = 0; n < kNodes; ++n) {
+    OutputRecord o;
+    o.path = absl::StrCat("node", n, ".trace.json");
+    o.ranks = {n};
+    o.events = 200;
+    for (const char* kind : {"framework", "system"}) {
+      InputRecord r;
+      r.path = absl::StrCat("/job/", kind, " [node ", 1000 + n, "_000", n, "]");
+      r.format = absl::StrCat("smdebug_", kind);
+      r.rank = n;
+      r.label = absl::StrCat("rank ", n, " (", 1000 + n, "_000", n, ")");
+      r.output = o.path;
+      r.events_read = r.events_written = 100;
+      r.warnings.push_back(absl::StrCat("window ", w, ": 4 nameless E events named after their B"));
+      for (int k = 0; kind[0] == 'f' && k < kStepsPerWindow; ++k) {
+        const int64_t step = int64_t{w} * kStepsPerWindow + k;
+        r.timeline.steps.push_back({step, step * 1'000'000, step * 1'000'000 + 900'000});
+      }
+      o.inputs.push_back(r.path);
+      s.inputs.push_back(std::move(r));
+    }
+    s.outputs.push_back(std::move(o));
+  }
+  s.notices.push_back(absl::StrCat("window ", w, ": a notice"));
+  return s;
+}
+
+// The state a follow job keeps for OUTDIR/manifest.json stops growing once
+// every rank has its 4,096 steps: after 100 windows and after 200 it holds
+// the same bytes, the steps of a rank in one vector of 4,096 plus one
+// window's (not doubled), warnings and notices 20 each.
+TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
+  testing::TempDir tmp;
+  ConvertOptions opts;
+  opts.follow = FollowOptions{};
+  opts.out_dir = tmp.path();
+  opts.write_report = false;
+  CumulativeManifest cumulative(opts);
+  size_t kept_after_100 = 0;
+  for (int w = 0; w < 200; ++w) {
+    const int64_t start = (int64_t{1'700'000'000} + 60 * w) * 1'000'000'000;
+    cumulative.Add(FollowWindow{absl::StrCat("window-", 1000 + w), start, start + 60'000'000'000, false},
+                   WindowOfSmdebugJob(w), kEventsPerWindow);
+    if (w == 99) kept_after_100 = cumulative.KeptBytes();
+  }
+  EXPECT_EQ(cumulative.KeptBytes(), kept_after_100);
+  const size_t steps_bytes = kNodes * (formats::kMaxStepsPerTrack + kStepsPerWindow) * sizeof(formats::StepSpan);
+  EXPECT_GT(cumulative.KeptBytes(), steps_bytes);
+  EXPECT_LT(cumulative.KeptBytes(), steps_bytes + (128 << 10));
+
+  // Written (the records lent to the summary and given back), twice.
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  EXPECT_EQ(cumulative.KeptBytes(), kept_after_100);
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->Int("/follow/windows"), 200);
+  EXPECT_EQ(m->Int("/follow/events"), 200 * static_cast<int64_t>(kEventsPerWindow));
+  EXPECT_EQ(m->ArraySize("/inputs"), 2u * kNodes);
+  EXPECT_EQ(m->ArraySize("/outputs"), static_cast<size_t>(kNodes));
+  EXPECT_EQ(m->ArraySize("/notices"), 20u);
+  const int fw = m->InputIndex("/job/framework [node 1003_0003]");
+  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/steps")), formats::kMaxStepsPerTrack);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/0/0")), 200 * kStepsPerWindow - 4096);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/4095/0")), 200 * kStepsPerWindow - 1);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_dropped")), 200 * kStepsPerWindow - 4096);
+  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/warnings")), 20u);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/events_written")), 200 * 100);
+}
+
+// ---------------- the job-wide tables.sqlite ----------------
+
+class JobTablesTest : public ::testing::Test {
+ protected:
+  // Window `name` as its convert leaves it: windows/<name>/tables.sqlite with
+  // `steps` rows in `steps` (input 0, rank 0, steps from `first`) and one
+  // `tables_meta` row.
+  FollowWindow WriteWindow(const std::string& name, int64_t first, int steps) {
+    const std::string dir = WindowsFolder(tmp_.path()) + "/" + name;
+    ::mkdir(WindowsFolder(tmp_.path()).c_str(), 0755);
+    ::mkdir(dir.c_str(), 0755);
+    formats::SqliteWriter::Options o;
+    o.final_path = dir + "/tables.sqlite";
+    o.tables = TableSpecs();
+    auto w = formats::SqliteWriter::Create(std::move(o));
+    EXPECT_TRUE(w.ok()) << w.status();
+    formats::RowBatch b(TableIndex(Table::kSteps));
+    for (int64_t k = first; k < first + steps; ++k) {
+      for (int64_t v : {int64_t{0}, int64_t{0}, k, k * 1000, k * 1000 + 900, int64_t{900}, k, k + 1}) b.Int(v);
+      b.Text("2023-11-14T22:13:20Z");
+    }
+    formats::RowBatch m(TableIndex(Table::kMeta));
+    m.Text("mode");
+    m.Text("full");
+    (*w)->Push(&b);
+    (*w)->Push(&m);
+    EXPECT_TRUE((*w)->Drain().ok());
+    EXPECT_TRUE((*w)->Commit().ok());
+    return FollowWindow{name, first * 1000, (first + steps) * 1000, false};
+  }
+  // One text cell of a query on OUTDIR/tables.sqlite.
+  std::string One(const std::string& sql) {
+    const testing::Rows rows = testing::Query(tmp_.Join("tables.sqlite"), sql);
+    return rows.size() == 2 && rows[1].size() == 1 ? rows[1][0] : "?";
+  }
+  testing::TempDir tmp_;
+};
+
+// Each window's rows once, with the window's name; a window appended again
+// (redone) replaces its rows.
+TEST_F(JobTablesTest, AppendsEachWindowsRowsOnceWithItsName) {
+  const FollowWindow w1 = WriteWindow("w1", 0, 3), w2 = WriteWindow("w2", 3, 5);
+  JobTables t;
+  ASSERT_TRUE(t.Open(tmp_.path(), "job A", true).ok());
+  ASSERT_TRUE(t.Append(w1).ok());
+  ASSERT_TRUE(t.Append(w2).ok());
+  ASSERT_TRUE(t.Append(w2).ok());
+  EXPECT_EQ(t.windows(), 2u);
+  EXPECT_EQ(One("SELECT count(*) FROM steps"), "8");
+  EXPECT_EQ(One("SELECT count(*) FROM steps WHERE \"window\" = 'w2'"), "5");
+  EXPECT_EQ(One("SELECT count(DISTINCT step) FROM steps"), "8");
+  EXPECT_EQ(One("SELECT group_concat(\"window\" || ':' || \"rows\") FROM follow_windows"), "w1:4,w2:6");
+  EXPECT_EQ(One("SELECT start_ns || '-' || end_ns FROM follow_windows WHERE \"window\" = 'w2'"), "3000-8000");
+  EXPECT_EQ(One("SELECT count(*) FROM tables_meta WHERE \"window\" IS NULL"), "3");
+  EXPECT_EQ(One("SELECT value FROM tables_meta WHERE key = 'follow_fingerprint'"), "job A");
+  // A window without its file: kNotFound, nothing of it in the file.
+  absl::Status st = t.Append(FollowWindow{"w9", 0, 1, false});
+  EXPECT_TRUE(absl::IsNotFound(st)) << st;
+  EXPECT_EQ(One("SELECT count(*) FROM follow_windows"), "2");
+}
+
+// --resume: the file keeps exactly the windows the journal kept (the others'
+// rows deleted, a kept one whose rows were never appended added); a file of
+// another job starts over.
+TEST_F(JobTablesTest, ResumeKeepsExactlyTheJournalsWindows) {
+  const FollowWindow w1 = WriteWindow("w1", 0, 3), w2 = WriteWindow("w2", 3, 5), w3 = WriteWindow("w3", 8, 2);
+  {
+    JobTables t;
+    ASSERT_TRUE(t.Open(tmp_.path(), "job A", true).ok());
+    ASSERT_TRUE(t.Append(w1).ok());
+    ASSERT_TRUE(t.Append(w2).ok());
+  }
+  {
+    JobTables t;  // the journal kept w1 and w3 (w3 journaled, its rows not appended yet)
+    ASSERT_TRUE(t.Open(tmp_.path(), "job A", false).ok());
+    EXPECT_EQ(t.windows(), 2u);
+    ASSERT_TRUE(t.Reconcile({w1, w3}).ok());
+    EXPECT_EQ(t.windows(), 2u);
+  }
+  EXPECT_EQ(One("SELECT group_concat(\"window\") FROM follow_windows"), "w1,w3");
+  EXPECT_EQ(One("SELECT count(*) FROM steps"), "5");
+  EXPECT_EQ(One("SELECT count(*) FROM steps WHERE \"window\" = 'w2'"), "0");
+  EXPECT_EQ(One("SELECT count(*) FROM tables_meta"), "5");
+  {
+    JobTables t;  // another job's file: over
+    ASSERT_TRUE(t.Open(tmp_.path(), "job B", false).ok());
+    EXPECT_EQ(t.windows(), 0u);
+    ASSERT_TRUE(t.Reconcile({w2}).ok());
+  }
+  EXPECT_EQ(One("SELECT group_concat(\"window\") FROM follow_windows"), "w2");
+  EXPECT_EQ(One("SELECT count(*) FROM steps"), "5");
+  EXPECT_EQ(One("SELECT value FROM tables_meta WHERE key = 'follow_fingerprint'"), "job B");
 }
 
 }  // namespace

@@ -146,7 +146,8 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
        "Also write OUTDIR/tables.sqlite: system/framework/data-loader metrics (SageMaker "
        "Debugger's PandasFrame), steps, phases per step, HTA's temporal and kernel breakdowns, "
        "comm/comp overlap, idle time, inputs and outputs. `summary` leaves out the per-event "
-       "framework_metrics table (write --tables=full or put --tables after the inputs)")
+       "framework_metrics table (write --tables=full or put --tables after the inputs). With --follow, "
+       "each window writes its own and OUTDIR/tables.sqlite gathers every window's rows")
       ->expected(0, 1)
       ->default_str("full")
       ->check(CLI::Validator(
