@@ -240,7 +240,12 @@ ChunkPoolScope::ChunkPoolScope(const MemoryPlan& memory) {
           static_cast<int>(std::clamp<uint64_t>(memory.limit / 64, uint64_t{128} << 10, uint64_t{8} << 20)));
 }
 
-ChunkPoolScope::~ChunkPoolScope() { formats::SetChunkPoolLimit(0); }
+ChunkPoolScope::~ChunkPoolScope() {
+  formats::SetChunkPoolLimit(0);
+  // glibc's default again: a follow job runs one convert per window, and
+  // each heap kept up to 8 MiB free between them (bench/RESULTS.md, issue 26).
+  mallopt(M_TRIM_THRESHOLD, 128 << 10);
+}
 
 DecodeStage::DecodeStage(ConvertContext& cx, const DecodeSchedule& schedule, DecodedRuns& runs,
                          ConvertProgress& progress)

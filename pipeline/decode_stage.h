@@ -59,7 +59,8 @@ std::unique_ptr<merge::SortedRun> ReadAndDecode(InputRecord& r, DecodeWorker& w,
 // written outputs) are kept for the next decodes instead of being faulted
 // in again (formats/common/large_alloc.h), within the runs budget; and
 // malloc keeps the free top of its heaps up to limit/64 (128 KiB..8 MiB).
-// The pool is emptied when it ends.
+// The pool is emptied, and malloc's trim threshold set back to its 128 KiB
+// default, when it ends.
 class ChunkPoolScope {
  public:
   explicit ChunkPoolScope(const MemoryPlan& memory);
