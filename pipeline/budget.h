@@ -39,7 +39,7 @@ inline constexpr double kDecodeFactor = 3.0;
 // 4 MiB, pipeline/merge_write.h) + gzip batches (2 x kGzipBatch chunks) +
 // direct-I/O staging (kDirectBuffers x kDirectBufferBytes,
 // formats/chrome/output_file.h).
-inline constexpr uint64_t kWriterBytes = 26ull << 20;
+inline constexpr uint64_t kWriterBytes = 20ull << 20;
 inline constexpr uint64_t kMinReadBuffer = 16ull << 10;
 inline constexpr uint64_t kMaxReadBuffer = 1ull << 20;
 

@@ -50,16 +50,17 @@ void DropBehindStep(int fd, uint64_t job_bytes, uint64_t file_bytes, uint64_t* w
 // bytes are staged in kDirectBuffers aligned buffers of kDirectBufferBytes,
 // and a writer thread per output (started at the first full buffer) writes
 // full buffers in order while the next ones fill, so the disk overlaps
-// formatting. With two buffers the formatting thread waited for the disk
-// 0.12 s of a 1.5 s job (real16_resnet50, 2 threads: formatted bytes come in
-// bursts of parallel batches); with six, up to five full buffers queue and
-// it waited no measurable time.
+// formatting. With two 2 MiB buffers the formatting thread waited for the
+// disk 0.11-0.13 s of a 1.5 s job (real16_resnet50, 2 threads: formatted
+// bytes come in bursts of parallel batches); with six 1 MiB buffers (up to
+// five full ones queued) 0.02-0.03 s, in 6 MiB per output instead of 4 (six
+// of 2 MiB waited 0.01 s but raised the peak RSS under 512M by 2.6 %).
 // The last partial block is written after clearing O_DIRECT; an output that
 // never fills a buffer is written buffered in one call; without a thread
 // (ulimit -u) full buffers are written inline. Buffered writes cost a page-cache copy per byte
 // and, on VMs whose free memory the host reclaims, a host-side fault per
 // page: 7.3 s of CPU for 2.8 GB against 0.3 s direct (bench/RESULTS.md).
-inline constexpr size_t kDirectBufferBytes = 2u << 20;
+inline constexpr size_t kDirectBufferBytes = 1u << 20;
 inline constexpr size_t kDirectBuffers = 6;
 inline constexpr size_t kDirectAlign = 4096;  // offset, length and address alignment
 
