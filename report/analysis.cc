@@ -103,41 +103,6 @@ void CollectDead(const RunModel& m, const std::vector<RankRange>& missing, Analy
   for (const DeadEntry& d : a->dead) a->dead_ranks += d.ranks;
 }
 
-// Merges runs of consecutive bars so that at most `cap` remain.
-void BinBars(std::vector<Bar>* bars, size_t cap) {
-  if (bars->size() <= cap) return;
-  const size_t per = (bars->size() + cap - 1) / cap;
-  std::vector<Bar> out;
-  for (size_t i = 0; i < bars->size(); i += per) {
-    Bar b = (*bars)[i];
-    b.median_ns = -1;
-    b.survivors = b.total = -1;
-    for (size_t k = i + 1; k < std::min(bars->size(), i + per); ++k) {
-      const Bar& x = (*bars)[k];
-      b.last_step = x.last_step;
-      b.start_ns = std::min(b.start_ns, x.start_ns);
-      b.end_ns = std::max(b.end_ns, x.end_ns);
-      b.lag_ns = std::max(b.lag_ns, x.lag_ns);
-      b.slowest |= x.slowest;
-      b.ranks = std::max(b.ranks, x.ranks);
-    }
-    out.push_back(std::move(b));
-  }
-  *bars = std::move(out);
-}
-
-// Bins the bars of rows with more than fit (`max_bars` / rows, clamped).
-void BinCrowdedRows(const AnalysisLimits& lim, Analysis* a) {
-  const size_t cap =
-      std::clamp<size_t>(lim.max_bars / std::max<size_t>(a->rows.size(), 1), 8, lim.max_bars_per_row);
-  for (Row& row : a->rows) {
-    if (row.bars.size() > cap) {
-      BinBars(&row.bars, cap);
-      a->binned = true;
-    }
-  }
-}
-
 // Widens `range` (nullopt: none yet) to hold [lo_ns, hi_ns].
 void Extend(std::optional<std::pair<int64_t, int64_t>>* range, int64_t lo_ns, int64_t hi_ns) {
   if (!*range) *range = std::make_pair(lo_ns, hi_ns);
@@ -174,7 +139,6 @@ Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
   a.missing_are_dead = AnyInputFailed(m);
   CollectDead(m, missing, &a);
   AddTimelineRows(RowSources{m, parts, a.gpus_per_node, a.world_size, a.missing_are_dead}, missing, lim, &a);
-  BinCrowdedRows(lim, &a);
   SetTimeRange(m, &a);
   return a;
 }

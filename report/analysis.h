@@ -86,6 +86,8 @@ struct Bar {
 
 enum class RowKind { kRank, kNode, kMissing, kUnranked, kScheduler, kWorker, kMore };
 
+struct StepNote;  // step_compare.h
+
 // Row: one row of the timeline.
 struct Row {
   RowKind kind = RowKind::kRank;
@@ -95,6 +97,14 @@ struct Row {
   bool first_of_node = false;
   std::optional<std::pair<int64_t, int64_t>> span_ns;  // activity: first to last event
   std::vector<Bar> bars;
+  // Steps whose bars are not built yet (nullptr: `bars` is complete). An
+  // input's or a track's row gets one bar per step, each with the note of
+  // the same index in `step_notes` (nullptr: none); they are built and
+  // binned one row at a time once the number of rows is known
+  // (AddTimelineRows), so a report of 16 x 4,096 steps (a follow job's
+  // refresh) never holds a bar for every step at once.
+  const std::vector<formats::StepSpan>* steps = nullptr;
+  const StepNote* step_notes = nullptr;
   bool dead = false;
   std::optional<int64_t> dead_from_ns;  // dead: nullopt = the whole row
   std::string dead_reason;  // why dead; for a missing row not dead, why not given

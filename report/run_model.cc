@@ -1,13 +1,11 @@
 #include "report/run_model.h"
 
-#include <fcntl.h>
 #include <simdjson.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/read_file.h"
 #include "formats/common/status_macros.h"
 #include "formats/common/ts_text.h"
 
@@ -328,13 +326,16 @@ formats::DropKind DropKindOfKey(std::string_view key) {
   return reason ? formats::DropReasonKind(*reason) : formats::DropKind::kLoss;
 }
 
-absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
+namespace {
+
+// ParsePadded: ParseManifest over `len` bytes at `data` with `capacity` >=
+// len + SIMDJSON_PADDING bytes readable.
+absl::StatusOr<RunModel> ParsePadded(const char* data, size_t len, size_t capacity) {
   RunModel m;
   bool have_inputs = false;
   try {
-    simdjson::padded_string padded(json);
     od::parser parser;
-    od::document doc = parser.iterate(padded);
+    od::document doc = parser.iterate(data, len, capacity);
     for (auto field : doc.get_object()) {
       std::string_view key = field.unescaped_key();
       od::value x = field.value();
@@ -373,28 +374,22 @@ absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
   return m;
 }
 
+}  // namespace
+
+absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
+  simdjson::padded_string padded(json);
+  return ParsePadded(padded.data(), padded.size(), padded.size() + simdjson::SIMDJSON_PADDING);
+}
+
 absl::StatusOr<RunModel> ReadManifest(const std::string& out_dir) {
-  std::string path = out_dir + "/manifest.json";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    return absl::ErrnoToStatus(e, absl::StrCat("cannot open ", path));
-  }
-  std::string text;
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return absl::ErrnoToStatus(e, absl::StrCat("cannot read ", path));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return ParseManifest(text);
+  // Read with simdjson's padding and parsed in place: a follow job refreshes
+  // its report from a manifest of MBs after every window, and a second copy
+  // (and a string grown by doubling) raised the refresh's peak.
+  const std::string path = out_dir + "/manifest.json";
+  formats::ByteBuffer text;
+  if (absl::Status s = formats::ReadWholeFile(path, simdjson::SIMDJSON_PADDING, &text); !s.ok())
+    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  return ParsePadded(text.data(), text.size(), text.capacity());
 }
 
 }  // namespace tracemill::report

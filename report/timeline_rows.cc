@@ -41,8 +41,8 @@ Row InputRow(const RowSources& src, size_t i) {
   row.detail = in.path;
   row.node = in.rank ? *in.rank / src.gpus_per_node : -1;
   row.span_ns = in.span_ns;
-  for (size_t k = 0; k < in.timeline.steps.size(); ++k)
-    row.bars.push_back(BarOf(in.timeline.steps[k], src.parts.InputNote(i, k)));
+  row.steps = &in.timeline.steps;
+  row.step_notes = src.parts.of_input[i] >= 0 ? src.parts.list[src.parts.of_input[i]].notes.data() : nullptr;
   if (in.has_error) {
     row.dead = true;
     if (!in.rejected && in.span_ns) row.dead_from_ns = in.span_ns->second;
@@ -245,8 +245,8 @@ Row TrackRow(const RowSources& src, size_t i, size_t t) {
   row.span_ns = in.span_ns;
   row.first_of_node = t == 0;
   const int p = src.parts.of_track[i][t];
-  for (size_t k = 0; k < tr.steps.size(); ++k)
-    row.bars.push_back(BarOf(tr.steps[k], p >= 0 ? &src.parts.list[p].notes[k] : nullptr));
+  row.steps = &tr.steps;
+  row.step_notes = p >= 0 ? src.parts.list[p].notes.data() : nullptr;
   if (tr.failed_at_ns) {
     row.dead = true;
     row.dead_from_ns = tr.failed_at_ns;
@@ -283,6 +283,50 @@ void AddRunEventLogRows(const RowSources& src, const AnalysisLimits& limits, Ana
   }
 }
 
+// Merges runs of consecutive bars so that at most `cap` remain.
+void BinBars(std::vector<Bar>* bars, size_t cap) {
+  if (bars->size() <= cap) return;
+  const size_t per = (bars->size() + cap - 1) / cap;
+  std::vector<Bar> out;
+  for (size_t i = 0; i < bars->size(); i += per) {
+    Bar b = (*bars)[i];
+    b.median_ns = -1;
+    b.survivors = b.total = -1;
+    for (size_t k = i + 1; k < std::min(bars->size(), i + per); ++k) {
+      const Bar& x = (*bars)[k];
+      b.last_step = x.last_step;
+      b.start_ns = std::min(b.start_ns, x.start_ns);
+      b.end_ns = std::max(b.end_ns, x.end_ns);
+      b.lag_ns = std::max(b.lag_ns, x.lag_ns);
+      b.slowest |= x.slowest;
+      b.ranks = std::max(b.ranks, x.ranks);
+    }
+    out.push_back(std::move(b));
+  }
+  *bars = std::move(out);
+}
+
+// Builds the bars of rows whose steps are pending and bins those of rows
+// with more than fit (`max_bars` / rows, clamped), one row at a time.
+void BuildAndBinBars(const AnalysisLimits& lim, Analysis* a) {
+  const size_t cap =
+      std::clamp<size_t>(lim.max_bars / std::max<size_t>(a->rows.size(), 1), 8, lim.max_bars_per_row);
+  for (Row& row : a->rows) {
+    if (row.steps) {
+      row.bars.reserve(row.steps->size());
+      for (size_t k = 0; k < row.steps->size(); ++k)
+        row.bars.push_back(BarOf((*row.steps)[k], row.step_notes ? &row.step_notes[k] : nullptr));
+      row.steps = nullptr;
+      row.step_notes = nullptr;
+    }
+    if (row.bars.size() > cap) {
+      BinBars(&row.bars, cap);
+      row.bars.shrink_to_fit();
+      a->binned = true;
+    }
+  }
+}
+
 }  // namespace
 
 std::string MissingReason(RankRange r, int64_t world_size, bool dead) {
@@ -312,6 +356,7 @@ void AddTimelineRows(const RowSources& src, const std::vector<RankRange>& missin
   for (size_t i : order.unranked) unranked.push_back(RowWithLag{InputRow(src, i), src.parts.InputLagNs(i)});
   AddBounded(std::move(unranked), "unranked inputs", limits, a);
   AddRunEventLogRows(src, limits, a);
+  BuildAndBinBars(limits, a);
 }
 
 }  // namespace tracemill::report

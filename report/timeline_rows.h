@@ -39,7 +39,10 @@ std::string MissingReason(RankRange r, int64_t world_size, bool dead);
 // first rank (missing ranges, then rank rows or node rows with the ranks
 // kept under them), then unranked inputs, then each run event log's
 // scheduler and workers. Sets `a->rank_inputs`, `a->collapsed`,
-// `a->workers` and appends the scheduler rounds to `a->rounds`.
+// `a->workers` and appends the scheduler rounds to `a->rounds`. Last, the
+// rows' bars: built from their steps one row at a time and binned where a
+// row has more than fit (`max_bars` / rows, at least 8, at most
+// `max_bars_per_row`; `a->binned`).
 void AddTimelineRows(const RowSources& src, const std::vector<RankRange>& missing,
                      const AnalysisLimits& limits, Analysis* a);
 

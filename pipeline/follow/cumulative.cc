@@ -27,39 +27,6 @@ std::string SourceKey(const InputRecord& r) {
   return absl::StrCat("b|", r.path);
 }
 
-// KeepLastSteps merges steps of one number and keeps the last
-// kMaxStepsPerTrack; the others are counted as dropped.
-void KeepLastSteps(formats::Timeline* t) {
-  auto& steps = t->steps;
-  std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-  size_t out = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (out > 0 && steps[out - 1].step == steps[i].step) {
-      steps[out - 1].start_ns = std::min(steps[out - 1].start_ns, steps[i].start_ns);
-      steps[out - 1].end_ns = std::max(steps[out - 1].end_ns, steps[i].end_ns);
-    } else {
-      steps[out++] = steps[i];
-    }
-  }
-  steps.resize(out);
-  if (steps.size() > formats::kMaxStepsPerTrack) {
-    const size_t cut = steps.size() - formats::kMaxStepsPerTrack;
-    t->steps_dropped += cut;
-    steps.erase(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(cut));
-  }
-}
-
-// AddSteps appends a window's steps to the kept ones and keeps the last
-// kMaxStepsPerTrack. The vector grows to exactly what the merge needs, not
-// by doubling: kept for the whole job, it holds at most kMaxStepsPerTrack
-// plus one window's steps (a window's record has at most kMaxStepsPerTrack).
-void AddSteps(const std::vector<formats::StepSpan>& window_steps, formats::Timeline* t) {
-  auto& steps = t->steps;
-  if (steps.size() + window_steps.size() > steps.capacity()) steps.reserve(steps.size() + window_steps.size());
-  steps.insert(steps.end(), window_steps.begin(), window_steps.end());
-  KeepLastSteps(t);
-}
-
 // WithoutWindowDrops: a window's record, less what it left to other windows.
 InputRecord WithoutWindowDrops(const InputRecord& r) {
   InputRecord c = r;
@@ -70,7 +37,9 @@ InputRecord WithoutWindowDrops(const InputRecord& r) {
   return c;
 }
 
-void Fold(const InputRecord& r, InputRecord* agg) {
+// Fold adds window record `r` to the source's record `agg`; its steps go
+// to `steps`, the source's history (the record keeps none).
+void Fold(const InputRecord& r, InputRecord* agg, StepHistory* steps) {
   const InputRecord c = WithoutWindowDrops(r);
   agg->path = c.path;  // the newest file
   agg->bytes += c.bytes;
@@ -106,7 +75,7 @@ void Fold(const InputRecord& r, InputRecord* agg) {
   agg->timeline.bytes_pushed += c.timeline.bytes_pushed;
   agg->timeline.bytes_pulled += c.timeline.bytes_pulled;
   if (!c.timeline.tracks.empty()) agg->timeline.tracks = c.timeline.tracks;
-  AddSteps(c.timeline.steps, &agg->timeline);
+  agg->timeline.steps_dropped += steps->Add(c.timeline.steps);
 }
 
 // TextBytes: the heap a string holds (0 within its small-string buffer).
@@ -162,11 +131,13 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
   }
   for (const InputRecord& r : window.inputs) {
     auto [it, fresh] = inputs_.try_emplace(SourceKey(r));
+    Source& src = it->second;
     if (fresh) {
-      it->second = WithoutWindowDrops(r);
-      KeepLastSteps(&it->second.timeline);
+      src.record = WithoutWindowDrops(r);
+      src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
+      std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
     } else {
-      Fold(r, &it->second);
+      Fold(r, &src.record, &src.steps);
     }
   }
   for (const OutputRecord& o : window.outputs) {
@@ -198,7 +169,10 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
 RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall_seconds, int threads) {
   RunSummary s;
   s.inputs.reserve(inputs_.size());
-  for (auto& [key, r] : inputs_) s.inputs.push_back(std::move(r));
+  for (auto& [key, src] : inputs_) {
+    s.inputs.push_back(std::move(src.record));
+    s.inputs.back().timeline.steps = src.steps.Steps();
+  }
   for (const auto& [name, o] : outputs_) s.outputs.push_back(o);
   s.wall_seconds = wall_seconds;
   s.threads = threads;
@@ -224,7 +198,10 @@ RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall
 
 void CumulativeManifest::GiveBack(RunSummary* s) {
   auto it = inputs_.begin();
-  for (InputRecord& r : s->inputs) (it++)->second = std::move(r);
+  for (InputRecord& r : s->inputs) {
+    std::vector<formats::StepSpan>().swap(r.timeline.steps);
+    (it++)->second.record = std::move(r);
+  }
 }
 
 absl::Status CumulativeManifest::Write(const std::string& state, double wall_seconds, int threads) {
@@ -251,7 +228,7 @@ void CumulativeManifest::SetTables(uint64_t windows, const std::string& error) {
 size_t CumulativeManifest::KeptBytes() const {
   size_t n = 0;
   for (const std::string& t : notices_) n += TextBytes(t);
-  for (const auto& [key, r] : inputs_) n += TextBytes(key) + RecordHeldBytes(r);
+  for (const auto& [key, src] : inputs_) n += TextBytes(key) + RecordHeldBytes(src.record) + src.steps.HeldBytes();
   for (const auto& [name, o] : outputs_) {
     n += TextBytes(name) + TextBytes(o.path) + TextBytes(o.error) + o.ranks.capacity() * sizeof(int64_t);
     n += o.inputs.capacity() * sizeof(std::string) + o.parts.capacity() * sizeof(OutputPart);

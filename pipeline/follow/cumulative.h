@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "pipeline/follow/step_history.h"
 #include "pipeline/manifest.h"
 #include "pipeline/options.h"
 
@@ -64,8 +65,15 @@ class CumulativeManifest {
   RunSummary TakeSummary(const std::string& state, double wall_seconds, int threads);
   void GiveBack(RunSummary* s);
 
+  // Source: one source's folded record (its timeline.steps empty) and its
+  // kept steps.
+  struct Source {
+    InputRecord record;
+    StepHistory steps;
+  };
+
   const ConvertOptions& opts_;
-  std::map<std::string, InputRecord> inputs_;   // by source key
+  std::map<std::string, Source> inputs_;         // by source key
   std::map<std::string, OutputRecord> outputs_;  // by output name
   std::vector<std::string> notices_;
   uint64_t windows_ = 0, late_windows_ = 0, events_ = 0, late_events_ = 0;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "pipeline/follow/duration.h"
 #include "pipeline/follow/job_tables.h"
 #include "pipeline/follow/probe.h"
+#include "pipeline/follow/step_history.h"
 #include "pipeline/follow/window_plan.h"
 #include "pipeline/follow/window_writer.h"
 #include "pipeline/tables_schema.h"
@@ -238,9 +240,13 @@ TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
     if (w == 99) kept_after_100 = cumulative.KeptBytes();
   }
   EXPECT_EQ(cumulative.KeptBytes(), kept_after_100);
-  const size_t steps_bytes = kNodes * (formats::kMaxStepsPerTrack + kStepsPerWindow) * sizeof(formats::StepSpan);
+  // Each node's 4,096 kept steps, 9 bytes each (step +1, a 0.1 ms gap and a
+  // 0.9 ms duration in 3 bytes each, survivors and total), the first a few
+  // more: a quarter of 16 x 4,096 StepSpans.
+  const size_t steps_bytes = kNodes * formats::kMaxStepsPerTrack * 9;
   EXPECT_GT(cumulative.KeptBytes(), steps_bytes);
   EXPECT_LT(cumulative.KeptBytes(), steps_bytes + (128 << 10));
+  EXPECT_LT(cumulative.KeptBytes(), kNodes * formats::kMaxStepsPerTrack * sizeof(formats::StepSpan) / 3);
 
   // Written (the records lent to the summary and given back), twice.
   ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
@@ -260,6 +266,69 @@ TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_dropped")), 200 * kStepsPerWindow - 4096);
   EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/warnings")), 20u);
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/events_written")), 200 * 100);
+}
+
+// ---------------- StepHistory ----------------
+
+TEST(StepHistory, KeepsExactValuesInAFewBytesEach) {
+  StepHistory h;
+  std::vector<formats::StepSpan> steps;
+  for (int64_t k = 0; k < 100; ++k)
+    steps.push_back({k + 7, 1'700'000'000'000'000'000 + k * 1'000'000, 1'700'000'000'000'000'000 + k * 1'000'000 + 900'000});
+  EXPECT_EQ(h.Add(steps), 0u);
+  ASSERT_EQ(h.size(), 100u);
+  const auto back = h.Steps();
+  ASSERT_EQ(back.size(), 100u);
+  EXPECT_EQ(back[0].step, 7);
+  EXPECT_EQ(back[0].start_ns, 1'700'000'000'000'000'000);
+  EXPECT_EQ(back[99].step, 106);
+  EXPECT_EQ(back[99].start_ns, 1'700'000'000'099'000'000);
+  EXPECT_EQ(back[99].end_ns, 1'700'000'000'099'900'000);
+  EXPECT_EQ(back[99].survivors, -1);
+  EXPECT_EQ(back[99].total, -1);
+  // The first step: 1 + 9 + 3 + 1 + 1 bytes; each other one 1 + 3 + 3 + 1 + 1.
+  EXPECT_EQ(h.HeldBytes(), 15u + 99 * 9 + 1);
+}
+
+TEST(StepHistory, ExtremeValuesComeBackExactly) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<formats::StepSpan> steps = {
+      {kMin, kMax, kMin, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()},
+      {-1, 0, -5, 3, 4},
+      {kMax, kMin, kMax, -1, 0},
+  };
+  StepHistory h;
+  h.Add(steps);
+  const auto back = h.Steps();
+  ASSERT_EQ(back.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back[i].step, steps[i].step) << i;
+    EXPECT_EQ(back[i].start_ns, steps[i].start_ns) << i;
+    EXPECT_EQ(back[i].end_ns, steps[i].end_ns) << i;
+    EXPECT_EQ(back[i].survivors, steps[i].survivors) << i;
+    EXPECT_EQ(back[i].total, steps[i].total) << i;
+  }
+}
+
+// A step cut by a window's end comes in two windows: one span, the union.
+// The oldest fall off the front past kMaxStepsPerTrack, and are counted.
+TEST(StepHistory, MergesAStepAcrossWindowsAndDropsTheOldest) {
+  StepHistory h;
+  std::vector<formats::StepSpan> first, second;
+  for (int64_t k = 0; k < 3000; ++k) first.push_back({k, k * 10, k * 10 + 9});
+  first.back().end_ns = 29'995;  // step 2999 goes on into the next window
+  second.push_back({2999, 29'990, 29'999});
+  for (int64_t k = 3000; k < 5000; ++k) second.push_back({k, k * 10, k * 10 + 9});
+  EXPECT_EQ(h.Add(first), 0u);
+  EXPECT_EQ(h.Add(second), 5000u - formats::kMaxStepsPerTrack);
+  const auto back = h.Steps();
+  ASSERT_EQ(back.size(), formats::kMaxStepsPerTrack);
+  EXPECT_EQ(back.front().step, static_cast<int64_t>(5000 - formats::kMaxStepsPerTrack));
+  EXPECT_EQ(back.back().step, 4999);
+  const auto& s2999 = back[2999 - back.front().step];
+  EXPECT_EQ(s2999.step, 2999);
+  EXPECT_EQ(s2999.start_ns, 29'990);
+  EXPECT_EQ(s2999.end_ns, 29'999);
 }
 
 // ---------------- the job-wide tables.sqlite ----------------

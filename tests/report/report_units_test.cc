@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/chrome/tef_decoder.h"
@@ -197,6 +198,52 @@ TEST(DropReasonFromKey, KeysAndKinds) {
   EXPECT_EQ(report::DropKindOfKey("window"), formats::DropKind::kDesign);
   EXPECT_EQ(report::DropKindOfKey("truncated"), formats::DropKind::kLoss);
   EXPECT_EQ(report::DropKindOfKey("from_a_newer_version"), formats::DropKind::kLoss);
+}
+
+// A row with more steps than fit draws bins of consecutive steps: the first
+// step of the bin to the last, earliest start to latest end, the largest
+// lag, highlighted if any step is; rows that fit keep a bar per step with
+// its median. Two ranks: 12,000 / 2 rows caps a row at 200 bars, so rank 0's
+// 1,000 steps make bins of 5 and rank 1's 150 steps stay.
+TEST(Analyze, BinsRowsWithMoreStepsThanFit) {
+  report::RunModel m;
+  m.gpus_per_node = 8;
+  for (int r = 0; r < 2; ++r) {
+    report::InputModel in;
+    in.path = r == 0 ? "rank0.json" : "rank1.json";
+    in.rank = r;
+    const int n = r == 0 ? 1000 : 150;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t dur = (r == 0 && k == 3) ? 100'000'000 : 10'000'000;
+      in.timeline.steps.push_back({k, k * 200'000'000, k * 200'000'000 + dur});
+    }
+    in.span_ns = std::make_pair(int64_t{0}, n * int64_t{200'000'000});
+    m.inputs.push_back(std::move(in));
+  }
+  const report::Analysis a = report::Analyze(m);
+  ASSERT_EQ(a.rows.size(), 2u);
+  EXPECT_TRUE(a.binned);
+  const auto& bins = a.rows[0].bars;
+  ASSERT_EQ(bins.size(), 200u);
+  EXPECT_EQ(bins[0].first_step, 0);
+  EXPECT_EQ(bins[0].last_step, 4);
+  EXPECT_EQ(bins[0].start_ns, 0);
+  EXPECT_EQ(bins[0].end_ns, 4 * 200'000'000 + 10'000'000);
+  EXPECT_EQ(bins[0].median_ns, -1);
+  EXPECT_EQ(bins[0].lag_ns, 45'000'000);  // step 3: 100 ms against a median of 55 ms
+  EXPECT_TRUE(bins[0].slowest);
+  EXPECT_EQ(bins[199].first_step, 995);
+  EXPECT_EQ(bins[199].last_step, 999);
+  EXPECT_EQ(bins[199].end_ns, 999 * int64_t{200'000'000} + 10'000'000);
+  EXPECT_FALSE(bins[199].slowest);
+  const auto& bars = a.rows[1].bars;
+  ASSERT_EQ(bars.size(), 150u);
+  EXPECT_EQ(bars[3].first_step, 3);
+  EXPECT_EQ(bars[3].last_step, 3);
+  EXPECT_EQ(bars[3].median_ns, 55'000'000);
+  EXPECT_EQ(bars[3].lag_ns, -45'000'000);
+  EXPECT_FALSE(bars[3].slowest);
+  EXPECT_EQ(bars[149].start_ns, 149 * int64_t{200'000'000});
 }
 
 // More than 5 % and more than 1 ms behind the median, both.
