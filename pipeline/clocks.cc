@@ -225,6 +225,9 @@ void ClockAlignment::Check(InputRecord& r, const Domain& d) {
 
 void ClockAlignment::SayOutcome() const {
   if (!solved_flag_ || domains_.size() < 2) return;
+  // "tracemill: clocks: ..." in a convert; `tracemill clocks` names itself
+  // already ("tracemill clocks: ...", not "tracemill clocks: clocks: ...").
+  const char* topic = cx_.job.prefix() == "tracemill clocks" ? "" : "clocks: ";
   size_t shifted = 0;
   int64_t lo = 0, hi = 0;
   for (const Domain& d : domains_) {
@@ -234,13 +237,13 @@ void ClockAlignment::SayOutcome() const {
     ++shifted;
   }
   if (shifted)
-    cx_.job.Say(absl::StrCat("clocks: ", shifted, " of ", domains_.size(), " nodes shifted onto ",
+    cx_.job.Say(absl::StrCat(topic, shifted, " of ", domains_.size(), " nodes shifted onto ",
                              domains_[reference_].name, "'s clock (by ", lo / 1000, " to ", hi / 1000,
                              " us; manifest.json `clocks`)"));
   constexpr size_t kMaxLines = 5;
-  for (size_t k = 0; k < warnings_.size() && k < kMaxLines; ++k) cx_.job.Say(absl::StrCat("clocks: ", warnings_[k]));
+  for (size_t k = 0; k < warnings_.size() && k < kMaxLines; ++k) cx_.job.Say(absl::StrCat(topic, warnings_[k]));
   if (warnings_.size() > kMaxLines)
-    cx_.job.Say(absl::StrCat("clocks: ", warnings_.size() - kMaxLines, " more warnings in manifest.json `clocks`"));
+    cx_.job.Say(absl::StrCat(topic, warnings_.size() - kMaxLines, " more warnings in manifest.json `clocks`"));
 }
 
 std::string ClockAlignment::ManifestJson() const {

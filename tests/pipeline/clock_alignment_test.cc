@@ -235,7 +235,7 @@ TEST_F(ClockAlignmentTest, ClocksCommandPrintsItsWarnings) {
       Tracemill({"clocks", DataPath("../../cluster-examples/sample-job"), "-o", out, "--gpus-per-node", "1"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const std::string warning =
-      "tracemill clocks: clocks: node 1: clock offset not applied: only 2 collective instances matched (8 needed)\n";
+      "tracemill clocks: node 1: clock offset not applied: only 2 collective instances matched (8 needed)\n";
   ASSERT_EQ(c.err.substr(0, warning.size()), warning);
   EXPECT_EQ(c.err.substr(warning.size()).rfind("tracemill clocks: 2 probes decoded; offsets solved -> " + out +
                                                     "/clocks.json (",
