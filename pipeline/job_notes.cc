@@ -204,6 +204,27 @@ void RankNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
                                     "): kept as unranked processes labelled by file name (see --rank-pattern)"));
 }
 
+// A --ranks list that selects none of the ranks read: every ranked input's
+// events were left out as not selected (a typo, or ranks counted from 1),
+// said once instead of leaving only a count of drops. Not in a shard's
+// manifest (a shard may hold none of the ranks asked for): the merged
+// manifest, over every shard's inputs, says it.
+void RankSelectionNotice(const std::vector<const InputRecord*>& inputs, std::vector<std::string>* notices) {
+  size_t ranked = 0;
+  int64_t lo = 0, hi = 0;
+  for (const InputRecord* r : inputs) {
+    if (!r->rank || r->events_read == 0) continue;
+    if (r->dropped[DropReason::kNotSelected] != r->events_read) return;
+    lo = ranked ? std::min(lo, *r->rank) : *r->rank;
+    hi = ranked ? std::max(hi, *r->rank) : *r->rank;
+    ++ranked;
+  }
+  if (ranked == 0) return;
+  notices->push_back(absl::StrCat("--ranks selects none of the ranks read (", GroupedCount(ranked),
+                                  ranked == 1 ? " input, rank " : " inputs, ranks ", lo,
+                                  hi > lo ? absl::StrCat("-", hi) : "", "): no rank's events were written"));
+}
+
 }  // namespace
 
 void MarkMostlyLost(std::vector<InputRecord>* inputs) {
@@ -243,6 +264,7 @@ std::vector<std::string> Notices(const RunSummary& s) {
   WorldSizeNotice(inputs, &notices);
   TimeNotices(inputs, &notices);
   RankNotices(inputs, &notices);
+  if (!s.shard.sharded()) RankSelectionNotice(inputs, &notices);  // merged: over every shard's inputs
   return notices;
 }
 

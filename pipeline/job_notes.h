@@ -11,7 +11,8 @@
 // - Notices: inputs that look like different jobs (world sizes that
 //   disagree, time spans that do not overlap), mixed time bases (relative
 //   times beside epoch times), a rank claimed by several inputs, inputs
-//   without a rank. Each once, naming the files.
+//   without a rank, a --ranks list that selects none of the ranks read.
+//   Each once, naming the files.
 //
 // Rules that change the exit status (README, "Errors and exit status"):
 // - An input that lost more than half of the events it read, and at least

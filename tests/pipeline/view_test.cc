@@ -91,6 +91,36 @@ TEST_F(ViewTest, RanksOnASixteenRankJob) {
   EXPECT_EQ(bad.err, "tracemill: --ranks 4-2: bad item \"4-2\" (expected ranks and ranges like 0-7,64,120-127)\n");
 }
 
+// A --ranks list that selects none of the ranks read (ranks counted from
+// 1, a typo) is said, on the terminal and in the manifest's notices, not
+// left as a count of drops; a shard, which may hold none of the ranks
+// asked for, does not say it, the merged manifest does.
+TEST_F(ViewTest, RanksThatSelectNoneAreSaid) {
+  const std::string job = MakeJob("job", 16, 50);
+  const std::string notice =
+      "--ranks selects none of the ranks read (16 inputs, ranks 0-15): no rank's events were written";
+  Run run = Convert({job, "--ranks", "16-31"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.manifest->ArraySize("/notices"), 1u);
+  EXPECT_EQ(run.manifest->Str("/notices/0"), notice);
+  EXPECT_NE(run.err.find("tracemill: warning: " + notice + "\n"), std::string::npos) << run.err;
+  Run some = Convert({job, "--ranks", "15-31"});
+  ASSERT_EQ(some.exit_code, 0) << some.err;
+  EXPECT_FALSE(some.manifest->Has("/notices"));
+
+  const std::string out = tmp_.Join("sharded");
+  for (int i = 0; i < 2; ++i) {
+    CommandResult s = Tracemill({"convert", job, "-o", out, "--ranks", "16-31", "--shard", std::to_string(i) + "/2"});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_EQ(s.err.find("selects none"), std::string::npos) << s.err;
+  }
+  ASSERT_EQ(Tracemill({"manifest", "merge", out}).exit_code, 0);
+  auto merged = Manifest::Load(out + "/manifest.json");
+  ASSERT_TRUE(merged);
+  ASSERT_EQ(merged->ArraySize("/notices"), 1u);
+  EXPECT_EQ(merged->Str("/notices/0"), notice);
+}
+
 // An output forced into parts: the parts concatenated (less each later
 // part's replayed metadata) hold exactly the events of the unsplit output,
 // in order; each part is a complete trace with metadata first, under the
