@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -89,6 +90,12 @@ TEST_F(ViewTest, RanksOnASixteenRankJob) {
   CommandResult bad = Tracemill({"convert", job, "-o", tmp_.Join("bad"), "--ranks", "4-2"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err, "tracemill: --ranks 4-2: bad item \"4-2\" (expected ranks and ranges like 0-7,64,120-127)\n");
+  // Empty (`--ranks "$RANKS"` with the variable unset) is not "every rank".
+  CommandResult empty = Tracemill({"convert", job, "-o", tmp_.Join("empty"), "--ranks", ""});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "--ranks: an empty list (expected ranks and ranges like 0-7,64,120-127)\n"
+                       "Run with --help for more information.\n");
+  EXPECT_FALSE(std::filesystem::exists(tmp_.Join("empty")));
 }
 
 // A --ranks list that selects none of the ranks read (ranks counted from

@@ -43,7 +43,15 @@ void AddInputOutputOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flag
   c->add_option("--ranks", flags->ranks,
                 "Keep only these ranks in the traces, e.g. 0-7,64,120-127 (every input is still read "
                 "and counted: the manifest and the report cover every rank; events of the others are "
-                "dropped as not_selected)");
+                "dropped as not_selected)")
+      // An empty list would keep every rank: what `--ranks "$RANKS"` gives
+      // when the variable is unset, so it is an error, not "all".
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.empty() ? std::string("an empty list (expected ranks and ranges like 0-7,64,120-127)")
+                             : std::string();
+          },
+          "LIST"));
   c->add_option("--max-output-bytes", flags->max_output_bytes,
                 "Write an output larger than this as consecutive time parts (<name>.part-001.trace.json, "
                 "...), each a complete trace a viewer opens; 0: never split. Default 256M: Chrome's trace "
