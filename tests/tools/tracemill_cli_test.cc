@@ -496,9 +496,17 @@ TEST_F(TracemillCliTest, QuietKeepsOnlyErrorLines) {
   Run bad = Convert({DataPath("rules/truncated_json/array_format.json"), "-q"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_EQ(bad.err, "tracemill: " + DataPath("rules/truncated_json/array_format.json") +
-                         ": at byte 115: input ends inside an event object (truncated) (kept 2 events read before it)\n");
+                         ": at byte 115: input ends inside an event object (truncated) (2 events kept)\n");
   ASSERT_NE(bad.manifest, nullptr);
   EXPECT_EQ(bad.manifest->Str("/inputs/0/error/code"), "DATA_LOSS");
+  // Damage in the middle: the events after it are kept too, and counted (the
+  // line said "kept 2 events read before it" of one event before a hole).
+  Run hole = Convert({DataPath("../malformed/nul_run_between_events.json"), "-q"});
+  EXPECT_EQ(hole.err, "tracemill: " + DataPath("../malformed/nul_run_between_events.json") +
+                          ": at byte 56: 4096 NUL bytes between events (a hole in the file: what was written there is "
+                          "lost) (2 events kept)\n");
+  ASSERT_NE(hole.manifest, nullptr);
+  EXPECT_EQ(hole.manifest->Int("/inputs/0/events_written"), 2);
 }
 
 TEST_F(TracemillCliTest, NoProgressLineWhenStderrIsNotATty) {
