@@ -12,7 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "formats/common/json_text.h"
 #include "pipeline/job_notes.h"
 #include "pipeline/overview.h"
 #include "absl/strings/str_join.h"
@@ -311,16 +313,29 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
     rep.exit_code = kExitInternal;
     return rep;
   }
-  if (absl::Status st = JoinShardTables(out_dir, n, merged, &merged.extra_members); !st.ok()) {
-    rep.problems.push_back(absl::StrCat("cannot write tables.sqlite: ", st.message()));
-    rep.exit_code = kExitInternal;
-    return rep;
+  // The tables are one output among others: a shard's damaged or missing
+  // file fails them (exit 1, the error in the manifest's `tables` member as
+  // convert records it), not the merge of everything else.
+  std::string tables_member;
+  absl::Status tables = JoinShardTables(out_dir, n, merged, &tables_member);
+  if (!tables.ok()) {
+    // The writer's messages name the file already ("cannot write PATH: ...").
+    const std::string why = absl::StartsWith(tables.message(), "cannot write ")
+                                ? std::string(tables.message())
+                                : absl::StrCat("cannot write tables.sqlite: ", tables.message());
+    rep.problems.push_back(why);
+    tables_member = ",\n\"tables\":{\"path\":\"tables.sqlite\",\"error\":";
+    formats::AppendJsonString(why, &tables_member);
+    tables_member += "}";
+    merged.exit_code = kExitInternal;
   }
+  merged.extra_members += tables_member;
   if (absl::Status st = WriteManifest(out_dir, merged); !st.ok()) {
     rep.problems.push_back(absl::StrCat("cannot write manifest.json: ", st.message()));
     rep.exit_code = kExitInternal;
     return rep;
   }
+  rep.manifest_written = true;
   rep.exit_code = merged.exit_code;
   if (!write_report) return rep;
   // The run report, from the manifest just written, as convert writes it.

@@ -23,12 +23,15 @@ namespace tracemill::pipeline {
 
 struct MergeReport {
   // 0: merged; 3: merged, but some inputs were rejected or damaged;
-  // 1: not merged (`problems` says why); 2: usage (no shard manifests).
+  // 1: not merged, or merged without tables.sqlite (a shard's file missing
+  // or damaged: the manifest's `tables` member has the error) (`problems`
+  // says why); 2: usage (no shard manifests).
   int exit_code = 0;
   std::vector<std::string> problems;  // one line each
   int shard_count = 0;
   size_t outputs = 0;
   size_t inputs = 0;             // files skipped as no trace not counted
+  bool manifest_written = false;  // OUTDIR/manifest.json
   bool report_written = false;  // OUTDIR/report.html
 };
 

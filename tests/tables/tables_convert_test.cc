@@ -5,6 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/tables/tables_test_util.h"
@@ -89,6 +93,37 @@ TEST_F(TablesConvertTest, ShardsJoinToOneProcesssTables) {
         "SELECT count(*), sum(dur_ns), sum(start_ns - 1682725897000000000) FROM framework_metrics", "SELECT * FROM steps ORDER BY input, step",
         "SELECT input, path, output, events_written FROM inputs ORDER BY input", "SELECT * FROM outputs ORDER BY path"})
     EXPECT_EQ(Query(out + "/tables.sqlite", sql), Query(whole.Output("tables.sqlite"), sql)) << sql;
+}
+
+// A shard's damaged tables file fails the tables, not the merge: the
+// manifest and report are written, its `tables` member says why, exit 1,
+// and no tables.sqlite (nor a temporary) is left.
+TEST_F(TablesConvertTest, MergeWithADamagedShardTablesFileWritesTheManifest) {
+  const std::string out = tmp_.Join("sharded");
+  for (const char* shard : {"0/2", "1/2"}) {
+    CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=full", "-q",
+                                 "--shard", shard});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string damaged = out + "/tables.shard-1-of-2.sqlite";
+  { std::ofstream(damaged, std::ios::trunc) << "not a database, not at all\n"; }
+  CommandResult m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.exit_code, 1) << m.err;
+  const std::string why =
+      "cannot write " + out + "/tables.sqlite: attach " + damaged + ": file is not a database";
+  EXPECT_EQ(m.err, "tracemill: manifest merge: " + why + "\ntracemill: manifest merge: 2 shards, 2 inputs, 2 outputs -> " +
+                       out + "/manifest.json, " + out + "/report.html\n");
+  auto manifest = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(manifest, nullptr);
+  EXPECT_EQ(manifest->Int("/exit_code"), 1);
+  EXPECT_EQ(manifest->Str("/tables/path"), "tables.sqlite");
+  EXPECT_EQ(manifest->Str("/tables/error"), why);
+  EXPECT_EQ(manifest->Int("/totals/events_written"), manifest->Int("/totals/events_read"));
+  for (const auto& n : ListDir(out)) {
+    EXPECT_NE(n, "tables.sqlite");
+    EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+  }
+  EXPECT_TRUE(std::filesystem::exists(out + "/report.html"));
 }
 
 // --resume keeps complete outputs and their inputs' rows (copied from the

@@ -16,7 +16,8 @@ ManifestMergeCommand::ManifestMergeCommand(CLI::App* app) {
       "Join the shard manifests (manifest.shard-<i>-of-<n>.json) in OUTDIR into OUTDIR/manifest.json, "
       "after checking every shard finished and no output was written twice, then write "
       "OUTDIR/report.html from it (as convert does). Exit status 1 names each missing or failed "
-      "shard, or says the report could not be written.");
+      "shard, or says tables.sqlite (a shard's file missing or damaged: the manifest is still written, "
+      "its `tables` member says why) or the report could not be written.");
   merge_->add_option("outdir", out_dir_, "The output directory the shards wrote into")->required();
   merge_->add_flag("--no-report", no_report_, "Do not write OUTDIR/report.html (`tracemill report OUTDIR` writes it later)");
 }
@@ -24,7 +25,7 @@ ManifestMergeCommand::ManifestMergeCommand(CLI::App* app) {
 int ManifestMergeCommand::Run(const std::string& command_line) {
   const pipeline::MergeReport rep = pipeline::MergeShardManifests(out_dir_, command_line, !no_report_);
   for (const auto& p : rep.problems) std::fprintf(stderr, "tracemill: manifest merge: %s\n", p.c_str());
-  if (rep.problems.empty())
+  if (rep.manifest_written)
     std::fprintf(stderr, "tracemill: manifest merge: %d shards, %zu inputs, %zu outputs -> %s/manifest.json%s\n",
                  rep.shard_count, rep.inputs, rep.outputs, out_dir_.c_str(),
                  rep.report_written ? absl::StrCat(", ", out_dir_, "/report.html").c_str() : "");
