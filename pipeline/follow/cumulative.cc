@@ -15,7 +15,39 @@ namespace {
 
 constexpr size_t kMaxFoldedWarnings = 20;
 
-// SourceKey: the record a window's input folds into, sorted by rank.
+// Unranked sources (keys "b|..."): past this many, the newest fold into
+// one record (kOverflowKey), so a follow job's state stays bounded whatever
+// its files are called.
+constexpr size_t kMaxPathSources = 4096;
+constexpr const char* kOverflowKey = "c|";
+
+// CycleFreePath: `path` with every run of 10 or more digits in its file
+// name replaced by `#`: a Unix time in s, ms, us or ns, which PyTorch's
+// tensorboard_trace_handler puts in each cycle's file name
+// (`<host>_<pid>.<ms>.pt.trace.json`), so one process's cycles are one
+// source. Shorter numbers (ranks, pids, counters) are kept.
+std::string CycleFreePath(const std::string& path) {
+  const size_t base = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
+  std::string out = path.substr(0, base);
+  for (size_t i = base; i < path.size();) {
+    size_t j = i;
+    while (j < path.size() && path[j] >= '0' && path[j] <= '9') ++j;
+    if (j - i >= 10) {
+      out += '#';
+      i = j;
+    } else if (j > i) {
+      out.append(path, i, j - i);
+      i = j;
+    } else {
+      out += path[i++];
+    }
+  }
+  return out;
+}
+
+// SourceKey: the record a window's input folds into, sorted by rank: a
+// rank, an smdebug node and kind (its path names both), or an unranked
+// input's path without its cycle's time stamp.
 std::string SourceKey(const InputRecord& r) {
   const bool smdebug = r.format.rfind("smdebug", 0) == 0;
   if (r.rank && !smdebug) {
@@ -24,7 +56,7 @@ std::string SourceKey(const InputRecord& r) {
                   r.trainer ? "t" : "");
     return buf;
   }
-  return absl::StrCat("b|", r.path);
+  return absl::StrCat("b|", smdebug ? r.path : CycleFreePath(r.path));
 }
 
 // WithoutWindowDrops: a window's record, less what it left to other windows.
@@ -130,9 +162,18 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
     has_span_ = true;
   }
   for (const InputRecord& r : window.inputs) {
-    auto [it, fresh] = inputs_.try_emplace(SourceKey(r));
+    std::string key = SourceKey(r);
+    if (key[0] == 'b' && path_sources_ >= kMaxPathSources && !inputs_.count(key)) key = kOverflowKey;
+    auto [it, fresh] = inputs_.try_emplace(key);
     Source& src = it->second;
-    if (fresh) {
+    if (fresh && key[0] == 'b') ++path_sources_;
+    if (fresh && key == kOverflowKey) {
+      src.record = WithoutWindowDrops(r);
+      src.record.warnings.push_back(absl::StrCat("unranked files past the first ", kMaxPathSources,
+                                                 " sources of this follow job are folded into this record"));
+      src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
+      std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
+    } else if (fresh) {
       src.record = WithoutWindowDrops(r);
       src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
       std::vector<formats::StepSpan>().swap(src.record.timeline.steps);

@@ -5,7 +5,9 @@
 //
 // Each window's convert reads a file again for every window it overlaps,
 // so its records are folded per source, not added up blindly: one record
-// per rank (smdebug: per node and kind; unranked inputs: per path), with
+// per rank (smdebug: per node and kind; unranked inputs: per path without
+// the Unix time a per-cycle file name holds, at most 4,096, the rest in
+// one record), with
 // the events written in every window summed and the drops summed except
 // `window` (what one window leaves to the next is written there). Steps
 // are merged by number and the last 4,096 kept per record, so the report
@@ -46,9 +48,9 @@ class CumulativeManifest {
 
   // KeptBytes: the heap bytes the folded records hold (strings, steps,
   // ranks, warnings; not the fixed part of each record). Bounded however
-  // many windows are added, as long as the sources are (ranks, smdebug
-  // nodes; an unranked input is a record per path): what the regression
-  // test watches.
+  // many windows are added, as long as the ranks and smdebug nodes are
+  // (unranked sources are at most 4,096): what the regression test
+  // watches.
   size_t KeptBytes() const;
 
   uint64_t windows() const { return windows_; }
@@ -76,6 +78,7 @@ class CumulativeManifest {
   std::map<std::string, Source> inputs_;         // by source key
   std::map<std::string, OutputRecord> outputs_;  // by output name
   std::vector<std::string> notices_;
+  size_t path_sources_ = 0;  // unranked sources (keys "b|...")
   uint64_t windows_ = 0, late_windows_ = 0, events_ = 0, late_events_ = 0;
   int exit_code_ = 0;
   int gpus_per_node_ = 0;

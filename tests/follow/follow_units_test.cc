@@ -268,6 +268,85 @@ TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/events_written")), 200 * 100);
 }
 
+// UnrankedWindow: a window with one unranked record per path in `paths`,
+// each with 100 events and, if `steps`, two steps numbered from 2w.
+RunSummary UnrankedWindow(int w, const std::vector<std::string>& paths, bool steps) {
+  RunSummary s;
+  s.group_by = "rank";
+  for (const std::string& path : paths) {
+    InputRecord r;
+    r.path = path;
+    r.format = "kineto";
+    r.label = path.substr(path.rfind('/') + 1);
+    r.events_read = r.events_written = 100;
+    for (int k = 0; steps && k < 2; ++k) {
+      const int64_t step = 2 * int64_t{w} + k;
+      r.timeline.steps.push_back({step, step * 1'000'000, step * 1'000'000 + 900'000});
+    }
+    s.inputs.push_back(std::move(r));
+  }
+  return s;
+}
+
+// A single-process PyTorch job (no rank) writes a file per cycle named by
+// its Unix time in ms (tensorboard_trace_handler): one source, not a record
+// per file that a week-long job would pile up; a file without such a time
+// (a Horovod timeline) stays its own.
+TEST(FollowCumulative, UnrankedPerCycleFilesAreOneSource) {
+  testing::TempDir tmp;
+  ConvertOptions opts;
+  opts.follow = FollowOptions{};
+  opts.out_dir = tmp.path();
+  opts.write_report = false;
+  CumulativeManifest cumulative(opts);
+  for (int w = 0; w < 50; ++w) {
+    const int64_t start = (int64_t{1'700'000'000} + 60 * w) * 1'000'000'000;
+    const std::string cycle = absl::StrCat("/job/host-a_4711.", 1'700'000'000'000 + 60'000 * w, ".pt.trace.json");
+    cumulative.Add(FollowWindow{absl::StrCat("window-", 1000 + w), start, start + 60'000'000'000, false},
+                   UnrankedWindow(w, {cycle, "/job/horovod_timeline.json"}, true), 200);
+  }
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->ArraySize("/inputs"), 2u);
+  const int cycles = m->InputIndex("/job/host-a_4711.1700002940000.pt.trace.json");
+  ASSERT_GE(cycles, 0);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(cycles, "/events_written")), 50 * 100);
+  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(cycles, "/steps")), 100u);
+  const int timeline = m->InputIndex("/job/horovod_timeline.json");
+  ASSERT_GE(timeline, 0);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(timeline, "/events_written")), 50 * 100);
+}
+
+// Unranked sources past 4,096 (files named without a Unix time) fold into
+// one record, which says so: the state stays bounded.
+TEST(FollowCumulative, UnrankedSourcesPastTheCapFoldIntoOne) {
+  testing::TempDir tmp;
+  ConvertOptions opts;
+  opts.follow = FollowOptions{};
+  opts.out_dir = tmp.path();
+  opts.write_report = false;
+  CumulativeManifest cumulative(opts);
+  std::vector<std::string> paths;
+  for (int k = 0; k < 4100; ++k) paths.push_back(absl::StrCat("/job/t", k, ".json"));
+  const int64_t start = int64_t{1'700'000'000} * 1'000'000'000;
+  cumulative.Add(FollowWindow{"window-1", start, start + 60'000'000'000, false}, UnrankedWindow(0, paths, false),
+                 4100 * 100);
+  const size_t kept = cumulative.KeptBytes();
+  cumulative.Add(FollowWindow{"window-2", start + 60'000'000'000, start + 120'000'000'000, false},
+                 UnrankedWindow(1, {"/job/u1.json", "/job/u2.json"}, false), 200);
+  EXPECT_LT(cumulative.KeptBytes(), kept + 1024);
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->ArraySize("/inputs"), 4097u);
+  const int rest = m->InputIndex("/job/u2.json");  // the newest file of the folded record
+  ASSERT_EQ(rest, 4096);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(rest, "/events_written")), 6 * 100);
+  EXPECT_EQ(m->Str(testing::Manifest::InputPointer(rest, "/warnings/0")),
+            "unranked files past the first 4096 sources of this follow job are folded into this record");
+}
+
 // ---------------- StepHistory ----------------
 
 TEST(StepHistory, KeepsExactValuesInAFewBytesEach) {
