@@ -167,14 +167,11 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
     auto [it, fresh] = inputs_.try_emplace(key);
     Source& src = it->second;
     if (fresh && key[0] == 'b') ++path_sources_;
-    if (fresh && key == kOverflowKey) {
+    if (fresh) {
       src.record = WithoutWindowDrops(r);
-      src.record.warnings.push_back(absl::StrCat("unranked files past the first ", kMaxPathSources,
-                                                 " sources of this follow job are folded into this record"));
-      src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
-      std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
-    } else if (fresh) {
-      src.record = WithoutWindowDrops(r);
+      if (key == kOverflowKey)
+        src.record.warnings.push_back(absl::StrCat("unranked files past the first ", kMaxPathSources,
+                                                   " sources of this follow job are folded into this record"));
       src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
       std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
     } else {
