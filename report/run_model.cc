@@ -1,9 +1,13 @@
 #include "report/run_model.h"
 
 #include <simdjson.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/common/read_file.h"
 #include "formats/common/status_macros.h"
@@ -382,14 +386,32 @@ absl::StatusOr<RunModel> ParseManifest(std::string_view json) {
 }
 
 absl::StatusOr<RunModel> ReadManifest(const std::string& out_dir) {
+  const std::string path = out_dir + "/manifest.json";
+  // Only a regular file of a size a manifest can have: a directory, a device
+  // (a link to /dev/zero) or a sparse file of GBs is said at once, not read
+  // until memory runs out.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    if (e == ENOENT || e == ENOTDIR || e == ELOOP)
+      return absl::NotFoundError(absl::StrCat(path, ": no manifest (", std::strerror(e), ")"));
+    return absl::ErrnoToStatus(e, absl::StrCat("cannot open ", path));
+  }
+  if (!S_ISREG(st.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file (not a tracemill manifest)"));
+  if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.st_size >> 20, " MiB, more than a manifest has (",
+                                                   kMaxManifestBytes >> 30, " GiB at most)"));
   // Read with simdjson's padding and parsed in place: a follow job refreshes
   // its report from a manifest of MBs after every window, and a second copy
   // (and a string grown by doubling) raised the refresh's peak.
-  const std::string path = out_dir + "/manifest.json";
   formats::ByteBuffer text;
-  if (absl::Status s = formats::ReadWholeFile(path, simdjson::SIMDJSON_PADDING, &text); !s.ok())
+  if (absl::Status s = formats::ReadWholeFile(path, simdjson::SIMDJSON_PADDING, &text, kMaxManifestBytes); !s.ok())
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
-  return ParsePadded(text.data(), text.size(), text.capacity());
+  absl::StatusOr<RunModel> m = ParsePadded(text.data(), text.size(), text.capacity());
+  if (!m.ok() && absl::StartsWith(m.status().message(), "manifest.json: "))  // name the file given
+    return absl::Status(m.status().code(), absl::StrCat(path, m.status().message().substr(13)));
+  return m;
 }
 
 }  // namespace tracemill::report

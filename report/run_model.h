@@ -159,8 +159,15 @@ formats::DropKind DropKindOfKey(std::string_view key);
 // (no `inputs` array), with the simdjson error or the missing key.
 absl::StatusOr<RunModel> ParseManifest(std::string_view json);
 
-// ReadManifest reads and parses `<out_dir>/manifest.json`.
-// Errors: kNotFound / kPermissionDenied from open(2), else as ParseManifest.
+// kMaxManifestBytes: the largest manifest.json read (4,096 ranks with
+// 4,096 steps each write ~0.7 GB).
+inline constexpr uint64_t kMaxManifestBytes = uint64_t{2} << 30;
+
+// ReadManifest reads and parses `<out_dir>/manifest.json`, naming that path
+// in its errors. Errors: kNotFound if there is none (or OUTDIR is no
+// folder); kInvalidArgument if it is not a regular file, is larger than
+// kMaxManifestBytes, or as ParseManifest; else the errno of stat(2) or
+// read(2) (kPermissionDenied, ...).
 absl::StatusOr<RunModel> ReadManifest(const std::string& out_dir);
 
 }  // namespace tracemill::report

@@ -12,6 +12,16 @@
 
 namespace tracemill::formats {
 
+namespace {
+
+absl::Status TooLarge(size_t max_bytes) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("holds more than ", max_bytes >> 20, " MiB, more than the memory limit allows (a pipe or "
+                   "device is read whole; raise --memory-limit or convert a file)"));
+}
+
+}  // namespace
+
 int OpenInputFile(const std::string& path) { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); }
 
 absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* out, size_t max_bytes) {
@@ -26,6 +36,10 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
   size_t size = 0;
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) size = static_cast<size_t>(st.st_size);
   out->Clear();
+  if (size > max_bytes) {  // a regular file: known before reading (and before reserving its size)
+    ::close(fd);
+    return TooLarge(max_bytes);
+  }
   // One read for a regular file (+1 byte to see EOF without growing); pipes grow.
   out->Reserve(std::max<size_t>(size + 1, 1 << 16) + padding);
   while (true) {
@@ -44,9 +58,7 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
     if (out->size() > max_bytes) {
       ::close(fd);
       out->Clear();
-      return absl::ResourceExhaustedError(
-          absl::StrCat("holds more than ", max_bytes >> 20, " MiB, more than the memory limit allows (a pipe or "
-                       "device is read whole; raise --memory-limit or convert a file)"));
+      return TooLarge(max_bytes);
     }
   }
   ::close(fd);

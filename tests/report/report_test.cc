@@ -3,7 +3,9 @@
 // page shows the manifest's numbers, the right dead rows and stragglers, that
 // input strings are inert, and that the page stays small for 4,096 ranks.
 #include <simdjson.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "report/html_report.h"
+#include "report/run_model.h"
 #include "tests/report/test_util.h"
 
 namespace tracemill {
@@ -247,6 +250,54 @@ TEST(ReportManifest, OlderOrBrokenManifests) {
   EXPECT_TRUE(absl::IsInvalidArgument(report::BuildReportHtml("not json").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
       report::BuildReportHtml(R"({"inputs":[{"steps":[[1,"x",2]]}]})").status()));
+}
+
+// What is not a manifest is said at once, naming the path: a folder named
+// manifest.json, a link to /dev/zero (never read until memory runs out), a
+// sparse file of GBs, an OUTDIR that is a file, a parse error.
+TEST(ReportManifest, NotAManifestIsSaidAtOnce) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    absl::StrCat("tracemill-report-read-", ::getpid());
+  std::filesystem::remove_all(dir);
+  auto out = [&](const char* name) {
+    std::filesystem::create_directories(dir / name);
+    return (dir / name).string();
+  };
+  std::filesystem::create_directories(out("folder") + "/manifest.json");
+  std::filesystem::create_symlink("/dev/zero", out("zero") + "/manifest.json");
+  {
+    std::FILE* f = std::fopen((out("sparse") + "/manifest.json").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+    std::filesystem::resize_file(out("sparse") + "/manifest.json", uint64_t{3} << 30);
+  }
+  {
+    std::FILE* f = std::fopen((out("broken") + "/manifest.json").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"inputs\": [", f);
+    std::fclose(f);
+  }
+  {
+    std::FILE* f = std::fopen((dir / "afile").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  auto folder = report::ReadManifest(out("folder"));
+  EXPECT_TRUE(absl::IsInvalidArgument(folder.status()));
+  EXPECT_EQ(folder.status().message(), out("folder") + "/manifest.json: not a regular file (not a tracemill manifest)");
+  auto zero = report::ReadManifest(out("zero"));
+  EXPECT_TRUE(absl::IsInvalidArgument(zero.status()));
+  EXPECT_EQ(zero.status().message(), out("zero") + "/manifest.json: not a regular file (not a tracemill manifest)");
+  auto sparse = report::ReadManifest(out("sparse"));
+  EXPECT_TRUE(absl::IsInvalidArgument(sparse.status()));
+  EXPECT_EQ(sparse.status().message(),
+            out("sparse") + "/manifest.json: 3072 MiB, more than a manifest has (2 GiB at most)");
+  auto file = report::ReadManifest((dir / "afile").string());
+  EXPECT_TRUE(absl::IsNotFound(file.status())) << file.status();
+  auto broken = report::ReadManifest(out("broken"));
+  EXPECT_TRUE(absl::IsInvalidArgument(broken.status()));
+  EXPECT_EQ(broken.status().message().substr(0, out("broken").size() + 16), out("broken") + "/manifest.json: ");
+  std::filesystem::remove_all(dir);
 }
 
 // 4,096 ranks (512 nodes of 8), 12 steps each, world_size 4,352 (256
