@@ -27,6 +27,11 @@ struct InputRecord {
   uint64_t events_read = 0;
   uint64_t events_written = 0;
   uint64_t metadata_written = 0;  // follow windows: the `M` events among events_written
+  // Follow windows (by start): the earliest start at or after the window's
+  // end among the events left to later windows, INT64_MAX if none; the next
+  // window with events of this input starts there (never written to the
+  // manifest).
+  int64_t window_next_start_ns = INT64_MAX;
   formats::DropCounts dropped;
   std::vector<std::string> warnings;
   absl::Status status;            // OK, or the first error

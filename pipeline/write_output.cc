@@ -163,7 +163,12 @@ bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e,
   formats::Event aligned = e;  // the window holds aligned times
   aligned.ts_ns += shift_ns;
   if (!times_.window.Keeps(shift_ns ? aligned : e)) {
-    cx_.records[og.inputs[run]].dropped.Add(formats::DropReason::kWindow);
+    InputRecord& r = cx_.records[og.inputs[run]];
+    r.dropped.Add(formats::DropReason::kWindow);
+    if (times_.window.by_start) {
+      const int64_t start = formats::TimeWindow::StartOf(shift_ns ? aligned : e);
+      if (start >= times_.window.end_ns) r.window_next_start_ns = std::min(r.window_next_start_ns, start);
+    }
     return false;
   }
   // A follow window repeats its inputs' metadata: counted apart, so that

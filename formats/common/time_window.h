@@ -28,13 +28,19 @@ struct TimeWindow {
     return start_ns != std::numeric_limits<int64_t>::min() ||
            end_ns != std::numeric_limits<int64_t>::max();
   }
+  // StartOf: where `by_start` places `e` (its `ts`; a paired `E`, its
+  // pair's start), saturated at int64's range.
+  static int64_t StartOf(const Event& e) {
+    int64_t start = e.ts_ns;
+    if ((e.flags & kHasSpan) && e.phase == 'E' && __builtin_sub_overflow(e.ts_ns, e.dur_ns, &start))
+      start = std::numeric_limits<int64_t>::min();
+    return start;
+  }
   // Keeps: true if `e` overlaps the window (see the header comment).
   bool Keeps(const Event& e) const {
     if (e.phase == 'M' || !(e.flags & kHasTs)) return true;
     if (by_start) {
-      int64_t start = e.ts_ns;
-      if ((e.flags & kHasSpan) && e.phase == 'E' && __builtin_sub_overflow(e.ts_ns, e.dur_ns, &start))
-        start = std::numeric_limits<int64_t>::min();
+      const int64_t start = StartOf(e);
       return start >= start_ns && start < end_ns;
     }
     int64_t lo = e.ts_ns, hi = e.ts_ns;

@@ -76,6 +76,13 @@ struct FollowFile {
   // Its events that start before this are in written windows (kNoTime: none).
   int64_t covered_until_ns = kNoTime;
   bool rewritten = false;          // changed after a window had read it
+  // The earliest event start at or after `next_start_after_ns` (the end of
+  // the last window that read it), INT64_MAX if none: the next window with
+  // its events starts there, so a file whose span crosses years of nothing
+  // (a counter at ts 0 beside events of today) does not make a window per
+  // minute of them. kNoTime: not known.
+  int64_t next_start_ns = kNoTime;
+  int64_t next_start_after_ns = kNoTime;
   bool in_scan = false;            // seen by the current full scan
 
   bool has_events() const { return probe.has_events; }

@@ -264,6 +264,7 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
     return false;
   }
   planner_.Written(w, table_);
+  planner_.NextStarts(w, out.summary, table_);
   if (!w.window.late) follow::PointLatest(opts_.out_dir, w.window.name);
   // --tables: each window's convert wrote its rows into the window's own
   // tables.sqlite; they are appended to OUTDIR/tables.sqlite (job_tables.h).

@@ -52,7 +52,12 @@ bool WindowPlanner::NextSpan(FileTable& table, int64_t* start, int64_t* end) con
   for (const auto& [path, f] : table.files()) {
     if (f.stage != FileStage::kReady || !f.has_events()) continue;
     if (written_until_ns_ != kNoTime && f.max_ns() < written_until_ns_) continue;
-    spans.push_back({written_until_ns_ == kNoTime ? f.min_ns() : std::max(f.min_ns(), written_until_ns_), f.max_ns()});
+    int64_t lo = written_until_ns_ == kNoTime ? f.min_ns() : std::max(f.min_ns(), written_until_ns_);
+    if (f.next_start_after_ns != kNoTime && f.next_start_after_ns == f.covered_until_ns && !f.rewritten) {
+      if (f.next_start_ns == INT64_MAX) continue;  // nothing of it left for later windows
+      lo = std::max(lo, f.next_start_ns);
+    }
+    spans.push_back({lo, f.max_ns()});
   }
   if (spans.empty()) return false;
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
@@ -139,6 +144,16 @@ void WindowPlanner::Written(const PlannedWindow& w, FileTable& table) {
   } else {
     written_until_ns_ = w.window.end_ns;
     due_end_ns_ = kNoTime;
+  }
+}
+
+void WindowPlanner::NextStarts(const PlannedWindow& w, const RunSummary& s, FileTable& table) const {
+  if (w.window.late) return;
+  for (const InputRecord& r : s.inputs) {
+    auto it = table.files().find(r.path);
+    if (it == table.files().end() || it->second.covered_until_ns != w.window.end_ns) continue;
+    it->second.next_start_ns = r.window_next_start_ns;
+    it->second.next_start_after_ns = w.window.end_ns;
   }
 }
 

@@ -13,7 +13,9 @@
 // has and others have not, the window waits --grace (wall time) for them,
 // then is written without them; those sources are "stalled" and no longer
 // waited for until they write again. A window no ready file overlaps is
-// skipped, not written.
+// skipped, not written; so is one inside a file's span without any of its
+// events: once a window has read a file, the file's next window starts at
+// its earliest event start after it (NextStarts).
 //
 // Late data: a file that becomes ready after windows covering its events
 // were written (a stalled source, a file rewritten) is not dropped: its
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "pipeline/follow/file_table.h"
+#include "pipeline/manifest.h"
 #include "pipeline/options.h"
 
 namespace tracemill::pipeline::follow {
@@ -54,6 +57,11 @@ class WindowPlanner {
   // Written records that `w` is on disk: its files' events up to its end
   // are covered; files with nothing left go out of the table.
   void Written(const PlannedWindow& w, FileTable& table);
+
+  // NextStarts records, after regular window `w` was written by a convert
+  // that said `s`, where each of its files' events go on (see FollowFile's
+  // next_start_ns): windows with none of its events are not planned.
+  void NextStarts(const PlannedWindow& w, const RunSummary& s, FileTable& table) const;
 
   // NextDeadline: the steady time a waiting window's grace ends, or kNoTime.
   int64_t NextDeadline() const;

@@ -433,6 +433,31 @@ TEST_F(FollowTest, KinetoPerCycleFilesOneWindowPerCycleEveryEventOnce) {
   }
 }
 
+// A counter at ts 0 beside events of 2023: the files' spans cross 53 years
+// of nothing, and the windows are the two minutes with events, not one per
+// minute since 1970 (which filled the disk and never ended).
+TEST_F(FollowTest, WindowsSkipTheEmptyYearsOfAFileSpan) {
+  MakeDirs(Job());
+  for (int r = 0; r < 2; ++r) {
+    std::string t = "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " +
+                    std::to_string(r) + ", \"world_size\": 2}, \"traceEvents\": [\n";
+    t += "{\"ph\": \"C\", \"name\": \"memory\", \"pid\": 10, \"ts\": 0, \"args\": {\"bytes\": 1}},\n";
+    for (int i = 0; i < 3; ++i)
+      t += "{\"ph\": \"X\", \"name\": \"op" + std::to_string(i) + "\", \"pid\": 10, \"tid\": 10, \"ts\": " +
+           std::to_string(kT0s * 1'000'000 + 1000 * i) + ", \"dur\": 10}" + (i < 2 ? ",\n" : "\n");
+    t += "]}\n";
+    WriteFileBytes(Job() + "/worker" + std::to_string(r) + ".pt.trace.json", t);
+  }
+  Child follower({"convert", "--follow", Job(), "-o", Out(), "--grace", "1s", "--idle-timeout", "2s"},
+                 tmp_.Join("follow.err"));
+  const int exit_code = follower.Wait(30000);
+  ASSERT_EQ(exit_code, 0) << follower.err();
+  EXPECT_EQ(WindowFolders(Out()),
+            (std::vector<std::string>{"19700101T000000Z-19700101T000100Z", "20231114T221300Z-20231114T221400Z"}))
+      << follower.err();
+  EXPECT_EQ(SumOfWindows(Out()), 2 * 4);
+}
+
 // A Kineto file seen half-written, then truncated and written again (and a
 // complete one rewritten before its window): only the final content is
 // converted, once. Polled (--poll), as on a network file system.
