@@ -326,6 +326,7 @@ absl::Status WriteManifest(const std::string& out_dir, const RunSummary& s) {
 namespace {
 
 namespace dom = simdjson::dom;
+namespace od = simdjson::ondemand;
 
 // Field readers: each returns false if the field is missing or of another type.
 bool Str(dom::object o, const char* k, std::string* v) {
@@ -363,8 +364,9 @@ absl::Status Bad(std::string_view what) {
 }
 
 // Micros (as written by Micros()) back to ns: exact for integer microseconds;
-// a fraction goes through a double (sub-microsecond digits of epoch-scale
-// values may round; the report draws whole microseconds).
+// a fraction goes through a double here (sub-microsecond digits of
+// epoch-scale values round, by up to ~128 ns), and ExactTimes then reads
+// every such time again from its text.
 bool MicrosElement(dom::element e, int64_t* ns) {
   int64_t i;
   if (!e.get_int64().get(i)) {
@@ -545,6 +547,103 @@ absl::Status ParseOutput(dom::object o, OutputRecord* r) {
   return absl::OkStatus();
 }
 
+// ExactSteps: a `steps` array ([step, start_us, end_us(, survivors,
+// total)]...) read with On-Demand, each time from its number's text
+// (ParseMicrosToNanos, exact); nullopt if it is not as ManifestJson writes
+// it.
+std::optional<std::vector<formats::StepSpan>> ExactSteps(od::value v) {
+  od::array a;
+  if (v.get_array().get(a)) return std::nullopt;
+  std::vector<formats::StepSpan> steps;
+  for (auto item : a) {
+    od::array fields;
+    if (item.get_array().get(fields)) return std::nullopt;
+    formats::StepSpan span;
+    size_t k = 0;
+    for (auto f : fields) {
+      od::value x;
+      if (f.get(x)) return std::nullopt;
+      int64_t n = 0;
+      if (k == 1 || k == 2) {
+        auto ns = formats::ParseMicrosToNanos(x.raw_json_token());
+        if (!ns) return std::nullopt;
+        (k == 1 ? span.start_ns : span.end_ns) = *ns;
+      } else if (x.get_int64().get(n)) {
+        return std::nullopt;
+      } else if (k == 0) {
+        span.step = n;
+      } else if (k == 3) {
+        span.survivors = static_cast<int32_t>(n);
+      } else if (k == 4) {
+        span.total = static_cast<int32_t>(n);
+      }
+      ++k;
+    }
+    if (k < 3) return std::nullopt;
+    steps.push_back(span);
+  }
+  return steps;
+}
+
+// ExactTracks: the steps and failed_at_us of each of `tracks` again, exactly.
+void ExactTracks(od::value v, std::vector<formats::TrackTimeline>* tracks) {
+  od::array a;
+  if (v.get_array().get(a)) return;
+  size_t t = 0;
+  for (auto item : a) {
+    od::object o;
+    if (t >= tracks->size() || item.get_object().get(o)) return;
+    for (auto field : o) {
+      std::string_view key;
+      od::value x;
+      if (field.unescaped_key().get(key) || field.value().get(x)) return;
+      if (key == "steps") {
+        if (auto steps = ExactSteps(x)) (*tracks)[t].steps = std::move(*steps);
+      } else if (key == "failed_at_us" && (*tracks)[t].failed_at_ns) {
+        if (auto ns = formats::ParseMicrosToNanos(x.raw_json_token())) (*tracks)[t].failed_at_ns = *ns;
+      }
+    }
+    ++t;
+  }
+}
+
+// ExactTimes reads the step times (and failed_at_us) of every input of
+// manifest `text` again from their text: the DOM hands numbers out as
+// doubles, and a time with a fraction of a µs at epoch scale does not fit
+// one (it came back up to ~128 ns off after --resume or `manifest merge`).
+// What does not read back as written keeps the DOM's value.
+void ExactTimes(const simdjson::padded_string& text, RunSummary* s) {
+  od::parser parser;
+  od::document doc;
+  od::object top;
+  if (parser.iterate(text).get(doc) || doc.get_object().get(top)) return;
+  for (auto field : top) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return;
+    if (key != "inputs") continue;
+    od::array inputs;
+    if (field.value().get_array().get(inputs)) return;
+    size_t i = 0;
+    for (auto item : inputs) {
+      od::object o;
+      if (i >= s->inputs.size() || item.get_object().get(o)) return;
+      formats::Timeline& tl = s->inputs[i].timeline;
+      for (auto f : o) {
+        std::string_view k;
+        od::value x;
+        if (f.unescaped_key().get(k) || f.value().get(x)) return;
+        if (k == "steps") {
+          if (auto steps = ExactSteps(x)) tl.steps = std::move(*steps);
+        } else if (k == "tracks") {
+          ExactTracks(x, &tl.tracks);
+        }
+      }
+      ++i;
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<RunSummary> ParseManifest(std::string_view json) {
@@ -595,6 +694,7 @@ absl::StatusOr<RunSummary> ParseManifest(std::string_view json) {
     TM_RETURN_IF_ERROR(ParseOutput(o, &r));
     s.outputs.push_back(std::move(r));
   }
+  ExactTimes(text, &s);
   return s;
 }
 

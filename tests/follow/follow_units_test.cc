@@ -347,6 +347,47 @@ TEST(FollowCumulative, UnrankedSourcesPastTheCapFoldIntoOne) {
             "unranked files past the first 4096 sources of this follow job are folded into this record");
 }
 
+// ---------------- manifests read back (--resume, manifest merge) ----------------
+
+// Step times with a fraction of a µs at epoch scale come back exactly (the
+// DOM's doubles moved them by up to ~128 ns: step 905's start, written
+// 1700000000362001.486, read back .408), and a track's failure time too.
+TEST(ManifestReadBack, StepTimesAreExact) {
+  RunSummary s;
+  s.group_by = "rank";
+  InputRecord r;
+  r.path = "/job/rank1.json";
+  r.format = "kineto";
+  r.rank = 1;
+  r.events_read = r.events_written = 3;
+  r.timeline.steps = {{905, 1'700'000'000'362'001'486, 1'700'000'000'399'872'037},
+                      {906, -1'700'000'000'000'000'001, 9'000'000'000'000'000'999}};
+  formats::TrackTimeline track;
+  track.name = "worker 1";
+  track.rank = 1;
+  track.steps = {{1, 1'700'000'000'000'000'123, 1'700'000'000'000'000'456, 2, 3}};
+  track.failed_at_ns = 1'700'000'000'000'000'789;
+  r.timeline.tracks.push_back(track);
+  s.inputs.push_back(r);
+  absl::StatusOr<RunSummary> back = ParseManifest(ManifestJson(s));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->inputs.size(), 1u);
+  const formats::Timeline& tl = back->inputs[0].timeline;
+  ASSERT_EQ(tl.steps.size(), 2u);
+  EXPECT_EQ(tl.steps[0].step, 905);
+  EXPECT_EQ(tl.steps[0].start_ns, 1'700'000'000'362'001'486);
+  EXPECT_EQ(tl.steps[0].end_ns, 1'700'000'000'399'872'037);
+  EXPECT_EQ(tl.steps[1].start_ns, -1'700'000'000'000'000'001);
+  EXPECT_EQ(tl.steps[1].end_ns, 9'000'000'000'000'000'999);
+  ASSERT_EQ(tl.tracks.size(), 1u);
+  ASSERT_EQ(tl.tracks[0].steps.size(), 1u);
+  EXPECT_EQ(tl.tracks[0].steps[0].start_ns, 1'700'000'000'000'000'123);
+  EXPECT_EQ(tl.tracks[0].steps[0].end_ns, 1'700'000'000'000'000'456);
+  EXPECT_EQ(tl.tracks[0].steps[0].survivors, 2);
+  EXPECT_EQ(tl.tracks[0].steps[0].total, 3);
+  EXPECT_EQ(tl.tracks[0].failed_at_ns, 1'700'000'000'000'000'789);
+}
+
 // ---------------- StepHistory ----------------
 
 TEST(StepHistory, KeepsExactValuesInAFewBytesEach) {
