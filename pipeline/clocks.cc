@@ -227,7 +227,10 @@ void ClockAlignment::SayOutcome() const {
   if (!solved_flag_ || domains_.size() < 2) return;
   // "tracemill: clocks: ..." in a convert; `tracemill clocks` names itself
   // already ("tracemill clocks: ...", not "tracemill clocks: clocks: ...").
-  const char* topic = cx_.job.prefix() == "tracemill clocks" ? "" : "clocks: ";
+  const bool own_command = cx_.job.prefix() == "tracemill clocks";
+  const char* topic = own_command ? "" : "clocks: ";
+  // Where the details are: `tracemill clocks` writes only clocks.json.
+  const char* details = own_command ? "clocks.json" : "manifest.json `clocks`";
   size_t shifted = 0;
   int64_t lo = 0, hi = 0;
   for (const Domain& d : domains_) {
@@ -239,11 +242,11 @@ void ClockAlignment::SayOutcome() const {
   if (shifted)
     cx_.job.Say(absl::StrCat(topic, shifted, " of ", domains_.size(), " nodes shifted onto ",
                              domains_[reference_].name, "'s clock (by ", lo / 1000, " to ", hi / 1000,
-                             " us; manifest.json `clocks`)"));
+                             " us; ", details, ")"));
   constexpr size_t kMaxLines = 5;
   for (size_t k = 0; k < warnings_.size() && k < kMaxLines; ++k) cx_.job.Say(absl::StrCat(topic, warnings_[k]));
   if (warnings_.size() > kMaxLines)
-    cx_.job.Say(absl::StrCat(topic, warnings_.size() - kMaxLines, " more warnings in manifest.json `clocks`"));
+    cx_.job.Say(absl::StrCat(topic, warnings_.size() - kMaxLines, " more warnings in ", details));
 }
 
 std::string ClockAlignment::ManifestJson() const {

@@ -105,6 +105,9 @@ struct Row {
   // refresh) never holds a bar for every step at once.
   const std::vector<formats::StepSpan>* steps = nullptr;
   const StepNote* step_notes = nullptr;
+  // A node row's ranked inputs, whose bars (one per step number, its ranks'
+  // earliest start to latest end) are built the same way, later.
+  std::vector<size_t> node_inputs;
   bool dead = false;
   std::optional<int64_t> dead_from_ns;  // dead: nullopt = the whole row
   std::string dead_reason;  // why dead; for a missing row not dead, why not given

@@ -103,7 +103,6 @@ Row NodeRow(const RowSources& src, int64_t node, const std::vector<size_t>& memb
   const int64_t lo = *inputs[members.front()].rank, hi = *inputs[members.back()].rank;
   nr.detail =
       absl::StrCat(GroupedCount(members.size()), members.size() == 1 ? " input" : " inputs", ", ", RangeLabel(lo, hi));
-  std::map<int64_t, std::vector<InputStep>> steps;  // step -> (input, k)
   for (size_t i : members) {
     const InputModel& in = inputs[i];
     if (in.span_ns) {
@@ -111,10 +110,22 @@ Row NodeRow(const RowSources& src, int64_t node, const std::vector<size_t>& memb
       nr.span_ns->first = std::min(nr.span_ns->first, in.span_ns->first);
       nr.span_ns->second = std::max(nr.span_ns->second, in.span_ns->second);
     }
+  }
+  nr.node_inputs = members;  // its bars: NodeBars, one row at a time (BuildAndBinBars)
+  return nr;
+}
+
+// NodeBars: a node row's bars, one per step number of its ranks `members`.
+std::vector<Bar> NodeBars(const RowSources& src, const std::vector<size_t>& members) {
+  std::map<int64_t, std::vector<InputStep>> steps;  // step -> (input, k)
+  for (size_t i : members) {
+    const InputModel& in = src.model.inputs[i];
     for (size_t k = 0; k < in.timeline.steps.size(); ++k) steps[in.timeline.steps[k].step].emplace_back(i, k);
   }
-  for (const auto& [step, list] : steps) nr.bars.push_back(NodeStepBar(src, step, list));
-  return nr;
+  std::vector<Bar> bars;
+  bars.reserve(steps.size());
+  for (const auto& [step, list] : steps) bars.push_back(NodeStepBar(src, step, list));
+  return bars;
 }
 
 // InputOrder: the inputs without tracks, ranked ones by (rank, path).
@@ -308,10 +319,14 @@ void BinBars(std::vector<Bar>* bars, size_t cap) {
 
 // Builds the bars of rows whose steps are pending and bins those of rows
 // with more than fit (`max_bars` / rows, clamped), one row at a time.
-void BuildAndBinBars(const AnalysisLimits& lim, Analysis* a) {
+void BuildAndBinBars(const RowSources& src, const AnalysisLimits& lim, Analysis* a) {
   const size_t cap =
       std::clamp<size_t>(lim.max_bars / std::max<size_t>(a->rows.size(), 1), 8, lim.max_bars_per_row);
   for (Row& row : a->rows) {
+    if (!row.node_inputs.empty()) {
+      row.bars = NodeBars(src, row.node_inputs);
+      std::vector<size_t>().swap(row.node_inputs);
+    }
     if (row.steps) {
       row.bars.reserve(row.steps->size());
       for (size_t k = 0; k < row.steps->size(); ++k)
@@ -356,7 +371,7 @@ void AddTimelineRows(const RowSources& src, const std::vector<RankRange>& missin
   for (size_t i : order.unranked) unranked.push_back(RowWithLag{InputRow(src, i), src.parts.InputLagNs(i)});
   AddBounded(std::move(unranked), "unranked inputs", limits, a);
   AddRunEventLogRows(src, limits, a);
-  BuildAndBinBars(limits, a);
+  BuildAndBinBars(src, limits, a);
 }
 
 }  // namespace tracemill::report

@@ -264,6 +264,9 @@ TEST_F(ClockAlignmentTest, ShardsApplyTheSameOffsets) {
       EXPECT_NE(c.err.find("tracemill clocks: 3 probes decoded; offsets solved -> " + out + "/clocks.json"),
                 std::string::npos)
           << c.err;
+      // It points at the file it writes (it writes no manifest.json).
+      EXPECT_NE(c.err.find("tracemill clocks: 2 of 3 nodes shifted onto "), std::string::npos) << c.err;
+      EXPECT_NE(c.err.find(" us; clocks.json)\n"), std::string::npos) << c.err;
     }
     for (int i = 0; i < 3; ++i) {
       CommandResult s = Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--shard",
