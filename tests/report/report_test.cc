@@ -300,6 +300,33 @@ TEST(ReportManifest, NotAManifestIsSaidAtOnce) {
   std::filesystem::remove_all(dir);
 }
 
+// More than 10,000 inputs: the table lists 10,000, those with an error
+// first (here the last two), and says how many more manifest.json lists.
+TEST(ReportSize, InputsTableKeepsTenThousandRowsErrorsFirst) {
+  std::string json = R"({"tracemill_version":"0.2.0","inputs":[)";
+  for (int k = 0; k < 10003; ++k) {
+    absl::StrAppend(&json, k ? "," : "", R"({"path":"in)", k, R"(.json","events_read":1)");
+    if (k >= 10001) json += R"(,"error":{"message":"cut","code":"DATA_LOSS","byte_offset":9,"rejected":false})";
+    json += "}";
+  }
+  json += R"(],"outputs":[]})";
+  auto html = report::BuildReportHtml(json);
+  ASSERT_TRUE(html.ok()) << html.status();
+  const size_t begin = html->find("<section id=\"inputs\">");
+  const size_t end = html->find("</section>", begin);
+  ASSERT_NE(begin, std::string::npos);
+  const std::string table = html->substr(begin, end - begin);
+  size_t rows = 0;
+  for (size_t p = table.find("<tr"); p != std::string::npos; p = table.find("<tr", p + 1)) ++rows;
+  EXPECT_EQ(rows, 1u + 10000u);  // the header and 10,000 inputs
+  EXPECT_NE(table.find("<td>in10001.json</td>"), std::string::npos);
+  EXPECT_NE(table.find("<td>in10002.json</td>"), std::string::npos);
+  EXPECT_NE(table.find("<td>in9997.json</td>"), std::string::npos);
+  EXPECT_EQ(table.find("<td>in9998.json</td>"), std::string::npos);
+  EXPECT_NE(table.find("3 more inputs are not listed here (the inputs with errors are): manifest.json lists every one."),
+            std::string::npos);
+}
+
 // 4,096 ranks (512 nodes of 8), 12 steps each, world_size 4,352 (256
 // missing), 40 damaged inputs, a warning per input: the page collapses to
 // node rows and stays under 4 MB.
