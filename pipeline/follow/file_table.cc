@@ -143,6 +143,8 @@ void FileTable::Observe(const std::string& path, const struct stat& st, int64_t 
   f.mtime_ns = mtime;
   f.probed = false;
   f.changed_at_ns = now_ns;
+  // Where its events go on was read from the old content (window_plan.h).
+  f.next_start_ns = f.next_start_after_ns = kNoTime;
   last_activity_ns_ = now_ns;
 }
 

@@ -265,6 +265,7 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
   }
   planner_.Written(w, table_);
   planner_.NextStarts(w, out.summary, table_);
+  if (out.empty) return true;  // nothing of its own: no folder, no journal line (window_writer.h)
   if (!w.window.late) follow::PointLatest(opts_.out_dir, w.window.name);
   // --tables: each window's convert wrote its rows into the window's own
   // tables.sqlite; they are appended to OUTDIR/tables.sqlite (job_tables.h).

@@ -136,6 +136,7 @@ void WindowPlanner::Written(const PlannedWindow& w, FileTable& table) {
     FollowFile& f = it->second;
     f.covered_until_ns = until;
     f.rewritten = false;
+    f.next_start_ns = f.next_start_after_ns = kNoTime;  // NextStarts sets them after a regular window
     if (f.max_ns() < until) done.push_back(path);
   }
   for (const std::string& path : done) table.Done(path);

@@ -68,7 +68,9 @@ WindowWrite WriteWindow(const ConvertOptions& opts, const PlannedWindow& w,
   out.summary = RunConvert(c);
   for (const InputRecord& r : out.summary.inputs) out.events += r.events_written - r.metadata_written;
 
-  if (out.summary.exit_code == kExitOk || out.summary.exit_code == kExitSomeRejected) {
+  if (out.summary.exit_code == kExitOk && out.events == 0) {
+    out.empty = true;
+  } else if (out.summary.exit_code == kExitOk || out.summary.exit_code == kExitSomeRejected) {
     formats::DeferInterrupts defer;  // the folder and its journal line go together
     struct stat st;
     if (::lstat(final_dir.c_str(), &st) == 0) {
@@ -85,7 +87,7 @@ WindowWrite WriteWindow(const ConvertOptions& opts, const PlannedWindow& w,
   } else {
     out.error = absl::StrCat("its convert ended with exit status ", out.summary.exit_code);
   }
-  if (!out.error.empty()) {
+  if (!out.error.empty() || out.empty) {
     RemoveWindowFolder(tmp);
     formats::UnregisterTemporaryDirectory(slot);
   }

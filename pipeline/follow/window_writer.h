@@ -24,6 +24,10 @@ struct WindowWrite {
   RunSummary summary;     // the window's convert, as its manifest says
   uint64_t events = 0;    // its own events: written minus repeated metadata
   std::string error;      // non-empty: not written, and why
+  // Its convert wrote no event of its own (only the inputs' repeated
+  // metadata): not written, so that a resumed job, which re-plans it,
+  // makes the same windows as one never stopped.
+  bool empty = false;
   double seconds = 0;
 };
 

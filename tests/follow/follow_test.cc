@@ -458,6 +458,41 @@ TEST_F(FollowTest, WindowsSkipTheEmptyYearsOfAFileSpan) {
   EXPECT_EQ(SumOfWindows(Out()), 2 * 4);
 }
 
+// A file rewritten after its first window with events in the stretch the
+// windows had skipped (nothing of it was there): they are written, in a
+// regular window, not lost; the window read again is a late one, and no
+// window without events of its own is written.
+TEST_F(FollowTest, EventsRewrittenIntoASkippedStretchAreWritten) {
+  MakeDirs(Job());
+  constexpr int64_t kYearUs = int64_t{365} * 86400 * 1'000'000;
+  auto file = [&](bool gap) {
+    std::string t = "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
+                    "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": \"p\"}}";
+    for (const auto& [name, at] : std::vector<std::pair<std::string, int64_t>>{{"a", 0}, {"gap", kYearUs}, {"b", 2 * kYearUs}}) {
+      if (name == "gap" && !gap) continue;
+      for (int i = 0; i < 5; ++i)
+        t += ",\n{\"ph\": \"X\", \"name\": \"" + name + "\", \"pid\": 1, \"tid\": 1, \"ts\": " +
+             std::to_string(kT0s * 1'000'000 + at + i) + ", \"dur\": 1}";
+    }
+    WriteFileBytes(Job() + "/.rank0.tmp", t + "\n]}\n");
+    ASSERT_EQ(::rename((Job() + "/.rank0.tmp").c_str(), (Job() + "/rank0.json").c_str()), 0);
+  };
+  file(false);
+  Child follower({"convert", "--follow", Job(), "-o", Out(), "--grace", "1s", "--idle-timeout", "3s"},
+                 tmp_.Join("follow.err"));
+  ASSERT_TRUE(WaitFor([&] { return !WindowFolders(Out()).empty(); }, 10000));
+  file(true);
+  const int exit_code = follower.Wait(30000);
+  ASSERT_EQ(exit_code, 0) << follower.err();
+  EXPECT_EQ(WindowFolders(Out()),
+            (std::vector<std::string>{"20231114T221300Z-20231114T221400Z", "20241113T221300Z-20241113T221400Z",
+                                      "20251113T221300Z-20251113T221400Z", "late-0001"}))
+      << follower.err();
+  std::map<std::string, int> names;
+  for (const auto& [key, n] : EventsInWindows(Out())) names[key.substr(0, key.find('|'))] += n;
+  EXPECT_EQ(names, (std::map<std::string, int>{{"a", 10}, {"b", 5}, {"gap", 5}}));
+}
+
 // A Kineto file seen half-written, then truncated and written again (and a
 // complete one rewritten before its window): only the final content is
 // converted, once. Polled (--poll), as on a network file system.
