@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -324,6 +325,8 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
                                 ? std::string(tables.message())
                                 : absl::StrCat("cannot write tables.sqlite: ", tables.message());
     rep.problems.push_back(why);
+    // An earlier merge's file would describe another set of shards.
+    ::unlink(absl::StrCat(out_dir, "/", TablesFileName(0, 1)).c_str());
     tables_member = ",\n\"tables\":{\"path\":\"tables.sqlite\",\"error\":";
     formats::AppendJsonString(why, &tables_member);
     tables_member += "}";

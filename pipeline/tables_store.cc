@@ -278,6 +278,39 @@ std::string TemporalBreakdownJson(sqlite3* db) {
   return o;
 }
 
+namespace {
+
+// MetaValue: `key`'s value in the attached database `schema`'s tables_meta,
+// or "" if it has none.
+std::string MetaValue(sqlite3* db, const std::string& schema, const char* key) {
+  sqlite3_stmt* st = nullptr;
+  std::string value;
+  const std::string sql = absl::StrCat("SELECT value FROM ", schema, ".tables_meta WHERE key = ?");
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    if (const unsigned char* t = sqlite3_column_text(st, 0)) value = reinterpret_cast<const char*>(t);
+  sqlite3_finalize(st);
+  return value;
+}
+
+// CheckShardMeta: the attached shard file is shard `i` of `n` of this job
+// (its tables_meta `fingerprint` and `shard`), not another job's or
+// another shard's copy, whose rows would be merged under this job's input
+// numbers.
+absl::Status CheckShardMeta(sqlite3* db, const std::string& file, const std::string& fingerprint, int i, int n) {
+  const std::string fp = MetaValue(db, "shard", "fingerprint");
+  const std::string shard = MetaValue(db, "shard", "shard");
+  if (!fingerprint.empty() && fp != fingerprint)
+    return absl::FailedPreconditionError(absl::StrCat(file, " is another job's (fingerprint ", fp.empty() ? "none" : fp,
+                                                      ", this job's ", fingerprint, ")"));
+  if (shard != absl::StrCat(i, "/", n))
+    return absl::FailedPreconditionError(
+        absl::StrCat(file, " holds shard ", shard.empty() ? "none" : shard, "'s rows, not shard ", i, "/", n, "'s"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const RunSummary& merged,
                              std::string* member) {
   std::vector<std::string> files;
@@ -294,6 +327,7 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   TM_RETURN_IF_ERROR(w->Exec("COMMIT"));
   for (int i = 0; i < shard_count; ++i) {
     TM_RETURN_IF_ERROR(w->AttachDatabase(files[static_cast<size_t>(i)], "shard"));
+    TM_RETURN_IF_ERROR(CheckShardMeta(w->db(), files[static_cast<size_t>(i)], merged.fingerprint, i, shard_count));
     TM_RETURN_IF_ERROR(w->Exec("BEGIN"));
     TM_RETURN_IF_ERROR(CopyInputRows(w.get(), "shard", {}));
     if (i == 0)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -124,6 +125,46 @@ TEST_F(TablesConvertTest, MergeWithADamagedShardTablesFileWritesTheManifest) {
     EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
   }
   EXPECT_TRUE(std::filesystem::exists(out + "/report.html"));
+}
+
+// A shard's tables file of another job, or another shard's copy, is
+// refused (its rows would go under this job's input numbers, or twice), and
+// a failed merge leaves no tables.sqlite of an earlier one.
+TEST_F(TablesConvertTest, MergeRefusesAnotherJobsOrShardsTablesFile) {
+  auto sharded = [&](const std::string& out, const std::vector<std::string>& extra) {
+    for (const char* shard : {"0/2", "1/2"}) {
+      std::vector<std::string> args = {"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=full", "-q",
+                                       "--shard", shard};
+      args.insert(args.end(), extra.begin(), extra.end());
+      CommandResult r = Tracemill(args);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  };
+  const std::string out = tmp_.Join("job"), other = tmp_.Join("other");
+  sharded(out, {});
+  sharded(other, {"--group-by", "rank"});  // another job: another fingerprint
+  ASSERT_EQ(Tracemill({"manifest", "merge", out}).exit_code, 0);
+  ASSERT_TRUE(std::filesystem::exists(out + "/tables.sqlite"));
+  const std::string shard1 = out + "/tables.shard-1-of-2.sqlite";
+  std::filesystem::copy_file(other + "/tables.shard-1-of-2.sqlite", shard1,
+                             std::filesystem::copy_options::overwrite_existing);
+  CommandResult m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.exit_code, 1) << m.err;
+  EXPECT_THAT(m.err, HasSubstr("tracemill: manifest merge: cannot write tables.sqlite: " + shard1 +
+                               " is another job's (fingerprint "));
+  EXPECT_FALSE(std::filesystem::exists(out + "/tables.sqlite"));
+  auto manifest = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(manifest, nullptr);
+  EXPECT_THAT(manifest->Str("/tables/error"), HasSubstr(" is another job's (fingerprint "));
+  std::filesystem::copy_file(out + "/tables.shard-0-of-2.sqlite", shard1,
+                             std::filesystem::copy_options::overwrite_existing);
+  m = Tracemill({"manifest", "merge", out});
+  EXPECT_EQ(m.exit_code, 1) << m.err;
+  EXPECT_THAT(m.err, HasSubstr(shard1 + " holds shard 0/2's rows, not shard 1/2's"));
+  for (const auto& n : ListDir(out)) {
+    EXPECT_NE(n, "tables.sqlite");
+    EXPECT_EQ(n.find(".tmp"), std::string::npos) << n;
+  }
 }
 
 // --resume keeps complete outputs and their inputs' rows (copied from the
