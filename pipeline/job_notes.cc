@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "formats/common/stats.h"
 #include "formats/common/status_macros.h"
@@ -204,25 +205,46 @@ void RankNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
                                     "): kept as unranked processes labelled by file name (see --rank-pattern)"));
 }
 
-// A --ranks list that selects none of the ranks read: every ranked input's
-// events were left out as not selected (a typo, or ranks counted from 1),
-// said once instead of leaving only a count of drops. Not in a shard's
-// manifest (a shard may hold none of the ranks asked for): the merged
-// manifest, over every shard's inputs, says it.
+// RankRanges: sorted distinct ranks as "0, 5-6, 100", at most 8 ranges
+// ("... and 3 more").
+std::string RankRanges(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<std::string> ranges;
+  size_t more = 0;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (ranges.size() < 8) ranges.push_back(j > i ? absl::StrCat(ranks[i], "-", ranks[j]) : absl::StrCat(ranks[i]));
+    else ++more;
+    i = j + 1;
+  }
+  std::string out = absl::StrJoin(ranges, ", ");
+  if (more) absl::StrAppend(&out, " and ", more, " more range", more == 1 ? "" : "s");
+  return out;
+}
+
+// A --ranks list that selects none of the ranks read: every ranked input was
+// left out as not selected (a typo, or ranks counted from 1), said once
+// instead of leaving only a count of drops. Not in a shard's manifest (a
+// shard may hold none of the ranks asked for): the merged manifest, over
+// every shard's inputs, says it.
 void RankSelectionNotice(const std::vector<const InputRecord*>& inputs, std::vector<std::string>* notices) {
+  std::vector<int64_t> ranks;
   size_t ranked = 0;
-  int64_t lo = 0, hi = 0;
   for (const InputRecord* r : inputs) {
     if (!r->rank || r->events_read == 0) continue;
-    if (r->dropped[DropReason::kNotSelected] != r->events_read) return;
-    lo = ranked ? std::min(lo, *r->rank) : *r->rank;
-    hi = ranked ? std::max(hi, *r->rank) : *r->rank;
+    if (r->dropped[DropReason::kNotSelected] == 0) return;  // selected
+    ranks.push_back(*r->rank);
     ++ranked;
   }
   if (ranked == 0) return;
+  std::vector<int64_t> distinct = ranks;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   notices->push_back(absl::StrCat("--ranks selects none of the ranks read (", GroupedCount(ranked),
-                                  ranked == 1 ? " input, rank " : " inputs, ranks ", lo,
-                                  hi > lo ? absl::StrCat("-", hi) : "", "): no rank's events were written"));
+                                  ranked == 1 ? " input, " : " inputs, ", distinct.size() == 1 ? "rank " : "ranks ",
+                                  RankRanges(ranks), "): no rank's events were written"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "pipeline/follow/duration.h"
@@ -199,9 +200,12 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
     agg.parts = o.parts;
     for (OutputPart& p : agg.parts) p.path = absl::StrCat("windows/", w.name, "/", p.path);
   }
-  for (const std::string& n : window.notices)
+  for (const std::string& n : window.notices) {
+    // A window may hold none of the ranks --ranks asks for: not the job's news.
+    if (absl::StartsWith(n, "--ranks selects none")) continue;
     if (notices_.size() < kMaxFoldedWarnings && std::find(notices_.begin(), notices_.end(), n) == notices_.end())
       notices_.push_back(n);
+  }
 }
 
 RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall_seconds, int threads) {

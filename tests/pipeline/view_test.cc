@@ -126,6 +126,23 @@ TEST_F(ViewTest, RanksThatSelectNoneAreSaid) {
   ASSERT_TRUE(merged);
   ASSERT_EQ(merged->ArraySize("/notices"), 1u);
   EXPECT_EQ(merged->Str("/notices/0"), notice);
+
+  // The ranks read as they are (not their min-max), and an input that also
+  // dropped events of its own (here one without ts) still counts as not
+  // selected.
+  const std::string gaps = tmp_.Join("gaps");
+  EXPECT_EQ(RunCommand({"/bin/mkdir", "-p", gaps}, tmp_.path()).exit_code, 0);
+  for (int r : {0, 5, 6, 12})
+    WriteFileBytes(gaps + "/rank" + std::to_string(r) + ".json",
+                   "{\"distributedInfo\": {\"rank\": " + std::to_string(r) +
+                       "}, \"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, "
+                       "\"ts\": 1700000000000000, \"dur\": 1}, {\"ph\": \"X\", \"name\": \"no ts\", "
+                       "\"pid\": 1, \"tid\": 1}]}\n");
+  Run none = Convert({gaps, "--ranks", "1-4"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  ASSERT_EQ(none.manifest->ArraySize("/notices"), 1u);
+  EXPECT_EQ(none.manifest->Str("/notices/0"),
+            "--ranks selects none of the ranks read (4 inputs, ranks 0, 5-6, 12): no rank's events were written");
 }
 
 // An output forced into parts: the parts concatenated (less each later

@@ -26,8 +26,9 @@ int ManifestMergeCommand::Run(const std::string& command_line) {
   const pipeline::MergeReport rep = pipeline::MergeShardManifests(out_dir_, command_line, !no_report_);
   for (const auto& p : rep.problems) std::fprintf(stderr, "tracemill: manifest merge: %s\n", p.c_str());
   if (rep.manifest_written)
-    std::fprintf(stderr, "tracemill: manifest merge: %d shards, %zu inputs, %zu outputs -> %s/manifest.json%s\n",
-                 rep.shard_count, rep.inputs, rep.outputs, out_dir_.c_str(),
+    std::fprintf(stderr, "tracemill: manifest merge: %d shard%s, %zu input%s, %zu output%s -> %s/manifest.json%s\n",
+                 rep.shard_count, rep.shard_count == 1 ? "" : "s", rep.inputs, rep.inputs == 1 ? "" : "s",
+                 rep.outputs, rep.outputs == 1 ? "" : "s", out_dir_.c_str(),
                  rep.report_written ? absl::StrCat(", ", out_dir_, "/report.html").c_str() : "");
   return rep.exit_code;
 }
