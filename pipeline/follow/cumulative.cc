@@ -60,10 +60,17 @@ std::string SourceKey(const InputRecord& r) {
   return absl::StrCat("b|", smdebug ? r.path : CycleFreePath(r.path));
 }
 
-// WithoutWindowDrops: a window's record, less what it left to other windows.
-InputRecord WithoutWindowDrops(const InputRecord& r) {
+// WithoutWindowDrops: a window's record, less what it left to other windows
+// and, for a file an earlier window read already (`reread`), less what that
+// window counted: its lost events and its error.
+InputRecord WithoutWindowDrops(const InputRecord& r, bool reread = false) {
   InputRecord c = r;
   c.dropped.n[static_cast<int>(formats::DropReason::kWindow)] = 0;
+  if (reread) {
+    for (int k = 0; k < formats::kNumDropReasons; ++k)
+      if (formats::DropReasonKind(static_cast<formats::DropReason>(k)) == formats::DropKind::kLoss) c.dropped.n[k] = 0;
+    c.status = absl::OkStatus();
+  }
   c.events_read = c.events_written + c.dropped.Total();
   c.owner_shard = -1;
   c.index = -1;
@@ -72,8 +79,8 @@ InputRecord WithoutWindowDrops(const InputRecord& r) {
 
 // Fold adds window record `r` to the source's record `agg`; its steps go
 // to `steps`, the source's history (the record keeps none).
-void Fold(const InputRecord& r, InputRecord* agg, StepHistory* steps) {
-  const InputRecord c = WithoutWindowDrops(r);
+void Fold(const InputRecord& r, bool reread, InputRecord* agg, StepHistory* steps) {
+  const InputRecord c = WithoutWindowDrops(r, reread);
   agg->path = c.path;  // the newest file
   agg->bytes += c.bytes;
   agg->decoded_bytes += c.decoded_bytes;
@@ -144,7 +151,8 @@ uint64_t WindowEvents(std::string_view manifest_json) {
   return events;
 }
 
-void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, uint64_t events) {
+void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, uint64_t events,
+                             const std::set<std::string>& reread) {
   ++windows_;
   events_ += events;
   if (w.late) {
@@ -168,15 +176,16 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
     auto [it, fresh] = inputs_.try_emplace(key);
     Source& src = it->second;
     if (fresh && key[0] == 'b') ++path_sources_;
+    const bool again = reread.count(r.path) > 0;
     if (fresh) {
-      src.record = WithoutWindowDrops(r);
+      src.record = WithoutWindowDrops(r, again);
       if (key == kOverflowKey)
         src.record.warnings.push_back(absl::StrCat("unranked files past the first ", kMaxPathSources,
                                                    " sources of this follow job are folded into this record"));
       src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
       std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
     } else {
-      Fold(r, &src.record, &src.steps);
+      Fold(r, again, &src.record, &src.steps);
     }
   }
   for (const OutputRecord& o : window.outputs) {

@@ -17,6 +17,7 @@
 // windows and events, and whether the job is still being followed.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -35,7 +36,11 @@ class CumulativeManifest {
   explicit CumulativeManifest(const ConvertOptions& opts) : opts_(opts) {}
 
   // Add folds in window `w`'s manifest, whose own events are `events`.
-  void Add(const FollowWindow& w, const RunSummary& window, uint64_t events);
+  // `reread`: the files (paths) an earlier window read already, unchanged:
+  // each window reads a file whole, so their lost events (bad timestamps,
+  // truncation) and their error were counted then, and are not again.
+  void Add(const FollowWindow& w, const RunSummary& window, uint64_t events,
+           const std::set<std::string>& reread = {});
 
   // Write writes OUTDIR/manifest.json and, unless --no-report,
   // OUTDIR/report.html; `state` says where the job is ("following",

@@ -242,8 +242,12 @@ void FollowLoop::SayNotes() {
 
 bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
   follow::JournalWindow line{w.window, 0, {}};
+  std::set<std::string> reread;  // read whole by an earlier window, unchanged since
   for (const std::string& path : w.files)
-    if (auto it = table_.files().find(path); it != table_.files().end()) line.files.push_back(it->second);
+    if (auto it = table_.files().find(path); it != table_.files().end()) {
+      line.files.push_back(it->second);
+      if (it->second.covered_until_ns != kNoTime) reread.insert(path);
+    }
   bool journaled = true;
   follow::WindowWrite out = follow::WriteWindow(opts_, w, [&](const follow::WindowWrite& done) {
     line.exit_code = done.summary.exit_code;
@@ -270,7 +274,7 @@ bool FollowLoop::WriteOne(const follow::PlannedWindow& w) {
   // --tables: each window's convert wrote its rows into the window's own
   // tables.sqlite; they are appended to OUTDIR/tables.sqlite (job_tables.h).
   AppendTables(w.window);
-  cumulative_.Add(w.window, out.summary, out.events);
+  cumulative_.Add(w.window, out.summary, out.events, reread);
   ReturnFreeMemory();  // the convert's: the refresh's peak does not come on top of them
   Refresh("following");
   ReturnFreeMemory();  // the refresh's: between windows, what is in use stays resident

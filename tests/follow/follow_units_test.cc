@@ -8,6 +8,7 @@
 #include <array>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -345,6 +346,41 @@ TEST(FollowCumulative, UnrankedSourcesPastTheCapFoldIntoOne) {
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(rest, "/events_written")), 6 * 100);
   EXPECT_EQ(m->Str(testing::Manifest::InputPointer(rest, "/warnings/0")),
             "unranked files past the first 4096 sources of this follow job are folded into this record");
+}
+
+// Each window reads a file whole: a damaged file's lost events and error
+// are counted by the first window that reads it, not again by every later
+// one (the cumulative manifest said 334 lost for 9).
+TEST(FollowCumulative, AFileReadAgainIsNotCountedAgain) {
+  testing::TempDir tmp;
+  ConvertOptions opts;
+  opts.follow = FollowOptions{};
+  opts.out_dir = tmp.path();
+  opts.write_report = false;
+  CumulativeManifest cumulative(opts);
+  auto window = [](int w) {
+    RunSummary s = UnrankedWindow(w, {"/job/rank0.json"}, false);
+    InputRecord& r = s.inputs[0];
+    r.rank = 0;
+    r.events_written = 10;
+    r.dropped.n[static_cast<int>(formats::DropReason::kBadTs)] = 3;
+    r.dropped.n[static_cast<int>(formats::DropReason::kWindow)] = 40;
+    r.events_read = 53;
+    r.status = absl::DataLossError("input ends inside an event object (truncated)");
+    return s;
+  };
+  const int64_t start = int64_t{1'700'000'000} * 1'000'000'000;
+  for (int w = 0; w < 5; ++w)
+    cumulative.Add(FollowWindow{absl::StrCat("window-", w), start + w * 60'000'000'000, start + (w + 1) * 60'000'000'000, false},
+                   window(w), 10, w == 0 ? std::set<std::string>{} : std::set<std::string>{"/job/rank0.json"});
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->ArraySize("/inputs"), 1u);
+  EXPECT_EQ(m->Int("/inputs/0/events_written"), 50);
+  EXPECT_EQ(m->Int("/inputs/0/dropped_by_reason/bad_ts"), 3);
+  EXPECT_EQ(m->Int("/inputs/0/events_read"), 53);
+  EXPECT_EQ(m->Str("/inputs/0/error/message"), "input ends inside an event object (truncated)");
 }
 
 // ---------------- manifests read back (--resume, manifest merge) ----------------
