@@ -383,6 +383,38 @@ TEST(FollowCumulative, AFileReadAgainIsNotCountedAgain) {
   EXPECT_EQ(m->Str("/inputs/0/error/message"), "input ends inside an event object (truncated)");
 }
 
+// A window without any event of its own (a resumed job does not know yet
+// where a file's events go on, and plans the window after the last one
+// written) is not written: no folder, no journal line, so the resumed job
+// makes the windows an uninterrupted one makes.
+TEST(FollowWindowWriter, AWindowWithoutEventsIsNotWritten) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Join("rank0.json");
+  testing::WriteFileBytes(file,
+                          "{\"distributedInfo\": {\"rank\": 0, \"world_size\": 1}, \"traceEvents\": [\n"
+                          "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"args\": {\"name\": \"p\"}},\n"
+                          "{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1700000000000000, \"dur\": 1},\n"
+                          "{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 1700000120000000, \"dur\": 1}]}\n");
+  ConvertOptions opts;
+  opts.follow = FollowOptions{};
+  opts.out_dir = tmp.Join("out");
+  ::mkdir(opts.out_dir.c_str(), 0755);
+  ::mkdir(WindowsFolder(opts.out_dir).c_str(), 0755);
+  const int64_t start = int64_t{1'700'000'060} * 1'000'000'000;  // the minute between a and b
+  PlannedWindow w{FollowWindow{WindowName(start, start + 60'000'000'000, false), start, start + 60'000'000'000, false},
+                  {file}};
+  bool journaled = false;
+  WindowWrite out = WriteWindow(opts, w, [&](const WindowWrite&) { journaled = true; });
+  EXPECT_TRUE(out.empty);
+  EXPECT_TRUE(out.error.empty()) << out.error;
+  EXPECT_EQ(out.events, 0u);
+  EXPECT_FALSE(journaled);
+  EXPECT_EQ(testing::ListDir(WindowsFolder(opts.out_dir)), std::vector<std::string>{});
+  // Where the file's events go on: b, for the next window.
+  ASSERT_EQ(out.summary.inputs.size(), 1u);
+  EXPECT_EQ(out.summary.inputs[0].window_next_start_ns, int64_t{1'700'000'120} * 1'000'000'000);
+}
+
 // ---------------- manifests read back (--resume, manifest merge) ----------------
 
 // Step times with a fraction of a µs at epoch scale come back exactly (the
