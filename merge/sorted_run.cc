@@ -3,30 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "formats/common/varint.h"
+
 namespace tracemill::merge {
 namespace {
 
-void PutVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// Reads a varint at p (at least 10 bytes readable); advances p.
-uint64_t GetVarint(const char*& p) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    uint8_t b = static_cast<uint8_t>(*p++);
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
-  }
-  return v;
-}
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+using formats::GetVarint;
+using formats::PutVarint;
+using formats::UnZigZag;
+using formats::ZigZag;
 
 constexpr size_t kMaxHeader = 2 + 9 * 10 + 10;  // flags, phase, 9 varints, rest_len
 

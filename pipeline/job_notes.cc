@@ -207,9 +207,7 @@ void RankNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
 
 // RankRanges: sorted distinct ranks as "0, 5-6, 100", at most 8 ranges
 // ("... and 3 more").
-std::string RankRanges(std::vector<int64_t> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+std::string RankRanges(const std::vector<int64_t>& ranks) {
   std::vector<std::string> ranges;
   size_t more = 0;
   for (size_t i = 0; i < ranks.size();) {
@@ -239,11 +237,10 @@ void RankSelectionNotice(const std::vector<const InputRecord*>& inputs, std::vec
     ++ranked;
   }
   if (ranked == 0) return;
-  std::vector<int64_t> distinct = ranks;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   notices->push_back(absl::StrCat("--ranks selects none of the ranks read (", GroupedCount(ranked),
-                                  ranked == 1 ? " input, " : " inputs, ", distinct.size() == 1 ? "rank " : "ranks ",
+                                  ranked == 1 ? " input, " : " inputs, ", ranks.size() == 1 ? "rank " : "ranks ",
                                   RankRanges(ranks), "): no rank's events were written"));
 }
 

@@ -2,48 +2,31 @@
 
 #include <algorithm>
 
+#include "formats/common/varint.h"
+
 namespace tracemill::pipeline::follow {
 namespace {
 
-// Zigzag: signed -> unsigned with small magnitudes small (0, -1, 1, -2 ->
-// 0, 1, 2, 3).
-uint64_t Zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t Unzigzag(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }
+using formats::GetVarint;
+using formats::PutVarint;
+using formats::UnZigZag;
+using formats::ZigZag;
 
 // Diff: a - b modulo 2^64, as the int64 whose zigzag code is written.
 int64_t Diff(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
 // Undiff: b + d modulo 2^64 (inverts Diff exactly).
 int64_t Undiff(int64_t b, int64_t d) { return static_cast<int64_t>(static_cast<uint64_t>(b) + static_cast<uint64_t>(d)); }
 
-void PutVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// GetVarint reads what PutVarint wrote (the history is only ever written by
-// Encode, so it is never truncated).
-uint64_t GetVarint(const char*& p) {
-  uint64_t v = 0;
-  for (int shift = 0;; shift += 7) {
-    const auto b = static_cast<unsigned char>(*p++);
-    v |= uint64_t{b & 0x7Fu} << shift;
-    if (b < 0x80) return v;
-  }
-}
-
 std::string Encode(const std::vector<formats::StepSpan>& steps) {
   std::string out;
   out.reserve(steps.size() * 12);
   int64_t prev_step = 0, prev_end = 0;
   for (const formats::StepSpan& s : steps) {
-    PutVarint(Zigzag(Diff(s.step, prev_step)), &out);
-    PutVarint(Zigzag(Diff(s.start_ns, prev_end)), &out);
-    PutVarint(Zigzag(Diff(s.end_ns, s.start_ns)), &out);
-    PutVarint(Zigzag(int64_t{s.survivors} + 1), &out);
-    PutVarint(Zigzag(int64_t{s.total} + 1), &out);
+    PutVarint(ZigZag(Diff(s.step, prev_step)), &out);
+    PutVarint(ZigZag(Diff(s.start_ns, prev_end)), &out);
+    PutVarint(ZigZag(Diff(s.end_ns, s.start_ns)), &out);
+    PutVarint(ZigZag(int64_t{s.survivors} + 1), &out);
+    PutVarint(ZigZag(int64_t{s.total} + 1), &out);
     prev_step = s.step;
     prev_end = s.end_ns;
   }
@@ -95,11 +78,11 @@ void StepHistory::DecodeAppend(std::vector<formats::StepSpan>* out) const {
   int64_t prev_step = 0, prev_end = 0;
   for (size_t i = 0; i < count_; ++i) {
     formats::StepSpan s;
-    s.step = Undiff(prev_step, Unzigzag(GetVarint(p)));
-    s.start_ns = Undiff(prev_end, Unzigzag(GetVarint(p)));
-    s.end_ns = Undiff(s.start_ns, Unzigzag(GetVarint(p)));
-    s.survivors = static_cast<int32_t>(Unzigzag(GetVarint(p)) - 1);
-    s.total = static_cast<int32_t>(Unzigzag(GetVarint(p)) - 1);
+    s.step = Undiff(prev_step, UnZigZag(GetVarint(p)));
+    s.start_ns = Undiff(prev_end, UnZigZag(GetVarint(p)));
+    s.end_ns = Undiff(s.start_ns, UnZigZag(GetVarint(p)));
+    s.survivors = static_cast<int32_t>(UnZigZag(GetVarint(p)) - 1);
+    s.total = static_cast<int32_t>(UnZigZag(GetVarint(p)) - 1);
     out->push_back(s);
     prev_step = s.step;
     prev_end = s.end_ns;

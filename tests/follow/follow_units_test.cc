@@ -222,17 +222,27 @@ RunSummary WindowOfSmdebugJob(int w) {
   return s;
 }
 
+// FollowCumulative: a follow job's cumulative state over a fresh OUTDIR
+// (`tmp`), the report not written.
+class FollowCumulative : public ::testing::Test {
+ protected:
+  static ConvertOptions Options(const testing::TempDir& dir) {
+    ConvertOptions o;
+    o.follow = FollowOptions{};
+    o.out_dir = dir.path();
+    o.write_report = false;
+    return o;
+  }
+  testing::TempDir tmp;
+  ConvertOptions opts = Options(tmp);
+  CumulativeManifest cumulative{opts};
+};
+
 // The state a follow job keeps for OUTDIR/manifest.json stops growing once
 // every rank has its 4,096 steps: after 100 windows and after 200 it holds
-// the same bytes, the steps of a rank in one vector of 4,096 plus one
-// window's (not doubled), warnings and notices 20 each.
-TEST(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
-  testing::TempDir tmp;
-  ConvertOptions opts;
-  opts.follow = FollowOptions{};
-  opts.out_dir = tmp.path();
-  opts.write_report = false;
-  CumulativeManifest cumulative(opts);
+// the same bytes, the steps of a rank its last 4,096 delta-coded
+// (StepHistory), warnings and notices 20 each.
+TEST_F(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
   size_t kept_after_100 = 0;
   for (int w = 0; w < 200; ++w) {
     const int64_t start = (int64_t{1'700'000'000} + 60 * w) * 1'000'000'000;
@@ -293,13 +303,7 @@ RunSummary UnrankedWindow(int w, const std::vector<std::string>& paths, bool ste
 // its Unix time in ms (tensorboard_trace_handler): one source, not a record
 // per file that a week-long job would pile up; a file without such a time
 // (a Horovod timeline) stays its own.
-TEST(FollowCumulative, UnrankedPerCycleFilesAreOneSource) {
-  testing::TempDir tmp;
-  ConvertOptions opts;
-  opts.follow = FollowOptions{};
-  opts.out_dir = tmp.path();
-  opts.write_report = false;
-  CumulativeManifest cumulative(opts);
+TEST_F(FollowCumulative, UnrankedPerCycleFilesAreOneSource) {
   for (int w = 0; w < 50; ++w) {
     const int64_t start = (int64_t{1'700'000'000} + 60 * w) * 1'000'000'000;
     const std::string cycle = absl::StrCat("/job/host-a_4711.", 1'700'000'000'000 + 60'000 * w, ".pt.trace.json");
@@ -321,13 +325,7 @@ TEST(FollowCumulative, UnrankedPerCycleFilesAreOneSource) {
 
 // Unranked sources past 4,096 (files named without a Unix time) fold into
 // one record, which says so: the state stays bounded.
-TEST(FollowCumulative, UnrankedSourcesPastTheCapFoldIntoOne) {
-  testing::TempDir tmp;
-  ConvertOptions opts;
-  opts.follow = FollowOptions{};
-  opts.out_dir = tmp.path();
-  opts.write_report = false;
-  CumulativeManifest cumulative(opts);
+TEST_F(FollowCumulative, UnrankedSourcesPastTheCapFoldIntoOne) {
   std::vector<std::string> paths;
   for (int k = 0; k < 4100; ++k) paths.push_back(absl::StrCat("/job/t", k, ".json"));
   const int64_t start = int64_t{1'700'000'000} * 1'000'000'000;
@@ -351,13 +349,7 @@ TEST(FollowCumulative, UnrankedSourcesPastTheCapFoldIntoOne) {
 // Each window reads a file whole: a damaged file's lost events and error
 // are counted by the first window that reads it, not again by every later
 // one (the cumulative manifest said 334 lost for 9).
-TEST(FollowCumulative, AFileReadAgainIsNotCountedAgain) {
-  testing::TempDir tmp;
-  ConvertOptions opts;
-  opts.follow = FollowOptions{};
-  opts.out_dir = tmp.path();
-  opts.write_report = false;
-  CumulativeManifest cumulative(opts);
+TEST_F(FollowCumulative, AFileReadAgainIsNotCountedAgain) {
   auto window = [](int w) {
     RunSummary s = UnrankedWindow(w, {"/job/rank0.json"}, false);
     InputRecord& r = s.inputs[0];
