@@ -635,31 +635,80 @@ struct TefDecoder::Impl {
 
   // ---------------- tolerant path ----------------
 
-  // Decodes the object text at [pos, end) after repairing it.
-  void TolerantObject(std::string_view json, size_t pos, size_t end) {
+  // Decodes the object text at [pos, end) after repairing it, counted as
+  // read. If it is malformed: dropped as such, or, with `may_be_hole` (its
+  // text runs across a run of NULs), false with nothing counted.
+  bool TolerantObject(std::string_view json, size_t pos, size_t end, bool may_be_hole) {
     std::string& fixed = repaired.emplace_back();
     fixed.reserve(end - pos + simdjson::SIMDJSON_PADDING);
-    if (AppendSanitizedJson(json.substr(pos, end - pos), &fixed) == SanitizeResult::kMalformed) {
-      report->dropped.Add(DropReason::kMalformed);
-      Error(absl::DataLossError("malformed event object (invalid JSON, or nested deeper than 512 levels)"), pos);
-      return;
-    }
-    fixed.reserve(fixed.size() + simdjson::SIMDJSON_PADDING);
     od::document doc;
     od::object obj;
     error_code err = SUCCESS;
-    if (!parser.iterate(fixed.data(), fixed.size(), fixed.capacity()).get(doc) &&
-        !doc.get_object().get(obj) && DecodeEvent(obj, pos, &err) != Outcome::kSimdjsonError) {
-      return;
+    if (AppendSanitizedJson(json.substr(pos, end - pos), &fixed) != SanitizeResult::kMalformed) {
+      fixed.reserve(fixed.size() + simdjson::SIMDJSON_PADDING);
+      if (!parser.iterate(fixed.data(), fixed.size(), fixed.capacity()).get(doc) && !doc.get_object().get(obj)) {
+        ++report->events_read;
+        if (DecodeEvent(obj, pos, &err) != Outcome::kSimdjsonError) return true;
+        report->dropped.Add(DropReason::kMalformed);
+        Error(absl::DataLossError("malformed event object (invalid JSON, or nested deeper than 512 levels)"), pos);
+        return true;
+      }
     }
+    if (may_be_hole) return false;
+    ++report->events_read;
     report->dropped.Add(DropReason::kMalformed);
     Error(absl::DataLossError("malformed event object (invalid JSON, or nested deeper than 512 levels)"), pos);
+    return true;
+  }
+
+  // A run of at least kHoleNuls NULs inside an event is a hole (the event
+  // was cut there; the text after it resumes mid-stream), not a NUL in a
+  // string (nul_bytes.json: repaired as \u0000).
+  static constexpr size_t kHoleNuls = 16;
+
+  // FindHole: the offset of the first run of kHoleNuls NULs at or after
+  // `pos`; json.size() if there is none.
+  static size_t FindHole(std::string_view json, size_t pos) {
+    return std::min(json.size(), json.find(std::string_view("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", kHoleNuls), pos));
+  }
+
+  // SkipHole: the value being scanned ran into the hole at `hole`. If text
+  // follows the hole, counts the value as read and dropped (`truncated`),
+  // reports the hole (its offset and length) and returns the offset after
+  // it; npos if the NULs run to the end (a cut input, said as such).
+  size_t SkipHole(std::string_view json, size_t hole) {
+    size_t after = hole;
+    while (after < json.size() && json[after] == '\0') ++after;
+    if (after == json.size()) return std::string_view::npos;
+    ++report->events_read;
+    report->dropped.Add(DropReason::kTruncated);
+    Error(absl::DataLossError(absl::StrCat(after - hole, " NUL bytes inside an event (a hole in the file: the "
+                                           "event and what was written there are lost)")),
+          hole);
+    return after;
+  }
+
+  // NextEventStart: after a hole, the first `{` at or after `pos` that
+  // follows `,` or `[` (whitespace between): the next event's start in
+  // Kineto's and Chrome's layouts. The text before it (the rest of an event
+  // the hole began in) is skipped; json.size() if there is none. A `{` that
+  // opens a nested object instead decodes as an event without `ph` and is
+  // counted as dropped; the stray `}` after it is skipped.
+  static size_t NextEventStart(std::string_view json, size_t pos) {
+    for (size_t i = pos; (i = json.find('{', i)) != std::string_view::npos; ++i) {
+      size_t j = i;
+      while (j > pos && std::string_view(" \n\r\t").find(json[j - 1]) != std::string_view::npos) --j;
+      if (j > pos && (json[j - 1] == ',' || json[j - 1] == '[')) return i;
+    }
+    return json.size();
   }
 
   // Scans a traceEvents array body from `pos` (after `[`). Returns the offset
   // after `]`, or npos if the input ended first.
   size_t TolerantEvents(std::string_view json, size_t pos) {
     const size_t n = json.size();
+    size_t next_hole = FindHole(json, pos);
+    size_t scan_budget = 4 * n;  // bytes scanned past runs of NULs (below)
     while (true) {
       pos = SkipWhitespace(json, pos);
       if (pos >= n) {
@@ -682,7 +731,31 @@ struct TefDecoder::Impl {
         }
         continue;
       }
-      size_t end = SkipJsonValue(json, pos);
+      // A value is scanned up to the next run of NULs first. One that runs
+      // into it is scanned on past it (a string may hold NULs, and the fast
+      // path reads such a value whole) within a budget of 4x the input, which
+      // keeps a file of many holes linear. If it does not close, or closes
+      // as malformed JSON (the quotes after a hole can pair up again), the
+      // NULs are a hole: the text after it has its quotes out of step and
+      // would swallow every later event uncounted
+      // (tests/malformed/nul_run_inside_event.json, many_holes).
+      if (next_hole < pos) next_hole = FindHole(json, pos);
+      size_t end = SkipJsonValue(json.substr(0, next_hole), pos);
+      const bool past_nuls = end == std::string_view::npos && next_hole < n;
+      if (past_nuls && scan_budget >= n - pos) {
+        end = SkipJsonValue(json, pos);
+        scan_budget -= (end == std::string_view::npos ? n : end) - pos;
+      }
+      if (past_nuls && (end == std::string_view::npos || (c == '{' && !TolerantObject(json, pos, end, true)))) {
+        if (const size_t after = SkipHole(json, next_hole); after != std::string_view::npos) {
+          pos = NextEventStart(json, after);
+          continue;
+        }
+        end = std::string_view::npos;  // NULs to the end: cut
+      } else if (past_nuls && c == '{') {
+        pos = end;  // decoded above
+        continue;
+      }
       if (end == std::string_view::npos) {
         ++report->events_read;
         report->dropped.Add(DropReason::kTruncated);
@@ -696,10 +769,10 @@ struct TefDecoder::Impl {
         ++pos;
         continue;
       }
-      ++report->events_read;
       if (c == '{') {
-        TolerantObject(json, pos, end);
+        TolerantObject(json, pos, end, false);
       } else {
+        ++report->events_read;
         report->dropped.Add(DropReason::kNotAnObject);
       }
       pos = end;

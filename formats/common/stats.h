@@ -16,7 +16,7 @@ namespace tracemill::formats {
 // way counts as one with errors); kDesign: left out on purpose (outside a
 // window, not selected, a record carrying only the time base, a duplicate).
 #define TM_DROP_REASONS(X)                                                        \
-  X(kTruncated, "truncated", kLoss, "event object cut off by the end of the input")      \
+  X(kTruncated, "truncated", kLoss, "event object cut off by the end of the input or a hole") \
   X(kMalformed, "malformed", kLoss, "event object is not valid JSON")                    \
   X(kNotAnObject, "not_an_object", kLoss, "array element is not a JSON object")          \
   X(kEmptyObject, "empty_object", kDesign, "empty {} element (skipped)")                   \

@@ -142,7 +142,7 @@ TEST(ReportFailedAndMissing, DeadRowsStragglersAndNumbers) {
             "<li class=\"err\">2 of 5 inputs have errors: 1 rejected (nothing converted); 1 converted in part "
             "(damaged, or most events lost); <a href=\"#log\">see the log below</a>.</li>\n"
             "<li class=\"err\">1 of 26 events lost (not in the outputs): truncated 1; the most, truncated: event "
-            "object cut off by the end of the input.</li>\n"
+            "object cut off by the end of the input or a hole.</li>\n"
             "</ul></section>");
 
   // The dead table, in rank order.
@@ -517,7 +517,7 @@ TEST(ReportBanner, NoticesOnceEscapedAfterTheErrors) {
             "<li class=\"err\">1 of 2 outputs could not be written (their events count as lost); see the Outputs "
             "table.</li>\n"
             "<li class=\"err\">45 of 12,345 events lost (not in the outputs): truncated 30, bad_ts 15; the most, "
-            "truncated: event object cut off by the end of the input.</li>\n"
+            "truncated: event object cut off by the end of the input or a hole.</li>\n"
             "<li class=\"warn\">rank 0 is claimed by 2 inputs (&lt;a&gt;.json, b.json): each kept</li>\n"
             "<li class=\"warn\">the inputs look like 2 different runs</li>\n"
             "</ul></section>");
