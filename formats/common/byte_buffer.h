@@ -59,6 +59,16 @@ class ByteBuffer {
     size_ = n;
   }
   void Clear() { size_ = 0; }
+  // ZeroPadding makes the `padding` bytes after the content zeros (growing
+  // the allocation if needed). A reused buffer holds an earlier input's
+  // bytes there, and simdjson On-Demand walks a whole document's structurals
+  // once more to check its balance when the byte after it is `}`
+  // (value_iterator::check_root_object, simdjson issue 1834): 4.9 % of a
+  // 16-rank gzip job's CPU went there (bench/RESULTS.md, session 10).
+  void ZeroPadding(size_t padding) {
+    Reserve(size_ + padding);
+    std::memset(data_ + size_, 0, padding);
+  }
   // Release frees the allocation.
   void Release() {
     FreeLarge(data_, capacity_);

@@ -62,6 +62,7 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
     }
   }
   ::close(fd);
+  out->ZeroPadding(padding);
   return absl::OkStatus();
 }
 

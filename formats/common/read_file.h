@@ -15,7 +15,7 @@ namespace tracemill::formats {
 
 // ReadWholeFile replaces the contents of `out` with the file at `path`
 // (one read(2) for a regular file, +1 byte to see EOF without growing;
-// pipes and devices grow the buffer), leaving at least `padding` bytes of
+// pipes and devices grow the buffer), leaving at least `padding` zero bytes of
 // capacity past the data. A FIFO is opened without waiting for a writer
 // (none: it reads as empty). Errors: the errno of open(2) ("cannot open")
 // or read(2) ("cannot read") as a Status; ResourceExhausted when the file

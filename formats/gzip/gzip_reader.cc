@@ -127,6 +127,7 @@ GunzipResult Gunzip(std::string_view in, ByteBuffer* outbuf, size_t padding,
             "inflated size exceeds the limit of ", max_output_bytes, " bytes"));
         r.error_offset = pos;
         out.Resize(produced);
+        out.ZeroPadding(padding);
         return r;
       }
       uint64_t next = std::min<uint64_t>(cap * 2 + (1 << 16), max_output_bytes);
@@ -153,7 +154,7 @@ GunzipResult Gunzip(std::string_view in, ByteBuffer* outbuf, size_t padding,
     break;
   }
   out.Resize(produced);
-  out.Reserve(produced + padding);
+  out.ZeroPadding(padding);
   return r;
 }
 

@@ -32,7 +32,7 @@ struct GunzipResult {
 };
 
 // Gunzip inflates all members of `compressed` into `out` (replacing its
-// content). At least `padding` spare bytes stay allocated after the data so
+// content). At least `padding` zero bytes stay allocated after the data so
 // parsers that need padding (simdjson's SIMDJSON_PADDING) use it without a
 // copy. `max_output_bytes` bounds the inflated size; past it the result is
 // kResourceExhausted.

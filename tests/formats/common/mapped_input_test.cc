@@ -1,6 +1,7 @@
 // Mapped inputs (formats/common/mapped_input.h): the bytes, the readable
 // padding, and a file truncated while mapped.
 #include "formats/common/mapped_input.h"
+#include "formats/common/read_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -94,6 +95,20 @@ TEST_F(MappedInputTest, SmallFilesAndPipesAreRead) {
   EXPECT_FALSE(ShouldMapInput(pipe_fds[0], st));
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
+}
+
+// Small files are read into a reused buffer: the padding after a shorter
+// file must be zeros, not the longer file's bytes (simdjson re-walks a
+// document whose next byte is `}`: byte_buffer.h, ZeroPadding).
+TEST_F(MappedInputTest, ReadPaddingAfterAReusedBufferIsZeros) {
+  ByteBuffer buf;
+  ASSERT_TRUE(ReadWholeFile(path_, 64, &buf).ok());
+  ASSERT_EQ(buf.size(), kSize);
+  ASSERT_EQ(::ftruncate(fd_, 100), 0);
+  ASSERT_TRUE(ReadWholeFile(path_, 64, &buf).ok());
+  ASSERT_EQ(buf.size(), 100u);
+  ASSERT_GE(buf.capacity(), 100u + 64u);
+  EXPECT_EQ(std::string_view(buf.data() + 100, 64), std::string(64, '\0'));
 }
 
 }  // namespace

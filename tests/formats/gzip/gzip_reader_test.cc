@@ -216,5 +216,17 @@ TEST(GunzipHead, ReadsWhatGunzipReadsDespiteAWrongHeaderCrc) {
   EXPECT_TRUE(GunzipHead(gz.substr(0, 16), true, 100, &head).damaged);
 }
 
+// A reused buffer: the padding after a shorter input must be zeros, not the
+// longer input's bytes (simdjson re-walks a document whose next byte is `}`).
+TEST(Gunzip, PaddingAfterAReusedBufferIsZeros) {
+  ByteBuffer buf;
+  const std::string longer(5000, '}');
+  ASSERT_TRUE(Gunzip(Gzip(longer), &buf, 64).status.ok());
+  ASSERT_TRUE(Gunzip(Gzip("[1]"), &buf, 64).status.ok());
+  ASSERT_EQ(buf.view(), "[1]");
+  ASSERT_GE(buf.capacity(), 3u + 64u);
+  EXPECT_EQ(std::string_view(buf.data() + 3, 64), std::string(64, '\0'));
+}
+
 }  // namespace
 }  // namespace tracemill::formats
