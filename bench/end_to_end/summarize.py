@@ -81,6 +81,11 @@ def main(args):
         print()
         if w_json:
             print(f"W (JSON input) = {w_json:.0f} MB/s" + (f", W (gzip input) = {w_gzip:.0f} MB/s" if w_gzip else ""))
+        else:
+            # Session 9 ran without `write` and took the walk alone for W (2.6x too high).
+            missing = [k for k in ("ondemand", "write") if k not in lim]
+            print(f"W not computed: no BM_Limit/.../{' or '.join(missing)} in this file; W is the walk "
+                  f"*and* the write (run with a filter that keeps ondemand, write and inflate)")
         if pc_json:
             print(f"W_pc (JSON input) = {pc_json:.0f} MB/s" +
                   (f", W_pc (gzip input) = {pc_gzip:.0f} MB/s" if pc_gzip else ""))
