@@ -689,18 +689,50 @@ struct TefDecoder::Impl {
   }
 
   // NextEventStart: after a hole, the first `{` at or after `pos` that
-  // follows `,` or `[` (whitespace between): the next event's start in
+  // follows `,` or `[` or nothing but whitespace from `pos` on (the hole took
+  // the comma): the next event's start in
   // Kineto's and Chrome's layouts. The text before it (the rest of an event
   // the hole began in) is skipped; json.size() if there is none. A `{` that
   // opens a nested object instead decodes as an event without `ph` and is
-  // counted as dropped; the stray `}` after it is skipped.
+  // counted as dropped; the text after it up to the next `{` is skipped.
   static size_t NextEventStart(std::string_view json, size_t pos) {
     for (size_t i = pos; (i = json.find('{', i)) != std::string_view::npos; ++i) {
       size_t j = i;
       while (j > pos && std::string_view(" \n\r\t").find(json[j - 1]) != std::string_view::npos) --j;
-      if (j > pos && (json[j - 1] == ',' || json[j - 1] == '[')) return i;
+      if (j == pos || json[j - 1] == ',' || json[j - 1] == '[') return i;
     }
     return json.size();
+  }
+
+  // LooksLikeArrayEnd: after a hole, whether the `]` before `pos` closes
+  // traceEvents rather than an array inside an event the scan resumed in:
+  // only the end of the input, `}` and the end (the object form's last key),
+  // or `,` and one of the object form's top-level keys may follow it.
+  static bool LooksLikeArrayEnd(std::string_view json, size_t pos) {
+    const size_t n = json.size();
+    auto skip = [&](size_t p) {
+      while (p < n && (json[p] == '\0' || SkipWhitespace(json, p) != p)) ++p;
+      return p;
+    };
+    pos = skip(pos);
+    if (pos >= n) return true;
+    if (json[pos] == '}') return skip(pos + 1) >= n;
+    if (json[pos] != ',') return false;
+    pos = SkipWhitespace(json, pos + 1);
+    if (pos >= n || json[pos] != '"') return false;
+    const size_t key_end = JsonStringEnd(json, pos + 1);
+    if (key_end >= n) return false;
+    const size_t colon = SkipWhitespace(json, key_end + 1);
+    if (colon >= n || json[colon] != ':') return false;
+    static constexpr std::string_view kTopLevelKeys[] = {
+        "baseTimeNanoseconds", "deviceProperties", "displayTimeUnit", "distributedInfo", "metadata",
+        "otherData",           "samples",          "schemaVersion",   "stackFrames",     "systemTraceEvents",
+        "traceName"};
+    const std::string_view key = json.substr(pos + 1, key_end - pos - 1);
+    for (std::string_view k : kTopLevelKeys) {
+      if (key == k) return true;
+    }
+    return false;
   }
 
   // Scans a traceEvents array body from `pos` (after `[`). Returns the offset
@@ -709,6 +741,7 @@ struct TefDecoder::Impl {
     const size_t n = json.size();
     size_t next_hole = FindHole(json, pos);
     size_t scan_budget = 4 * n;  // bytes scanned past runs of NULs (below)
+    bool after_hole = false;     // a hole was met: the scan resumed at a guessed event start
     while (true) {
       pos = SkipWhitespace(json, pos);
       if (pos >= n) {
@@ -717,18 +750,32 @@ struct TefDecoder::Impl {
       }
       char c = json[pos];
       if (c == ',') { ++pos; continue; }
-      if (c == ']') return pos + 1;
+      if (c == ']') {
+        if (!after_hole || LooksLikeArrayEnd(json, pos + 1)) return pos + 1;
+        pos = NextEventStart(json, pos + 1);  // an array of the event the scan resumed in
+        continue;
+      }
       if (c == '\0') {
         // A run of NULs between events: a hole a crash left where the file
         // system had allocated blocks the writer never filled. What was
-        // there is lost (kDataLoss); the events after it are kept.
+        // there is lost (kDataLoss); the events after it are kept. The
+        // text after it may start mid-event: the scan resumes at the next
+        // event start.
         size_t hole = pos;
         while (pos < n && json[pos] == '\0') ++pos;
         if (pos < n) {
           Error(absl::DataLossError(absl::StrCat(pos - hole, " NUL bytes between events (a hole "
                                                  "in the file: what was written there is lost)")),
                 hole);
+          after_hole = true;
+          pos = NextEventStart(json, pos);
         }
+        continue;
+      }
+      // After a hole, text that is not an event (the rest of one the hole
+      // cut, `}` or `:` of one the scan resumed in) is skipped, not counted.
+      if (after_hole && c != '{') {
+        pos = NextEventStart(json, pos + 1);
         continue;
       }
       // A value is scanned up to the next run of NULs first. One that runs
@@ -748,6 +795,7 @@ struct TefDecoder::Impl {
       }
       if (past_nuls && (end == std::string_view::npos || (c == '{' && !TolerantObject(json, pos, end, true)))) {
         if (const size_t after = SkipHole(json, next_hole); after != std::string_view::npos) {
+          after_hole = true;
           pos = NextEventStart(json, after);
           continue;
         }
