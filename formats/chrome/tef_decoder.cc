@@ -149,13 +149,15 @@ struct TefDecoder::Impl {
     bool valid = false;
     template <uint32_t (TraceBuilder::*kIntern)(std::string_view) = &TraceBuilder::InternString>
     uint32_t Intern(TraceBuilder* builder, std::string_view raw_body) {
-      if (!valid || body != raw_body) {
+      fresh = !valid || body != raw_body;
+      if (fresh) {
         id = (builder->*kIntern)(raw_body);
         body = raw_body;
         valid = true;
       }
       return id;
     }
+    bool fresh = false;  // the last Intern call interned a new body
   };
   LastString last_ph, last_name, last_cat, last_pid, last_tid;  // pid, tid: raw tokens
   void ForgetLastStrings() { last_ph = last_name = last_cat = last_pid = last_tid = LastString{}; }
@@ -166,6 +168,26 @@ struct TefDecoder::Impl {
   bool fast = false;           // on the fast path (On-Demand over the whole input)
   bool warned_repair = false;  // one warning per input for repaired values
   size_t logger_warnings = 0;  // warnings that are Kineto's logger entries, not ours
+
+  // NulsKept: on the fast path, if `text` (in the input) holds a run of
+  // kHoleNuls NULs, reports it once per input: a hole whose text resumed with
+  // its quotes in step closes as valid JSON, and the event, text from two
+  // events around NULs, is kept; said, not silent (exit 3). Called where a
+  // value needed repair or a name or category is new, so it costs nothing
+  // on clean input.
+  void NulsKept(std::string_view text) {
+    if (!fast || nuls_kept || text.size() < kHoleNuls) return;
+    const size_t at = FindHole(text, 0);
+    if (at == text.size()) return;
+    nuls_kept = true;
+    ReportNulsKept(static_cast<uint64_t>(text.data() + at - base), NulRun(text, at));
+  }
+  void ReportNulsKept(uint64_t offset, size_t run) {
+    Error(absl::DataLossError(absl::StrCat(run, " NUL bytes inside an event (a hole in the file?); the event "
+                                           "is kept with them as text")),
+          offset);
+  }
+  bool nuls_kept = false;  // NulsKept reported (once per input)
 
   void Warn(std::string msg) {
     if (report->warnings.size() < 20) report->warnings.push_back(std::move(msg));
@@ -305,8 +327,10 @@ struct TefDecoder::Impl {
         dur_text = raw;
       } else if (key == "name" && JsonStringBody(raw)) {
         e.name = last_name.Intern(b, *JsonStringBody(raw));
+        if (last_name.fresh) NulsKept(raw);
       } else if (key == "cat" && JsonStringBody(raw)) {
         e.cat = last_cat.Intern(b, *JsonStringBody(raw));
+        if (last_cat.fresh) NulsKept(raw);
       } else if (key == "pid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
         e.flags |= kHasPid;
@@ -365,6 +389,8 @@ struct TefDecoder::Impl {
         rest.assign(rest_direct, rest_len);
         rest_on_scratch = true;
       }
+      NulsKept(key);
+      NulsKept(raw);
       if (!rest.empty()) rest.push_back(',');
       rest.push_back('"');
       AppendSanitizedStringBody(key, &rest);
@@ -672,13 +698,19 @@ struct TefDecoder::Impl {
     return std::min(json.size(), json.find(std::string_view("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", kHoleNuls), pos));
   }
 
+  // NulRun: the number of NULs from `pos` on.
+  static size_t NulRun(std::string_view json, size_t pos) {
+    size_t end = pos;
+    while (end < json.size() && json[end] == '\0') ++end;
+    return end - pos;
+  }
+
   // SkipHole: the value being scanned ran into the hole at `hole`. If text
   // follows the hole, counts the value as read and dropped (`truncated`),
   // reports the hole (its offset and length) and returns the offset after
   // it; npos if the NULs run to the end (a cut input, said as such).
   size_t SkipHole(std::string_view json, size_t hole) {
-    size_t after = hole;
-    while (after < json.size() && json[after] == '\0') ++after;
+    const size_t after = hole + NulRun(json, hole);
     if (after == json.size()) return std::string_view::npos;
     ++report->events_read;
     report->dropped.Add(DropReason::kTruncated);
@@ -801,6 +833,7 @@ struct TefDecoder::Impl {
         }
         end = std::string_view::npos;  // NULs to the end: cut
       } else if (past_nuls && c == '{') {
+        ReportNulsKept(next_hole, NulRun(json, next_hole));
         pos = end;  // decoded above
         continue;
       }
@@ -915,7 +948,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   m.base = json.data();
   m.repaired.clear();
   m.ForgetLastStrings();
-  m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
+  m.warned_duplicate = m.warned_id2 = m.warned_repair = m.nuls_kept = false;
   m.logger_warnings = 0;
   bool is_trace = false;
   // simdjson rejects a leading BOM; a view past it keeps the padding.
@@ -935,7 +968,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     m.ForgetLastStrings();
     report = DecodeReport{};
     report.tolerant = true;
-    m.warned_duplicate = m.warned_id2 = m.warned_repair = false;
+    m.warned_duplicate = m.warned_id2 = m.warned_repair = m.nuls_kept = false;
     m.logger_warnings = 0;
     is_trace = false;
     m.Tolerant(json, &is_trace);
