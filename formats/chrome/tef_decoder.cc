@@ -149,18 +149,27 @@ struct TefDecoder::Impl {
     bool valid = false;
     template <uint32_t (TraceBuilder::*kIntern)(std::string_view) = &TraceBuilder::InternString>
     uint32_t Intern(TraceBuilder* builder, std::string_view raw_body) {
-      fresh = !valid || body != raw_body;
-      if (fresh) {
+      if (!valid || body != raw_body) {
         id = (builder->*kIntern)(raw_body);
         body = raw_body;
         valid = true;
       }
       return id;
     }
-    bool fresh = false;  // the last Intern call interned a new body
   };
   LastString last_ph, last_name, last_cat, last_pid, last_tid;  // pid, tid: raw tokens
-  void ForgetLastStrings() { last_ph = last_name = last_cat = last_pid = last_tid = LastString{}; }
+  void ForgetLastStrings() {
+    last_ph = last_name = last_cat = last_pid = last_tid = LastString{};
+    newest_string = 0;
+  }
+  // Ids are handed out in order, so an id above every one seen is a string
+  // interned just now: NulsKept looks at each name and category once.
+  uint32_t newest_string = 0;
+  void NulsKeptIfNew(uint32_t id, std::string_view raw) {
+    if (id <= newest_string) return;
+    newest_string = id;
+    NulsKept(raw);
+  }
 
   TraceBuilder* b = nullptr;
   DecodeReport* report = nullptr;
@@ -173,8 +182,8 @@ struct TefDecoder::Impl {
   // kHoleNuls NULs, reports it once per input: a hole whose text resumed with
   // its quotes in step closes as valid JSON, and the event, text from two
   // events around NULs, is kept; said, not silent (exit 3). Called where a
-  // value needed repair or a name or category is new, so it costs nothing
-  // on clean input.
+  // value needed repair and on each distinct name and category, so clean
+  // input pays next to nothing.
   void NulsKept(std::string_view text) {
     if (!fast || nuls_kept || text.size() < kHoleNuls) return;
     const size_t at = FindHole(text, 0);
@@ -327,10 +336,10 @@ struct TefDecoder::Impl {
         dur_text = raw;
       } else if (key == "name" && JsonStringBody(raw)) {
         e.name = last_name.Intern(b, *JsonStringBody(raw));
-        if (last_name.fresh) NulsKept(raw);
+        NulsKeptIfNew(e.name, raw);
       } else if (key == "cat" && JsonStringBody(raw)) {
         e.cat = last_cat.Intern(b, *JsonStringBody(raw));
-        if (last_cat.fresh) NulsKept(raw);
+        NulsKeptIfNew(e.cat, raw);
       } else if (key == "pid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
         e.flags |= kHasPid;
