@@ -776,13 +776,69 @@ struct TefDecoder::Impl {
     return false;
   }
 
+  // Where the scan of an event array stands on holes.
+  struct HoleScan {
+    size_t next_hole;         // FindHole's answer from some earlier offset
+    size_t budget;            // bytes a value may still be scanned past a run of NULs
+    bool after_hole = false;  // a hole was met: the scan resumed at a guessed event start
+  };
+
+  // SkipNulsBetweenEvents: a run of NULs at `pos` between events, a hole a
+  // crash left where the file system had allocated blocks the writer never
+  // filled. What was there is lost (kDataLoss, reported); the text after it
+  // may start mid-event, so the scan resumes at the next event start, which
+  // is returned (json.size() if the NULs run to the end: padding).
+  size_t SkipNulsBetweenEvents(std::string_view json, size_t pos, HoleScan* h) {
+    const size_t hole = pos;
+    pos += NulRun(json, pos);
+    if (pos == json.size()) return pos;
+    Error(absl::DataLossError(absl::StrCat(pos - hole, " NUL bytes between events (a hole in the file: what "
+                                           "was written there is lost)")),
+          hole);
+    h->after_hole = true;
+    return NextEventStart(json, pos);
+  }
+
+  // ScanAcrossNuls: the end of the value at `pos` (first byte `c`; npos if
+  // the input ends inside it), and whether it was dealt with here (`done`:
+  // the scan goes on at `end`). A value is scanned up to the next run of
+  // NULs first. One that runs into it is scanned on past it (a string may
+  // hold NULs, and the fast path reads such a value whole) within the
+  // budget of 4x the input, which keeps a file of many holes linear. If it
+  // closes as an event, it is decoded and the NULs reported; if it does not
+  // close, or closes as malformed JSON (the quotes after a hole can pair up
+  // again), the NULs are a hole: the text after it has its quotes out of
+  // step and would swallow every later event uncounted
+  // (tests/malformed/nul_run_inside_event.json and nul_hole_*.json).
+  struct Scanned {
+    size_t end;
+    bool done;
+  };
+  Scanned ScanAcrossNuls(std::string_view json, size_t pos, char c, HoleScan* h) {
+    const size_t n = json.size();
+    if (h->next_hole < pos) h->next_hole = FindHole(json, pos);
+    size_t end = SkipJsonValue(json.substr(0, h->next_hole), pos);
+    if (end != std::string_view::npos || h->next_hole == n) return {end, false};
+    if (h->budget >= n - pos) {
+      end = SkipJsonValue(json, pos);
+      h->budget -= (end == std::string_view::npos ? n : end) - pos;
+    }
+    if (end != std::string_view::npos && c != '{') return {end, false};
+    if (end != std::string_view::npos && TolerantObject(json, pos, end, true)) {
+      ReportNulsKept(h->next_hole, NulRun(json, h->next_hole));
+      return {end, true};
+    }
+    const size_t after = SkipHole(json, h->next_hole);
+    if (after == std::string_view::npos) return {std::string_view::npos, false};  // NULs to the end: cut
+    h->after_hole = true;
+    return {NextEventStart(json, after), true};
+  }
+
   // Scans a traceEvents array body from `pos` (after `[`). Returns the offset
   // after `]`, or npos if the input ended first.
   size_t TolerantEvents(std::string_view json, size_t pos) {
     const size_t n = json.size();
-    size_t next_hole = FindHole(json, pos);
-    size_t scan_budget = 4 * n;  // bytes scanned past runs of NULs (below)
-    bool after_hole = false;     // a hole was met: the scan resumed at a guessed event start
+    HoleScan h{FindHole(json, pos), 4 * n};
     while (true) {
       pos = SkipWhitespace(json, pos);
       if (pos >= n) {
@@ -792,58 +848,23 @@ struct TefDecoder::Impl {
       char c = json[pos];
       if (c == ',') { ++pos; continue; }
       if (c == ']') {
-        if (!after_hole || LooksLikeArrayEnd(json, pos + 1)) return pos + 1;
+        if (!h.after_hole || LooksLikeArrayEnd(json, pos + 1)) return pos + 1;
         pos = NextEventStart(json, pos + 1);  // an array of the event the scan resumed in
         continue;
       }
       if (c == '\0') {
-        // A run of NULs between events: a hole a crash left where the file
-        // system had allocated blocks the writer never filled. What was
-        // there is lost (kDataLoss); the events after it are kept. The
-        // text after it may start mid-event: the scan resumes at the next
-        // event start.
-        size_t hole = pos;
-        while (pos < n && json[pos] == '\0') ++pos;
-        if (pos < n) {
-          Error(absl::DataLossError(absl::StrCat(pos - hole, " NUL bytes between events (a hole "
-                                                 "in the file: what was written there is lost)")),
-                hole);
-          after_hole = true;
-          pos = NextEventStart(json, pos);
-        }
+        pos = SkipNulsBetweenEvents(json, pos, &h);
         continue;
       }
       // After a hole, text that is not an event (the rest of one the hole
       // cut, `}` or `:` of one the scan resumed in) is skipped, not counted.
-      if (after_hole && c != '{') {
+      if (h.after_hole && c != '{') {
         pos = NextEventStart(json, pos + 1);
         continue;
       }
-      // A value is scanned up to the next run of NULs first. One that runs
-      // into it is scanned on past it (a string may hold NULs, and the fast
-      // path reads such a value whole) within a budget of 4x the input, which
-      // keeps a file of many holes linear. If it does not close, or closes
-      // as malformed JSON (the quotes after a hole can pair up again), the
-      // NULs are a hole: the text after it has its quotes out of step and
-      // would swallow every later event uncounted
-      // (tests/malformed/nul_run_inside_event.json, many_holes).
-      if (next_hole < pos) next_hole = FindHole(json, pos);
-      size_t end = SkipJsonValue(json.substr(0, next_hole), pos);
-      const bool past_nuls = end == std::string_view::npos && next_hole < n;
-      if (past_nuls && scan_budget >= n - pos) {
-        end = SkipJsonValue(json, pos);
-        scan_budget -= (end == std::string_view::npos ? n : end) - pos;
-      }
-      if (past_nuls && (end == std::string_view::npos || (c == '{' && !TolerantObject(json, pos, end, true)))) {
-        if (const size_t after = SkipHole(json, next_hole); after != std::string_view::npos) {
-          after_hole = true;
-          pos = NextEventStart(json, after);
-          continue;
-        }
-        end = std::string_view::npos;  // NULs to the end: cut
-      } else if (past_nuls && c == '{') {
-        ReportNulsKept(next_hole, NulRun(json, next_hole));
-        pos = end;  // decoded above
+      const auto [end, done] = ScanAcrossNuls(json, pos, c, &h);
+      if (done) {
+        pos = end;
         continue;
       }
       if (end == std::string_view::npos) {
