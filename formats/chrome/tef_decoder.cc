@@ -739,7 +739,7 @@ struct TefDecoder::Impl {
   static size_t NextEventStart(std::string_view json, size_t pos) {
     for (size_t i = pos; (i = json.find('{', i)) != std::string_view::npos; ++i) {
       size_t j = i;
-      while (j > pos && std::string_view(" \n\r\t").find(json[j - 1]) != std::string_view::npos) --j;
+      while (j > pos && IsJsonWhitespace(static_cast<unsigned char>(json[j - 1]))) --j;
       if (j == pos || json[j - 1] == ',' || json[j - 1] == '[') return i;
     }
     return json.size();
@@ -752,7 +752,7 @@ struct TefDecoder::Impl {
   static bool LooksLikeArrayEnd(std::string_view json, size_t pos) {
     const size_t n = json.size();
     auto skip = [&](size_t p) {
-      while (p < n && (json[p] == '\0' || SkipWhitespace(json, p) != p)) ++p;
+      while (p < n && (json[p] == '\0' || IsJsonWhitespace(static_cast<unsigned char>(json[p])))) ++p;
       return p;
     };
     pos = skip(pos);
@@ -961,7 +961,7 @@ struct TefDecoder::Impl {
   void CheckTrailing(std::string_view json, size_t pos) {
     pos = SkipWhitespace(json, pos);
     // NUL padding after the document (preallocated files) is not an error.
-    while (pos < json.size() && json[pos] == '\0') ++pos;
+    pos += NulRun(json, pos);
     pos = SkipWhitespace(json, pos);
     if (pos < json.size()) Warn(absl::StrCat("ignored ", json.size() - pos, " bytes after the JSON document"));
   }

@@ -11,9 +11,8 @@
 namespace tracemill::formats {
 namespace {
 
-constexpr bool IsWs(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 constexpr bool IsDelim(unsigned char c) {
-  return IsWs(c) || c == ',' || c == ':' || c == ']' || c == '}' || c == '[' || c == '{' ||
+  return IsJsonWhitespace(c) || c == ',' || c == ':' || c == ']' || c == '}' || c == '[' || c == '{' ||
          c == '"';
 }
 constexpr char kHex[] = "0123456789abcdef";
@@ -102,7 +101,7 @@ bool IsJsonLiteralOrNumber(std::string_view t) {
 }
 
 size_t SkipWhitespace(std::string_view t, size_t pos) {
-  while (pos < t.size() && IsWs(static_cast<unsigned char>(t[pos]))) ++pos;
+  while (pos < t.size() && IsJsonWhitespace(static_cast<unsigned char>(t[pos]))) ++pos;
   return pos;
 }
 
@@ -293,12 +292,6 @@ bool AppendSanitizedStringBody(std::string_view s, std::string* out) {
 
 namespace {
 
-// True for JSON's insignificant whitespace: space, \n, \r, \t.
-inline bool IsJsonSpace(unsigned char c) {
-  return c <= ' ' && ((uint64_t{1} << c) & ((uint64_t{1} << ' ') | (uint64_t{1} << '\n') |
-                                           (uint64_t{1} << '\r') | (uint64_t{1} << '\t')));
-}
-
 // CopyCleanString copies the string token at `p` (its opening quote) to `o`
 // and moves both past its closing quote. False if it is not a clean JSON
 // string (an invalid escape, a lone surrogate escape, a control character,
@@ -391,7 +384,7 @@ char* CopyCleanJson(std::string_view in, char* out) {
   char* o = out;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   auto skip_space = [&] {
-    while (p < end && IsJsonSpace(static_cast<unsigned char>(*p))) ++p;
+    while (p < end && IsJsonWhitespace(static_cast<unsigned char>(*p))) ++p;
   };
 value:
   skip_space();

@@ -23,6 +23,13 @@ namespace tracemill::formats {
 // validated. A bare token ends at whitespace, `,`, `:`, `]` or `}`.
 size_t SkipJsonValue(std::string_view text, size_t pos);
 
+// IsJsonWhitespace: true for JSON's insignificant whitespace (RFC 8259):
+// space, tab, CR, LF. One compare and one mask test.
+constexpr bool IsJsonWhitespace(unsigned char c) {
+  return c <= ' ' && ((uint64_t{1} << c) & ((uint64_t{1} << ' ') | (uint64_t{1} << '\n') |
+                                           (uint64_t{1} << '\r') | (uint64_t{1} << '\t')));
+}
+
 // SkipWhitespace returns the first offset >= pos that is not JSON whitespace
 // (space, tab, CR, LF), or text.size().
 size_t SkipWhitespace(std::string_view text, size_t pos);
