@@ -39,7 +39,9 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
     if (i && sorted && KeyLess(run->keys_[i], run->keys_[i - 1])) sorted = false;
     run->max_rest_len_ = std::max(run->max_rest_len_, events[i].rest_len);
   }
-  if (!sorted) std::sort(run->keys_.begin(), run->keys_.end(), KeyLess);
+  // A lambda, not the function itself: std::sort then inlines the compare
+  // (through a function pointer it was a call per compare, ~40 % of the sort).
+  if (!sorted) std::sort(run->keys_.begin(), run->keys_.end(), [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
   run->count_ = events.size();
   run->data_ = std::move(data);
   return run;

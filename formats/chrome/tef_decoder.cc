@@ -24,6 +24,17 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
+// KeyIs: `key == lit`, compared in place (GCC unrolls this loop of a known
+// length; string_view's == called memcmp at some of DecodeEvent's keys).
+template <size_t N>
+inline bool KeyIs(std::string_view key, const char (&lit)[N]) {
+  if (key.size() != N - 1) return false;
+  for (size_t i = 0; i + 1 < N; ++i)
+    if (key[i] != lit[i]) return false;
+  return true;
+}
+
+
 // True if `raw` is one string token (`"..."`, closed by its last byte) or
 // one literal or number.
 bool ValidScalarToken(std::string_view raw, bool is_string) {
@@ -127,7 +138,7 @@ struct TefDecoder::Impl {
     o = CopyCleanJsonValue(raw, o);
     if (!o) return false;
     rest_len = static_cast<size_t>(o - rest_direct);
-    if (key == "args") {
+    if (KeyIs(key, "args")) {
       *args_begin = value_begin;
       *args_end = rest_len;
     }
@@ -276,7 +287,7 @@ struct TefDecoder::Impl {
       // a container there must be checked like any skipped one
       // (`"ts":{{...}}`, tef_decoder_array_fuzzer, tests/fuzz/regress/).
       if (fast && !raw.empty() && (raw[0] == '{' || raw[0] == '[') &&
-          (key_body == "ph" || key_body == "ts" || key_body == "dur")) {
+          (KeyIs(key_body, "ph") || KeyIs(key_body, "ts") || KeyIs(key_body, "dur"))) {
         if ((*err = CheckSkipped(raw))) return Outcome::kSimdjsonError;
       }
       // Duplicate scan: linear over the few members of a usual event, a hash
@@ -324,35 +335,35 @@ struct TefDecoder::Impl {
       }
       // Core keys first; everything else goes to `rest`.
       bool handled = true;
-      if (key == "ph") {
+      if (KeyIs(key, "ph")) {
         if (auto body = JsonStringBody(raw); body && !body->empty()) {
           e.ph = last_ph.Intern(b, *body);
           e.phase = (*body)[0];
           have_ph = true;
         }
-      } else if (key == "ts") {
+      } else if (KeyIs(key, "ts")) {
         ts_text = raw;
-      } else if (key == "dur") {
+      } else if (KeyIs(key, "dur")) {
         dur_text = raw;
-      } else if (key == "name" && JsonStringBody(raw)) {
+      } else if (KeyIs(key, "name") && JsonStringBody(raw)) {
         e.name = last_name.Intern(b, *JsonStringBody(raw));
         NulsKeptIfNew(e.name, raw);
-      } else if (key == "cat" && JsonStringBody(raw)) {
+      } else if (KeyIs(key, "cat") && JsonStringBody(raw)) {
         e.cat = last_cat.Intern(b, *JsonStringBody(raw));
         NulsKeptIfNew(e.cat, raw);
-      } else if (key == "pid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
+      } else if (KeyIs(key, "pid") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
         e.flags |= kHasPid;
-      } else if (key == "tid" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
+      } else if (KeyIs(key, "tid") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw);
         e.flags |= kHasTid;
-      } else if (key == "id" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
+      } else if (KeyIs(key, "id") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.id = b->InternId(raw);
         e.flags |= kHasId;
-      } else if (key == "bind_id" && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
+      } else if (KeyIs(key, "bind_id") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
         e.bind_id = b->InternId(raw);
         e.flags |= kHasBindId;
-      } else if (key == "id2" && raw.find("\"global\"") != std::string_view::npos) {
+      } else if (KeyIs(key, "id2") && raw.find("\"global\"") != std::string_view::npos) {
         // {"global": x}: process-independent, so made unique per input. The
         // spec gives id2 either `local` or `global`; with both, global is
         // kept (the wider scope) and the input warned about.
@@ -404,7 +415,7 @@ struct TefDecoder::Impl {
       rest.push_back('"');
       AppendSanitizedStringBody(key, &rest);
       rest.append("\":");
-      bool is_args = key == "args";
+      bool is_args = KeyIs(key, "args");
       if (is_args) args_begin = rest.size();
       SanitizeResult sr = AppendSanitizedJson(raw, &rest);
       if (sr == SanitizeResult::kRepaired && !warned_repair) {
