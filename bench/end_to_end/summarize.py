@@ -107,6 +107,29 @@ def main(args):
                 print(f"1 -> 2 threads, {kind}: {two[0]['mbps'] / one[0]['mbps']:.2f}x (medians), "
                       f"{two[0]['best'] / one[0]['best']:.2f}x (bests)")
         print()
+        targets(rows, w_json, w_gzip)
+
+
+def targets(rows, w_json, w_gzip):
+    """Issue 22's acceptance on a real-trace job: 2 threads >= 0.7 W (JSON) and >= 0.85 W (gzip),
+    1 -> 2 threads (JSON) >= 1.85x, medians of one run."""
+    def median_of(kind, threads):
+        v = [r["mbps"] for k, r in rows.items() if k.startswith("BM_Convert/real") and f"/{kind}/threads:{threads}" in k]
+        return v[0] if v else None
+    json1, json2, gzip2 = median_of("json", 1), median_of("json", 2), median_of("gzip", 2)
+    checks = []
+    if json2 and w_json:
+        checks.append(("json t2", json2 / w_json, 0.7, "W"))
+    if gzip2 and w_gzip:
+        checks.append(("gzip t2", gzip2 / w_gzip, 0.85, "W"))
+    if json1 and json2:
+        checks.append(("1 -> 2 json", json2 / json1, 1.85, "x"))
+    if not checks:
+        return
+    parts = [f"{name} {value:.3f}{unit} >= {goal}{unit}: {'met' if value >= goal else 'NOT met'}"
+             for name, value, goal, unit in checks]
+    print("Issue 22 targets (real job): " + "; ".join(parts))
+    print()
 
 
 if __name__ == "__main__":
