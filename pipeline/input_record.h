@@ -76,7 +76,10 @@ struct InputRecord {
 };
 
 // ErrorLine formats the one-line stderr message for a failed input:
-// "tracemill: <path>: at byte <offset>: <message>".
+// "tracemill: <path>: at byte <offset>: <message> (<N> events read intact)",
+// or "(input rejected)". N counts the events decoded without error, before
+// --ranks and --start/--end leave any out (said in the summary; the line
+// once said "kept", also of a rank --ranks then left out whole).
 std::string ErrorLine(const InputRecord& r);
 
 }  // namespace tracemill::pipeline

@@ -496,7 +496,7 @@ TEST_F(TracemillCliTest, QuietKeepsOnlyErrorLines) {
   Run bad = Convert({DataPath("rules/truncated_json/array_format.json"), "-q"});
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_EQ(bad.err, "tracemill: " + DataPath("rules/truncated_json/array_format.json") +
-                         ": at byte 115: input ends inside an event object (truncated) (2 events kept)\n");
+                         ": at byte 115: input ends inside an event object (truncated) (2 events read intact)\n");
   ASSERT_NE(bad.manifest, nullptr);
   EXPECT_EQ(bad.manifest->Str("/inputs/0/error/code"), "DATA_LOSS");
   // Damage in the middle: the events after it are kept too, and counted (the
@@ -504,9 +504,21 @@ TEST_F(TracemillCliTest, QuietKeepsOnlyErrorLines) {
   Run hole = Convert({DataPath("../malformed/nul_run_between_events.json"), "-q"});
   EXPECT_EQ(hole.err, "tracemill: " + DataPath("../malformed/nul_run_between_events.json") +
                           ": at byte 56: 4096 NUL bytes between events (a hole in the file: what was written there is "
-                          "lost) (2 events kept)\n");
+                          "lost) (2 events read intact)\n");
   ASSERT_NE(hole.manifest, nullptr);
   EXPECT_EQ(hole.manifest->Int("/inputs/0/events_written"), 2);
+}
+
+TEST_F(TracemillCliTest, ErrorLineDoesNotCallEventsOfAnUnselectedRankKept) {
+  // Rank 5, cut inside its third event, with --ranks 0: the line said "(2
+  // events kept)" of a rank of which nothing was written.
+  const std::string path = DataPath("rules/truncated_json/ranked_object_format.json");
+  Run run = Convert({path, "--ranks", "0"});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_THAT(run.err, HasSubstr("tracemill: " + path +
+                                 ": at byte 177: input ends inside an event object (truncated) (2 events read intact)\n"));
+  EXPECT_THAT(run.err, HasSubstr("3 events read, 0 written, 3 dropped"));
+  EXPECT_THAT(run.err, HasSubstr("left out on purpose, not lost: 2 events (not_selected 2)"));
 }
 
 TEST_F(TracemillCliTest, NoProgressLineWhenStderrIsNotATty) {
