@@ -41,7 +41,8 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
   }
   // A lambda, not the function itself: std::sort then inlines the compare
   // (through a function pointer it was a call per compare, ~40 % of the sort).
-  if (!sorted) std::sort(run->keys_.begin(), run->keys_.end(), [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
+  if (!sorted)
+    std::sort(run->keys_.begin(), run->keys_.end(), [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
   run->count_ = events.size();
   run->data_ = std::move(data);
   return run;

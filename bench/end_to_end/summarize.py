@@ -114,7 +114,8 @@ def targets(rows, w_json, w_gzip):
     """Issue 22's acceptance on a real-trace job: 2 threads >= 0.7 W (JSON) and >= 0.85 W (gzip),
     1 -> 2 threads (JSON) >= 1.85x, medians of one run."""
     def median_of(kind, threads):
-        v = [r["mbps"] for k, r in rows.items() if k.startswith("BM_Convert/real") and f"/{kind}/threads:{threads}" in k]
+        v = [r["mbps"] for k, r in rows.items()
+             if k.startswith("BM_Convert/real") and f"/{kind}/threads:{threads}" in k]
         return v[0] if v else None
     json1, json2, gzip2 = median_of("json", 1), median_of("json", 2), median_of("gzip", 2)
     checks = []

@@ -34,7 +34,6 @@ inline bool KeyIs(std::string_view key, const char (&lit)[N]) {
   return true;
 }
 
-
 // True if `raw` is one string token (`"..."`, closed by its last byte) or
 // one literal or number.
 bool ValidScalarToken(std::string_view raw, bool is_string) {

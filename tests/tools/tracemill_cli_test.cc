@@ -516,7 +516,8 @@ TEST_F(TracemillCliTest, ErrorLineDoesNotCallEventsOfAnUnselectedRankKept) {
   Run run = Convert({path, "--ranks", "0"});
   EXPECT_EQ(run.exit_code, 3);
   EXPECT_THAT(run.err, HasSubstr("tracemill: " + path +
-                                 ": at byte 177: input ends inside an event object (truncated) (2 events read intact)\n"));
+                                 ": at byte 177: input ends inside an event object (truncated) "
+                                 "(2 events read intact)\n"));
   EXPECT_THAT(run.err, HasSubstr("3 events read, 0 written, 3 dropped"));
   EXPECT_THAT(run.err, HasSubstr("left out on purpose, not lost: 2 events (not_selected 2)"));
 }
