@@ -205,8 +205,11 @@ TEST_F(TablesConvertTest, WindowsCutTheTables) {
             "0");
   EXPECT_GE(std::stoll(Query(db, "SELECT count(*) FROM steps")[1][0]), 1);
   // The kernels in the window: kernel_time within the window's 100 ms.
-  for (const auto& row : Query(db, "SELECT kernel_time_ns FROM temporal_breakdown"))
-    if (row[0] != "kernel_time_ns") EXPECT_LE(std::stoll(row[0]), 200000000);
+  for (const auto& row : Query(db, "SELECT kernel_time_ns FROM temporal_breakdown")) {
+    if (row[0] != "kernel_time_ns") {
+      EXPECT_LE(std::stoll(row[0]), 200000000);
+    }
+  }
 }
 
 // `--tables` takes an optional mode: an input right after it is a usage
