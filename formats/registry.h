@@ -2,7 +2,7 @@
 // The registry of input formats: for each format, how it is recognized from
 // content, how the pre-scan plans it from its head, and how it decodes into a
 // TraceBuilder. The pipeline knows formats only through this table
-// (pipeline/decode_input.cc decodes, pipeline/plan.cc pre-scans), as
+// (pipeline/convert/decode_input.cc decodes, pipeline/plan.cc pre-scans), as
 // Perfetto's trace processor knows its importers through
 // `builtin_trace_importers.h`.
 //

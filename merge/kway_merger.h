@@ -20,7 +20,7 @@ class KWayMerger {
   // `runs` are borrowed and must outlive the merger. `shifts_ns` (empty, or
   // one per run) is added to each run's timed keys (metadata keys stay
   // first): a constant per run keeps it sorted, so runs on different clocks
-  // merge in aligned time (pipeline/clocks.h).
+  // merge in aligned time (pipeline/clocks/clocks.h).
   explicit KWayMerger(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns = {});
 
   // Next returns the next event and the index of its run in `runs`, or

@@ -36,7 +36,7 @@ namespace tracemill::pipeline {
 inline constexpr double kDecodeFactor = 3.0;
 // 1 MiB format buffer + the parallel format batches (kBatchTokens x at most
 // 320 KiB formatted, 320 KiB of copied spilled rest and 4,096 events: under
-// 4 MiB, pipeline/merge_write.h) + gzip batches (2 x kGzipBatch chunks) +
+// 4 MiB, pipeline/convert/merge_write.h) + gzip batches (2 x kGzipBatch chunks) +
 // direct-I/O staging (kDirectBuffers x kDirectBufferBytes,
 // formats/chrome/output_file.h).
 inline constexpr uint64_t kWriterBytes = 20ull << 20;

@@ -19,8 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "pipeline/console.h"
-#include "pipeline/manifest.h"
 #include "pipeline/options.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline {
 
@@ -58,7 +58,7 @@ class Job {
   // WriteManifest sets the exit status from what happened (1: an output
   // could not be written, or `outputs_failed`; 3: an input this job reports
   // has an error, or `inputs_failed`; else 0) and the wall time, and writes
-  // `<out_dir>/manifest.json` (pipeline/manifest.h). A manifest that cannot
+  // `<out_dir>/manifest.json` (pipeline/output/manifest.h). A manifest that cannot
   // be written is said and makes the exit status 1; that error is returned.
   absl::Status WriteManifest(const std::string& out_dir, bool outputs_failed, bool inputs_failed);
 

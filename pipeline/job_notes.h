@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/input_record.h"
-#include "pipeline/manifest.h"
+#include "pipeline/inputs/input_record.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline {
 

@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "pipeline/manifest.h"
+#include "pipeline/output/manifest.h"
 #include "pipeline/shard.h"
 
 namespace tracemill::pipeline {
@@ -33,7 +33,7 @@ std::string JournalFileName(const ShardSpec& shard);
 struct CompletedOutput {
   OutputRecord output;
   std::vector<InputRecord> inputs;
-  // The inputs' blocks of overview.trace.json (pipeline/overview.h), by
+  // The inputs' blocks of overview.trace.json (pipeline/output/overview.h), by
   // input order; empty if not recorded.
   std::vector<std::string> overview_blocks;
 };

@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/rank_select.h"
+#include "analysis/facts.h"
+#include "pipeline/inputs/rank_select.h"
 #include "pipeline/shard.h"
 
 namespace tracemill::pipeline {
@@ -19,19 +20,15 @@ enum class GroupBy {
 };
 
 // --align-clocks: whether ranks of different nodes are put on one clock
-// (pipeline/clocks.h).
+// (pipeline/clocks/clocks.h).
 enum class AlignClocks {
   kAuto,  // when the inputs span more than one node and the estimate is confident
   kOn,    // wherever an offset can be estimated
   kOff,   // never
 };
 
-// --tables: the analysis tables in OUTDIR/tables.sqlite (pipeline/tables.h).
-enum class TablesMode {
-  kOff,      // no tables
-  kSummary,  // every table but the per-event framework_metrics
-  kFull,     // every table
-};
+// --tables: the analysis tables in OUTDIR/tables.sqlite (analysis/tables.h).
+using analysis::TablesMode;
 
 // FollowOptions: `convert --follow` (pipeline/follow/follow_job.h): watch
 // the inputs while a job writes them and convert them window by window.

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "formats/chrome/tef_head.h"
-#include "pipeline/input_record.h"
+#include "pipeline/inputs/input_record.h"
+#include "pipeline/inputs/rank_name.h"
 #include "pipeline/options.h"
-#include "pipeline/rank_name.h"
 
 namespace tracemill::pipeline {
 

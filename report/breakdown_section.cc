@@ -1,5 +1,5 @@
 // The report's temporal breakdown (page_sections.h): HTA's per-rank split of
-// the kernel time (pipeline/tables_hta.h), from the manifest's `tables`.
+// the kernel time (analysis/hta_breakdowns.h), from the manifest's `tables`.
 #include <algorithm>
 #include <map>
 #include <string>

@@ -1,5 +1,5 @@
 // The report's Clocks section (page_sections.h): what --align-clocks
-// measured and applied (pipeline/clocks.h), from the manifest.
+// measured and applied (pipeline/clocks/clocks.h), from the manifest.
 #include <cstdlib>
 #include <string>
 

@@ -21,7 +21,7 @@
 
 namespace tracemill::report {
 
-// InputClock: an input's `clock` object (pipeline/clocks.h).
+// InputClock: an input's `clock` object (pipeline/clocks/clocks.h).
 struct InputClock {
   std::string domain;  // "node 1"; empty: none
   int64_t offset_ns = 0;
@@ -56,7 +56,7 @@ struct ClocksModel {
 };
 
 // TablesModel: the manifest's `tables` member (`convert --tables`,
-// pipeline/tables_job.h): the file, and per rank HTA's temporal breakdown
+// pipeline/convert/tables_job.h): the file, and per rank HTA's temporal breakdown
 // (exact ns) that the report draws.
 struct TablesModel {
   bool present = false;

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/end_to_end/input.h"
 #include "bench/end_to_end/measure.h"
-#include "pipeline/convert.h"
+#include "pipeline/convert/convert.h"
 #include "pipeline/options.h"
 
 namespace tracemill::bench {

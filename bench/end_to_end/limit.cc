@@ -37,7 +37,7 @@
 #include "bench/end_to_end/input.h"
 #include "bench/end_to_end/measure.h"
 #include "formats/chrome/output_file.h"
-#include "pipeline/convert.h"
+#include "pipeline/convert/convert.h"
 #include "pipeline/options.h"
 
 namespace tracemill::bench {

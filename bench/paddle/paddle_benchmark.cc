@@ -22,7 +22,7 @@
 #include "formats/paddle/csp_trace.h"
 #include "formats/paddle/paddle_profile.h"
 #include "formats/paddle/profiler.pb.h"
-#include "pipeline/csp.h"
+#include "pipeline/csp/csp.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "pipeline/convert.h"
+#include "pipeline/convert/convert.h"
 #include "pipeline/options.h"
 
 namespace {

@@ -30,7 +30,7 @@ struct WriterInput {
   uint64_t id_base = 0;            // output id = id_base + local id
   std::string label;               // "rank 3" or the file name; plain UTF-8
   uint64_t events_written = 0;     // counted by the writer
-  int64_t clock_shift_ns = 0;      // added to every ts (clock alignment, pipeline/clocks.h)
+  int64_t clock_shift_ns = 0;      // added to every ts (clock alignment, pipeline/clocks/clocks.h)
 };
 
 // ChromeWriter: (WriterInput, Event)... -> one Trace Event Format file.

@@ -1,7 +1,7 @@
 #pragma once
 // DecodeReport: what decoding one input found, whatever its format. Every
 // decoder returns one (formats/registry.h); the pipeline copies it into the
-// input's record (pipeline/input_record.h), which feeds the manifest.
+// input's record (pipeline/inputs/input_record.h), which feeds the manifest.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -54,7 +54,7 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
       Hook(it->second, kStepHook);
     }
     if (data_->strings.back().substr(0, 8) == "[memory]") Hook(it->second, kMemoryHook);
-    // Collectives are digested after the sort (pipeline/decode_input.cc):
+    // Collectives are digested after the sort (pipeline/convert/decode_input.cc):
     // here only the class of the name, once.
     if (CollectiveClass c = ClassifyCollectiveName(data_->strings.back()); c != CollectiveClass::kNone) {
       data_->collective_of_name.resize(it->second + 1, 0);

@@ -1,6 +1,6 @@
 #pragma once
 // smdebug system metrics given as loose files (JSON Lines of samples
-// outside an smdebug `system/` folder, which pipeline/smdebug_inputs.h
+// outside an smdebug `system/` folder, which pipeline/inputs/smdebug_inputs.h
 // groups per node instead) in the format registry (formats/registry.h).
 #include <string_view>
 

@@ -22,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "pipeline/follow/step_history.h"
-#include "pipeline/manifest.h"
 #include "pipeline/options.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline::follow {
 

@@ -11,7 +11,7 @@
 #include "formats/common/read_file.h"
 #include "formats/smdebug/smdebug_layout.h"
 #include "pipeline/follow/duration.h"
-#include "pipeline/smdebug_inputs.h"
+#include "pipeline/inputs/smdebug_inputs.h"
 
 namespace tracemill::pipeline::follow {
 namespace {

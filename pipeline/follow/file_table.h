@@ -46,8 +46,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "pipeline/follow/probe.h"
 #include "pipeline/follow/watcher.h"
+#include "pipeline/inputs/rank_name.h"
 #include "pipeline/options.h"
-#include "pipeline/rank_name.h"
 
 namespace tracemill::pipeline::follow {
 

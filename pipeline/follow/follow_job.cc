@@ -29,7 +29,7 @@
 #include "pipeline/follow/window_plan.h"
 #include "pipeline/follow/window_writer.h"
 #include "pipeline/job.h"
-#include "pipeline/output_dir.h"
+#include "pipeline/output/output_dir.h"
 
 namespace tracemill::pipeline {
 namespace {

@@ -19,8 +19,8 @@
 // file table and the cumulative manifest (bounded: 4,096 steps per rank);
 // per window, only the files that overlap it are read, and after it the
 // heap's free pages are given back.
-#include "pipeline/manifest.h"
 #include "pipeline/options.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline {
 

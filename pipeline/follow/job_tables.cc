@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/schema.h"
 #include "formats/common/status_macros.h"
 #include "pipeline/follow/window_writer.h"
-#include "pipeline/tables_schema.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline::follow {
@@ -124,7 +124,7 @@ absl::Status JobTables::Create(const std::string& fingerprint) {
   TM_RETURN_IF_ERROR(Run("PRAGMA cache_size=-2048", {}));
   TM_RETURN_IF_ERROR(Run("BEGIN IMMEDIATE", {}));
   absl::Status st;
-  for (const formats::TableSpec& t : TableSpecs())
+  for (const formats::TableSpec& t : analysis::TableSpecs())
     if (st.ok()) st = Run(CreateJobTableSql(t), {});
   if (st.ok())
     st = Run(absl::StrCat("CREATE TABLE IF NOT EXISTS ", kWindowsTable,
@@ -149,7 +149,7 @@ absl::Status JobTables::Create(const std::string& fingerprint) {
 }
 
 absl::Status JobTables::DeleteRows(const std::string& name) {
-  for (const formats::TableSpec& t : TableSpecs())
+  for (const formats::TableSpec& t : analysis::TableSpecs())
     TM_RETURN_IF_ERROR(
         Run(absl::StrCat("DELETE FROM ", QuotedName(t.name), " WHERE \"window\" = ?1"), {Value::Text(name)}));
   return Run(absl::StrCat("DELETE FROM ", kWindowsTable, " WHERE \"window\" = ?1"), {Value::Text(name)});
@@ -168,7 +168,7 @@ absl::Status JobTables::Remove(const std::string& name) {
 
 absl::Status JobTables::CopyRows(const FollowWindow& w, int64_t* rows) {
   *rows = 0;
-  for (const formats::TableSpec& t : TableSpecs()) {
+  for (const formats::TableSpec& t : analysis::TableSpecs()) {
     const std::string cols = ColumnList(t);
     int64_t n = 0;
     TM_RETURN_IF_ERROR(Run(absl::StrCat("INSERT INTO main.", QuotedName(t.name), " (", cols, ",\"window\") SELECT ",

@@ -5,7 +5,7 @@
 // Each window's convert writes its own windows/<name>/tables.sqlite (kept).
 // Once the window's folder is in place and its journal line written, its
 // rows are appended to the job's file: ATTACH, then in one transaction one
-// INSERT ... SELECT per table (tables_schema.h), each row with the window's
+// INSERT ... SELECT per table (analysis/schema.h), each row with the window's
 // name in an added last column `window`, and the window's line in
 // `follow_windows` (window, start_ns, end_ns, late, rows). `input` numbers
 // a window's own inputs, so rows join on (window, input).

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/status_macros.h"
-#include "pipeline/decode_stage.h"
-#include "pipeline/smdebug_inputs.h"
+#include "pipeline/convert/decode_stage.h"
+#include "pipeline/inputs/smdebug_inputs.h"
 
 namespace tracemill::pipeline::follow {
 

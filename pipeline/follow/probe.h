@@ -3,7 +3,7 @@
 // FileProbe): is it complete, which source wrote it, and the span of its
 // events' starts, so that each window reads only the files that overlap it.
 //
-// The file is decoded once, as convert would (pipeline/decode_stage.h:
+// The file is decoded once, as convert would (pipeline/convert/decode_stage.h:
 // ReadAndDecode; an smdebug file as a one-file node), then dropped; only
 // the numbers are kept. A file still being written shows as a decode
 // error: JSON cut short (a Kineto trace being written), a gzip member
@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "pipeline/inputs/rank_name.h"
 #include "pipeline/options.h"
-#include "pipeline/rank_name.h"
 
 namespace tracemill::pipeline::follow {
 

@@ -4,20 +4,20 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/tables_text.h"
 #include "pipeline/follow/duration.h"
-#include "pipeline/tables_text.h"
 
 namespace tracemill::pipeline::follow {
 namespace {
 
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 
-// UtcText: `ns` as YYYYMMDDTHHMMSS[.ffffff]Z (FormatIsoTime without its
+// UtcText: `ns` as YYYYMMDDTHHMMSS[.ffffff]Z (analysis::FormatIsoTime without its
 // separators); `round_up`: to the next µs.
 std::string UtcText(int64_t ns, bool micros, bool round_up) {
-  if (round_up && ns % 1000 != 0) ns = (FloorDiv(ns, 1000) + 1) * 1000;
+  if (round_up && ns % 1000 != 0) ns = (analysis::FloorDiv(ns, 1000) + 1) * 1000;
   char iso[48];
-  const int n = FormatIsoTime(ns, iso);  // 2020-06-03T05:04:59.457089Z
+  const int n = analysis::FormatIsoTime(ns, iso);  // 2020-06-03T05:04:59.457089Z
   std::string out;
   for (int i = 0; i < n; ++i) {
     if (iso[i] == '-' || iso[i] == ':') continue;
@@ -62,7 +62,7 @@ bool WindowPlanner::NextSpan(FileTable& table, int64_t* start, int64_t* end) con
   if (spans.empty()) return false;
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
   if (!opts_.per_cycle) {
-    *start = FloorDiv(spans[0].lo, opts_.window_ns) * opts_.window_ns;
+    *start = analysis::FloorDiv(spans[0].lo, opts_.window_ns) * opts_.window_ns;
     if (written_until_ns_ != kNoTime) *start = std::max(*start, written_until_ns_);
     *end = *start + opts_.window_ns;
     return true;

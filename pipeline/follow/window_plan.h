@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "pipeline/follow/file_table.h"
-#include "pipeline/manifest.h"
 #include "pipeline/options.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline::follow {
 

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "formats/common/cleanup.h"
 #include "formats/common/read_file.h"
-#include "pipeline/convert.h"
+#include "pipeline/convert/convert.h"
 
 namespace tracemill::pipeline::follow {
 

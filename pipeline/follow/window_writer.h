@@ -2,7 +2,7 @@
 // WriteWindow: one planned window -> OUTDIR/windows/<name>/, a normal
 // tracemill output folder (traces, manifest.json with a `follow` member,
 // report.html, overview.trace.json, tables.sqlite with --tables) made by
-// the convert job itself (pipeline/convert.h) on the files that overlap the
+// the convert job itself (pipeline/convert/convert.h) on the files that overlap the
 // window, keeping the events that start in it.
 //
 // Written into `windows/.<name>.tmp.<pid>/` (registered with the interrupt
@@ -14,8 +14,8 @@
 #include <string>
 
 #include "pipeline/follow/window_plan.h"
-#include "pipeline/manifest.h"
 #include "pipeline/options.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline::follow {
 

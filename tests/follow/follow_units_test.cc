@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/schema.h"
 #include "formats/common/time_window.h"
 #include "formats/common/trace_data.h"
 #include "formats/smdebug/system_metrics_format.h"
@@ -26,7 +27,6 @@
 #include "pipeline/follow/step_history.h"
 #include "pipeline/follow/window_plan.h"
 #include "pipeline/follow/window_writer.h"
-#include "pipeline/tables_schema.h"
 #include "tests/tables/tables_test_util.h"
 #include "tests/testing/convert_harness.h"
 
@@ -524,15 +524,15 @@ class JobTablesTest : public ::testing::Test {
     ::mkdir(dir.c_str(), 0755);
     formats::SqliteWriter::Options o;
     o.final_path = dir + "/tables.sqlite";
-    o.tables = TableSpecs();
+    o.tables = analysis::TableSpecs();
     auto w = formats::SqliteWriter::Create(std::move(o));
     EXPECT_TRUE(w.ok()) << w.status();
-    formats::RowBatch b(TableIndex(Table::kSteps));
+    formats::RowBatch b(analysis::TableIndex(analysis::Table::kSteps));
     for (int64_t k = first; k < first + steps; ++k) {
       for (int64_t v : {int64_t{0}, int64_t{0}, k, k * 1000, k * 1000 + 900, int64_t{900}, k, k + 1}) b.Int(v);
       b.Text("2023-11-14T22:13:20Z");
     }
-    formats::RowBatch m(TableIndex(Table::kMeta));
+    formats::RowBatch m(analysis::TableIndex(analysis::Table::kMeta));
     m.Text("mode");
     m.Text("full");
     (*w)->Push(&b);

@@ -17,7 +17,7 @@
 #include "formats/common/ts_text.h"
 #include "merge/kway_merger.h"
 #include "merge/namespacer.h"
-#include "pipeline/decode_input.h"
+#include "pipeline/convert/decode_input.h"
 
 namespace tracemill::fuzz {
 

@@ -11,7 +11,7 @@
 
 #include "formats/common/trace_data.h"
 #include "merge/sorted_run.h"
-#include "pipeline/smdebug_inputs.h"
+#include "pipeline/inputs/smdebug_inputs.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// --align-clocks end to end (pipeline/clocks.h): offsets recovered from the
+// --align-clocks end to end (pipeline/clocks/clocks.h): offsets recovered from the
 // collectives of generated multi-node jobs (tests/tools/clock_job.py) and of
 // HTA's real two-rank NCCL pair, applied to the outputs, the same in shards,
 // and every bad input of issue 19 reported with a warning and no shift.

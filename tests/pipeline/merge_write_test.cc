@@ -1,7 +1,7 @@
-// pipeline/merge_write: formatting on several threads writes the bytes the
+// pipeline/convert/merge_write: formatting on several threads writes the bytes the
 // serial loop writes, counts the same events per input, and calls `keep` in
 // merge order.
-#include "pipeline/merge_write.h"
+#include "pipeline/convert/merge_write.h"
 
 #include <simdjson.h>
 #include <tbb/task_arena.h>
@@ -17,8 +17,8 @@
 #include "gtest/gtest.h"
 #include "merge/namespacer.h"
 #include "merge/spill_file.h"
-#include "pipeline/decode_input.h"
-#include "pipeline/rank_name.h"
+#include "pipeline/convert/decode_input.h"
+#include "pipeline/inputs/rank_name.h"
 
 namespace tracemill::pipeline {
 namespace {

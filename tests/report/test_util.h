@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "pipeline/convert.h"
+#include "pipeline/convert/convert.h"
 
 namespace tracemill::testing {
 

@@ -1,10 +1,10 @@
 // Building blocks of --tables (issue 23): ISO-8601 text, HTA's kernel types,
 // percent rounding and interval merge.
+#include "analysis/hta_breakdowns.h"
+#include "analysis/tables_text.h"
 #include "gtest/gtest.h"
-#include "pipeline/tables_hta.h"
-#include "pipeline/tables_text.h"
 
-namespace tracemill::pipeline {
+namespace tracemill::analysis {
 namespace {
 
 std::string Iso(int64_t ns) {
@@ -50,4 +50,4 @@ TEST(TablesHta, IntervalsMergeWhenTheyTouch) {
 }
 
 }  // namespace
-}  // namespace tracemill::pipeline
+}  // namespace tracemill::analysis

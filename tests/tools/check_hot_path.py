@@ -40,7 +40,7 @@ HOT_PATH = [
     "merge/spill_file.cc",
     "merge/kway_merger.cc",
     "merge/namespacer.cc",
-    "pipeline/decode_input.cc",
+    "pipeline/convert/decode_input.cc",
 ]
 
 FORBIDDEN = re.compile(

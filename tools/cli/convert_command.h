@@ -30,7 +30,7 @@ struct ConvertFlags {
 };
 
 // ConvertCommand adds the `convert` subcommand to an app and runs it; or,
-// as kClocks, `tracemill clocks` (pipeline/clocks_job.h), which takes the
+// as kClocks, `tracemill clocks` (pipeline/clocks/clocks_job.h), which takes the
 // same inputs and options as the convert job it prepares.
 class ConvertCommand {
  public:

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "pipeline/csp.h"
+#include "pipeline/csp/csp.h"
 
 namespace tracemill::tools::cli {
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "pipeline/manifest_merge.h"
+#include "pipeline/output/manifest_merge.h"
 
 namespace tracemill::tools::cli {
 

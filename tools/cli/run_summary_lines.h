@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline/manifest.h"
+#include "pipeline/output/manifest.h"
 
 namespace tracemill::tools::cli {
 

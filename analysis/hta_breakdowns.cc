@@ -1,0 +1,259 @@
+#include "analysis/hta_breakdowns.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tracemill::analysis {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Python's `re.match(".*X", s)`: X in the first line (`.` stops at \n).
+bool InFirstLine(std::string_view s, std::string_view x) {
+  return s.substr(0, s.find('\n')).find(x) != std::string_view::npos;
+}
+
+// The analysed types' bit in a mask: COMPUTATION 0, COMMUNICATION 1, MEMORY 2
+// (the order of HTA's kernel_type_to_analysis, breakdown_analysis.py:69-74).
+int TypeIndex(KernelType t) {
+  switch (t) {
+    case KernelType::kComputation: return 0;
+    case KernelType::kCommunication: return 1;
+    case KernelType::kMemory: return 2;
+    case KernelType::kOther: return -1;
+  }
+  return -1;
+}
+
+// HTA's µs rounding (trace_parser.py:371-388): ts = ceil(ts), end =
+// floor(ts + dur), in µs; returned in ns.
+int64_t CeilUs(int64_t ns) { return (ns >= 0 ? (ns + 999) / 1000 : -((-ns) / 1000)) * 1000; }
+int64_t FloorUs(int64_t ns) { return (ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000)) * 1000; }
+
+// |exactly the types of `mask`| from the unions' measures (inclusion-exclusion).
+void ExactSets(const BreakdownState& s, int64_t out[1 << kKernelTypes]) {
+  constexpr int kFull = (1 << kKernelTypes) - 1;
+  auto u = [&](int mask) { return mask ? s.by_mask[mask].Busy() : 0; };
+  // |intersection of the types in m| = sum over nonempty subsets t of m of
+  // (-1)^(|t|+1) |union of t|.
+  auto inter = [&](int m) {
+    int64_t v = 0;
+    for (int t = m; t; t = (t - 1) & m) v += (__builtin_popcount(t) % 2 ? 1 : -1) * u(t);
+    return v;
+  };
+  // |exactly m| = sum over supersets t of m of (-1)^(|t|-|m|) |intersection t|.
+  for (int m = 1; m <= kFull; ++m) {
+    int64_t v = 0;
+    for (int t = m; t <= kFull; t = (t + 1) | m)
+      v += ((__builtin_popcount(t) - __builtin_popcount(m)) % 2 ? -1 : 1) * inter(t);
+    out[m] = v;
+  }
+}
+
+double Us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace
+
+KernelType ClassifyKernel(std::string_view n) {
+  if (StartsWith(n, "nccl") || StartsWith(n, "hip") || StartsWith(n, "hccl") || InFirstLine(n, "ncclKernel"))
+    return KernelType::kCommunication;
+  if (StartsWith(n, "Memcpy") || StartsWith(n, "hipMemcpy") || StartsWith(n, "Memset") ||
+      StartsWith(n, "hipMemset") || StartsWith(n, "dma"))
+    return KernelType::kMemory;
+  const bool cuda_launch = StartsWith(n, "cuda") && InFirstLine(n.substr(4), "LaunchKernel");
+  const bool not_compute = StartsWith(n, "nccl") || InFirstLine(n, "Memcpy") || InFirstLine(n, "Memset") ||
+                           InFirstLine(n, "dma") || InFirstLine(n, "Sync") || StartsWith(n, "Stream Wait Event") ||
+                           cuda_launch || StartsWith(n, "runFunction") || StartsWith(n, "hip") ||
+                           StartsWith(n, "job_exe") || StartsWith(n, "packet") || StartsWith(n, "pe_exe") ||
+                           StartsWith(n, "cpum_exe_subgraph") || StartsWith(n, "hccl") ||
+                           StartsWith(n, "collective_subgraph_execution");
+  return not_compute ? KernelType::kOther : KernelType::kComputation;
+}
+
+const char* KernelTypeName(KernelType t) {
+  switch (t) {
+    case KernelType::kCommunication: return "COMMUNICATION";
+    case KernelType::kMemory: return "MEMORY";
+    case KernelType::kComputation: return "COMPUTATION";
+    case KernelType::kOther: return "OTHER";
+  }
+  return "OTHER";
+}
+
+void IntervalUnion::Add(int64_t start, int64_t end) {
+  if (!open) {
+    open = true;
+    first_start = group_start = start;
+    group_end = end;
+  } else if (start > group_end) {
+    busy += group_end - group_start;
+    group_start = start;
+    group_end = end;
+  } else {
+    group_end = std::max(group_end, end);
+  }
+}
+
+void KernelStats::Add(int64_t dur_ns) {
+  ++count;
+  sum_ns += dur_ns;
+  max_ns = std::max(max_ns, dur_ns);
+  min_ns = std::min(min_ns, dur_ns);
+  sum_sq += static_cast<__int128>(dur_ns) * dur_ns;
+}
+
+void BreakdownState::Add(int type_index, int64_t start, int64_t end) {
+  all.Add(start, end);
+  if (type_index < 0) return;
+  for (int m = 1; m < (1 << kKernelTypes); ++m)
+    if (m & (1 << type_index)) by_mask[m].Add(start, end);
+}
+
+double HtaPctg(double x, double total, int digits) {
+  const double scale = digits == 1 ? 10.0 : 100.0;
+  const double v = 100.0 * (x / total);
+  return std::nearbyint(v * scale) / scale;  // numpy.round: rint(v * 10^d) / 10^d
+}
+
+void HtaTap::Row(int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type,
+                 uint32_t name_id, bool sync_name) {
+  const bool gpu_row = (stream >= 0 && correlation >= 0) || sync_name;
+  if (ts_ns % 1000 != 0) sub_us_ = true;  // HTA: a float `ts` column is rounded
+  if (filter_end_ns_ != INT64_MIN) {
+    // HTA's iteration filter (trace.py:801-846): CPU rows before the last
+    // ProfilerStep's start, and the GPU rows launched by one of them.
+    if (!gpu_row) {
+      if (ts_ns >= filter_end_ns_) return;
+      if (correlation >= 0) kept_correlations_.insert(correlation);
+      else kept_uncorrelated_ = true;
+    } else if (correlation >= 0 ? !kept_correlations_.contains(correlation) : !kept_uncorrelated_) {
+      return;
+    }
+  }
+  if (stream == -1) return;
+  ++device_rows_;
+  const int t = TypeIndex(type);
+  exact_.Add(t, ts_ns, ts_ns + dur_ns);
+  rounded_.Add(t, CeilUs(ts_ns), FloorUs(ts_ns + dur_ns));
+  auto& [u, rows] = streams_[stream];
+  u.Add(ts_ns, ts_ns + dur_ns);
+  ++rows;
+  if (t >= 0) {
+    auto [it, fresh] = stats_.try_emplace(name_id, PerName{type, {}});
+    it->second.stats.Add(dur_ns);
+  }
+}
+
+HtaResult HtaTap::Summarize() const {
+  HtaResult r;
+  r.has_device_rows = device_rows_ > 0;
+  r.device_rows = device_rows_;
+  r.iteration_filter = filter_end_ns_ != INT64_MIN;
+  r.rounded = sub_us_;
+  const BreakdownState& e = exact_;
+  r.kernel_ns = e.all.Span();
+  r.idle_ns = r.kernel_ns - e.all.Busy();
+  r.compute_ns = e.by_mask[1].Busy();
+  r.non_compute_ns = r.kernel_ns - r.compute_ns - r.idle_ns;
+  ExactSets(e, r.exact_ns);
+  r.comp_ns = e.by_mask[1].Busy();
+  r.comm_ns = e.by_mask[2].Busy();
+  r.comm_comp_overlap_ns = e.by_mask[1].Busy() + e.by_mask[2].Busy() - e.by_mask[3].Busy();
+  const BreakdownState& h = sub_us_ ? rounded_ : exact_;
+  r.kernel_us = Us(h.all.Span());
+  r.idle_us = Us(h.all.Span() - h.all.Busy());
+  r.compute_us = Us(h.by_mask[1].Busy());
+  r.non_compute_us = Us(h.all.Span() - h.by_mask[1].Busy() - (h.all.Span() - h.all.Busy()));
+  int64_t exact_h[1 << kKernelTypes] = {};
+  ExactSets(h, exact_h);
+  for (int m = 0; m < (1 << kKernelTypes); ++m) r.exact_us[m] = Us(exact_h[m]);
+  r.comm_us = Us(h.by_mask[2].Busy());
+  r.comm_comp_overlap_us = Us(h.by_mask[1].Busy() + h.by_mask[2].Busy() - h.by_mask[3].Busy());
+  for (const auto& [stream, su] : streams_)
+    r.streams.push_back(HtaResult::Stream{stream, su.first.Span(), su.first.Busy(), su.second});
+  std::sort(r.streams.begin(), r.streams.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
+  return r;
+}
+
+namespace {
+
+// One row of HTA's per-name table before grouping (µs as HTA).
+struct NameRow {
+  std::string name;
+  const KernelStats* s;
+  double sum_us;
+};
+
+double StdDev(const KernelStats& s) {
+  if (s.count < 2) return 0;  // pandas' NaN, filled with 0 (breakdown_analysis.py:607)
+  const __int128 n = s.count;
+  const __int128 num = n * s.sum_sq - static_cast<__int128>(s.sum_ns) * s.sum_ns;  // n(n-1) var, ns^2
+  const double var = static_cast<double>(num) / (static_cast<double>(n) * static_cast<double>(n - 1));
+  return std::sqrt(std::max(var, 0.0)) / 1000.0;
+}
+
+// numpy's linear quantile (np.quantile, method "linear", with its _lerp).
+double Quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double t = pos - static_cast<double>(lo), a = sorted[lo], b = sorted[hi];
+  return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+}
+
+}  // namespace
+
+void HtaTap::KernelRows(HtaResult* r) const {
+  constexpr size_t kNumKernels = 10;     // get_gpu_kernel_breakdown's num_kernels
+  constexpr double kDurationRatio = 0.8;  // and duration_ratio
+  for (KernelType type : {KernelType::kComputation, KernelType::kCommunication, KernelType::kMemory}) {
+    std::vector<NameRow> rows;
+    for (const auto& [id, name] : names_) {
+      const PerName& p = stats_.at(id);
+      if (p.type == type) rows.push_back(NameRow{name, &p.stats, Us(p.stats.sum_ns)});
+    }
+    // HTA sorts by sum with an unstable sort; ties here go by name.
+    std::sort(rows.begin(), rows.end(), [](const NameRow& a, const NameRow& b) {
+      return a.sum_us != b.sum_us ? a.sum_us > b.sum_us : a.name < b.name;
+    });
+    if (rows.size() <= kNumKernels) {
+      for (const NameRow& n : rows)
+        r->kernels.push_back(KernelRow{type, n.name, n.sum_us, Us(n.s->max_ns), Us(n.s->min_ns),
+                                       n.sum_us / static_cast<double>(n.s->count), StdDev(*n.s), n.s->count,
+                                       n.s->sum_ns});
+      continue;
+    }
+    // More than num_kernels names: past the 80% quantile of the running sum,
+    // or past the first ten, a name joins "others"; then every row is
+    // re-aggregated over its `sum` column (a named row: sum = max = min =
+    // mean, std 0; "others": the statistics of its names' sums).
+    std::vector<double> cumsum;
+    double run = 0;
+    for (const NameRow& n : rows) cumsum.push_back(run += n.sum_us);
+    std::vector<double> sorted = cumsum;
+    std::sort(sorted.begin(), sorted.end());
+    const double q = Quantile(sorted, kDurationRatio);
+    KernelStats others;
+    std::vector<double> other_sums;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const NameRow& n = rows[k];
+      if (cumsum[k] > q || k >= kNumKernels) {
+        others.count += n.s->count;
+        others.sum_ns += n.s->sum_ns;
+        other_sums.push_back(n.sum_us);
+        continue;
+      }
+      r->kernels.push_back(KernelRow{type, n.name, n.sum_us, n.sum_us, n.sum_us, n.sum_us, 0, n.s->count, n.s->sum_ns});
+    }
+    if (other_sums.empty()) continue;
+    double sum = 0, mx = other_sums[0], mn = other_sums[0];
+    for (double v : other_sums) sum += v, mx = std::max(mx, v), mn = std::min(mn, v);
+    const double mean = sum / static_cast<double>(other_sums.size());
+    double ss = 0;
+    for (double v : other_sums) ss += (v - mean) * (v - mean);
+    const double sd = other_sums.size() > 1 ? std::sqrt(ss / static_cast<double>(other_sums.size() - 1)) : 0;
+    r->kernels.push_back(KernelRow{type, "others", sum, mx, mn, mean, sd, others.count, others.sum_ns});
+  }
+}
+
+}  // namespace tracemill::analysis

@@ -1,0 +1,160 @@
+#pragma once
+// HolisticTraceAnalysis's (HTA, facebookresearch/HolisticTraceAnalysis at
+// f4d0062) per-rank breakdowns, computed in one pass over a rank's events in
+// time order, in memory that depends on the number of distinct kernel names
+// and streams, not on the number of events.
+//
+// What HTA does (/work/shared/reference/hta-breakdowns.md; file:line below
+// are inside HTA's repository):
+// - device rows: `X` events whose `args.stream` is a number other than -1,
+//   category present and not `Trace` (trace_parser.py:305-350,
+//   breakdown_analysis.py:666), after the iteration filter (trace.py:801-894);
+// - intervals `[ts, ts+dur)` merged when they overlap or touch, all streams
+//   together (utils.py:125-139): kernel_time = last group's end - first
+//   group's start, idle = kernel_time - busy, compute = busy of the
+//   COMPUTATION rows alone, non_compute = kernel - compute - idle
+//   (breakdown_analysis.py:641-680);
+// - kernel types by HTA's regexes on the full name (utils.py:104-112,
+//   types.py:109-133);
+// - the GPU kernel breakdown: time where exactly a set of the types
+//   {COMPUTATION, COMMUNICATION, MEMORY} runs (each merged first), and per
+//   type the per-name sum/max/min/mean/std with HTA's "others" grouping
+//   (breakdown_analysis.py:36-215, 505-640);
+// - comm/comp overlap: |merged comm ∩ merged comp| / |merged comm|
+//   (communication_analysis.py:29-85).
+// Our intervals are exact ns. HTA works in the file's µs and, when any `ts`
+// is a JSON float, rounds every event (ceil ts, floor ts+dur,
+// trace_parser.py:371-388); a second state keeps those rounded intervals and
+// the `(us)` columns use it when the rank has sub-µs times.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+
+namespace tracemill::analysis {
+
+// KernelType: HTA's classes, in the order HTA tests them.
+enum class KernelType : uint8_t { kCommunication, kMemory, kComputation, kOther };
+inline constexpr int kKernelTypes = 3;  // the analysed ones: COMPUTATION, COMMUNICATION, MEMORY
+
+// ClassifyKernel: HTA's `get_kernel_type` on a plain (unescaped) name.
+KernelType ClassifyKernel(std::string_view name);
+// KernelTypeName: "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER".
+const char* KernelTypeName(KernelType t);
+
+// IntervalUnion: HTA's merge of intervals given in non-decreasing start
+// order (utils.py:125-139): a new group when start > the groups' max end.
+struct IntervalUnion {
+  bool open = false;
+  int64_t group_start = 0, group_end = 0;  // the open group
+  int64_t first_start = 0;                 // the first group's start
+  int64_t busy = 0;                        // closed groups' lengths
+  void Add(int64_t start, int64_t end);
+  bool empty() const { return !open; }
+  int64_t Busy() const { return busy + (open ? group_end - group_start : 0); }
+  // KernelTime: last group's end - first group's start (0 if empty).
+  int64_t Span() const { return open ? group_end - first_start : 0; }
+};
+
+// KernelStats: one kernel name's durations (ns).
+struct KernelStats {
+  uint64_t count = 0;
+  int64_t sum_ns = 0, max_ns = INT64_MIN, min_ns = INT64_MAX;
+  __int128 sum_sq = 0;  // ns^2, exact
+  void Add(int64_t dur_ns);
+};
+
+// BreakdownState: the merges of one rank (one rounding).
+struct BreakdownState {
+  IntervalUnion all;                    // every device row
+  IntervalUnion by_mask[1 << kKernelTypes];  // union of the rows whose type is in the mask (bit: type index)
+  void Add(int type_index, int64_t start, int64_t end);  // type_index: -1 for OTHER
+};
+
+// KernelRow: one row of HTA's kernel breakdown (µs as HTA reports them).
+struct KernelRow {
+  KernelType type;
+  std::string name;  // "others" for HTA's grouped row
+  double sum_us, max_us, min_us, mean_us, stddev;
+  uint64_t count;    // kernels in the row
+  int64_t sum_ns;    // their exact total
+};
+
+// HtaResult: a rank's numbers (ns exact; `*_us` as HTA computes them).
+struct HtaResult {
+  bool has_device_rows = false;  // HTA raises IndexError without any
+  bool rounded = false;          // the `_us` figures use HTA's µs rounding
+  bool iteration_filter = false; // HTA's last-step filter was applied
+  uint64_t device_rows = 0;
+  int64_t kernel_ns = 0, idle_ns = 0, compute_ns = 0, non_compute_ns = 0;
+  double kernel_us = 0, idle_us = 0, compute_us = 0, non_compute_us = 0;
+  // Time where exactly a set of types runs, by mask (bit 0 COMPUTATION,
+  // 1 COMMUNICATION, 2 MEMORY): ns exact and HTA's µs.
+  int64_t exact_ns[1 << kKernelTypes] = {};
+  double exact_us[1 << kKernelTypes] = {};
+  // comm/comp overlap: |comm ∩ comp| and |comm| (ns; HTA's µs).
+  int64_t comm_ns = 0, comm_comp_overlap_ns = 0, comp_ns = 0;
+  double comm_us = 0, comm_comp_overlap_us = 0;
+  std::vector<KernelRow> kernels;
+  // Per stream: (stream, span of its rows, busy) in ns.
+  struct Stream {
+    int64_t stream;
+    int64_t span_ns, busy_ns;
+    uint64_t rows;
+  };
+  std::vector<Stream> streams;
+};
+
+// HtaPctg: HTA's `round(100 * x / total, 2)` (numpy's round half to even
+// on the scaled double); `digits` 1 for the kernel-type table.
+double HtaPctg(double x, double total, int digits = 2);
+
+// HtaTap: one rank's events (in time order) -> HtaResult.
+class HtaTap {
+ public:
+  // `last_step_start_ns`: the start of the rank's last ProfilerStep (aligned
+  // ns) when HTA's iteration filter applies (the rank has two or more
+  // ProfilerStep#N names), else INT64_MIN.
+  explicit HtaTap(int64_t last_step_start_ns) : filter_end_ns_(last_step_start_ns) {}
+  // Whether the iteration filter applies (rows need their correlation).
+  bool filtering() const { return filter_end_ns_ != INT64_MIN; }
+
+  // Row: an `X` event with a category other than `Trace` (aligned ts).
+  // `stream`/`correlation`: its args, -1 when absent or not numbers;
+  // `type`: ClassifyKernel of its name (cached by the caller); `name_id`
+  // keys the per-kernel statistics; `sync_name`: "Event Sync"/"Context Sync".
+  void Row(int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type, uint32_t name_id,
+           bool sync_name);
+
+  // Finish: the results; `name_of(id)` gives a kernel's plain name.
+  template <typename NameOf>
+  HtaResult Finish(NameOf name_of) {
+    HtaResult r = Summarize();
+    for (auto& [id, s] : stats_) names_.emplace_back(id, name_of(id));
+    KernelRows(&r);
+    return r;
+  }
+
+ private:
+  struct PerName {
+    KernelType type;
+    KernelStats stats;
+  };
+  HtaResult Summarize() const;
+  void KernelRows(HtaResult* r) const;
+
+  const int64_t filter_end_ns_;
+  absl::flat_hash_set<int64_t> kept_correlations_;  // of CPU rows before the filter's end
+  bool kept_uncorrelated_ = false;                   // a CPU row without correlation was kept
+  BreakdownState exact_, rounded_;
+  bool sub_us_ = false;
+  uint64_t device_rows_ = 0;
+  absl::flat_hash_map<uint32_t, PerName> stats_;  // by name id
+  absl::flat_hash_map<int64_t, std::pair<IntervalUnion, uint64_t>> streams_;
+  std::vector<std::pair<uint32_t, std::string>> names_;
+};
+
+}  // namespace tracemill::analysis

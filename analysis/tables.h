@@ -1,0 +1,161 @@
+#pragma once
+// `tracemill convert --tables`: OUTDIR/tables.sqlite, analysis tables made
+// as a by-product of the merge (analysis/schema.h lists them).
+//
+// Built like overview.trace.json (pipeline/output/overview.h): a TablesTap per
+// input is fed from OutputWriter::Keep with every event the output writes, in
+// time order, on the output's merge thread. Per-event rows (framework, system
+// and data-loader metrics) leave the tap in ~1 MiB batches for the SQLite
+// writer thread (formats/sqlite/sqlite_writer.h: a bounded queue, so memory
+// stays fixed); per-input aggregates (steps, phases per step, HTA's breakdowns)
+// are kept until the account stage (a few KB per input) and written there with
+// the manifest's inputs and outputs, then the file is renamed into place. A
+// failure removes the temporary and fails the job (exit 1).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "analysis/facts.h"
+#include "analysis/hta_breakdowns.h"
+#include "analysis/schema.h"
+#include "formats/common/event.h"
+#include "formats/common/time_window.h"
+#include "formats/common/trace_data.h"
+#include "formats/sqlite/sqlite_writer.h"
+
+namespace tracemill::analysis {
+
+// InputTables: what one input puts in the summary tables.
+struct InputTables {
+  bool tapped = false;  // its events went through a tap (written here)
+  HtaResult hta;
+  // phase_by_step: (step, phase) -> (time ns, events)
+  std::map<std::pair<int64_t, std::string>, std::pair<int64_t, uint64_t>> phases;
+};
+
+class TablesCollector;
+
+// TablesTap: one input's events (aligned time order) -> rows and aggregates.
+// Single-threaded (its output's merge loop).
+class TablesTap {
+ public:
+  TablesTap(TablesCollector* collector, InputFacts r, const formats::TraceData* data);
+  TablesTap(TablesTap&&) = default;
+  // Event: one event the output writes; `shift_ns` its clock offset.
+  void Event(const formats::Event& e, int64_t shift_ns);
+  // Finish flushes the last batches and returns the aggregates.
+  InputTables Finish();
+
+ private:
+  void Span(const formats::Event& e, int64_t ts, int64_t dur);
+  void Counter(const formats::Event& e, int64_t ts);
+  void FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step);
+  void DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step);
+  void Phases(const formats::Event& e, int64_t ts, int64_t dur);
+  const std::string& Plain(uint32_t string_id);  // unescaped, cached
+  const std::string& ProcessName(uint32_t pid);
+  int64_t StepAt(int64_t ts) const;
+  void Flush(formats::RowBatch* b, bool force);
+
+  TablesCollector* collector_;
+  InputFacts r_;
+  const formats::TraceData* d_;
+  bool smdebug_, system_;
+  std::vector<formats::StepSpan> steps_;  // by start
+  std::vector<std::string> plain_;        // string id -> unescaped ("" unset)
+  std::vector<uint8_t> plain_set_;
+  std::vector<std::string> process_;      // pid -> name
+  std::vector<int8_t> kernel_type_;       // name id -> KernelType + 1 (0 unknown)
+  std::vector<int8_t> step_name_;         // name id -> contains "Step" (+1), 0 unknown
+  std::vector<int8_t> dataloader_name_;   // name id -> a data-loading name (+1), 0 unknown
+  // phase_by_step while tapping: (step, phase key) -> (ns, events); keys named at Finish.
+  absl::flat_hash_map<std::pair<int64_t, uint64_t>, std::pair<int64_t, uint64_t>> phases_;
+  // The last entry of phases_ used: consecutive events mostly share their
+  // step and phase. Refreshed after every lookup (an insert may move others).
+  std::pair<int64_t, uint64_t> last_phase_key_{INT64_MIN, 0};
+  std::pair<int64_t, uint64_t>* last_phase_ = nullptr;
+  formats::RowBatch framework_, system_rows_, dataloader_;
+  HtaTap hta_;
+  bool hta_filter_ = false;  // HTA's iteration filter applies: correlations are read
+  InputTables out_;
+  uint32_t trace_cat_ = UINT32_MAX;  // string id of category "Trace"
+};
+
+class TablesCollector {
+ public:
+  // Start opens OUTDIR/<file> through a temporary (sqlite_writer.h);
+  // `cache_bytes`: SQLite's page cache, `queue_bytes`: row batches waiting
+  // for the writer thread (both from the memory budget, TablesBudget).
+  // Errors: of the open.
+  static absl::StatusOr<std::unique_ptr<TablesCollector>> Start(const std::string& out_dir,
+                                                                const std::string& file_name,
+                                                                const std::string& tmp_dir, TablesMode mode,
+                                                                uint64_t cache_bytes, uint64_t queue_bytes);
+  TablesMode mode() const { return mode_; }
+  // Tap: a fresh tap for input `r` (one output at a time holds it).
+  TablesTap Tap(InputFacts r, const formats::TraceData* data) { return TablesTap(this, std::move(r), data); }
+  // Keep stores input `index`'s aggregates. Thread-safe.
+  void Keep(int64_t index, InputTables t);
+  // Push: a full batch from a tap (thread-safe, may block).
+  void Push(formats::RowBatch* b) { writer_->Push(b); }
+
+  // Finish (account stage): the steps of every input in `records` reported
+  // here, the aggregates, rows of `carried` inputs from `previous` (an
+  // earlier tables.sqlite; --resume), the job's kernel-type rows, the
+  // inputs and outputs tables and the meta rows; then the rename.
+  // Errors: of the writes, the copy or the rename (the temporary is removed).
+  // Steps outside `window` (aligned ns, as the traces') are left out.
+  absl::Status Finish(const JobFacts& summary, const std::vector<int64_t>& carried, const std::string& previous,
+                      const std::vector<std::pair<std::string, std::string>>& meta, const formats::TimeWindow& window);
+  // Abort removes the temporary.
+  void Abort() { writer_->Abort(); }
+  // BreakdownJson: after Finish, the `temporal_breakdown` array for the
+  // manifest's `tables` member (every rank's, carried ones too).
+  const std::string& breakdown_json() const { return breakdown_json_; }
+
+ private:
+  friend absl::Status JoinShardTables(const std::string&, int, const JobFacts&, std::string*);
+  TablesCollector() = default;
+  absl::Status WriteInput(const InputFacts& r, const InputTables* t, const formats::TimeWindow& window);
+  absl::Status WriteRecords(const JobFacts& summary);
+
+  TablesMode mode_ = TablesMode::kOff;
+  std::unique_ptr<formats::SqliteWriter> writer_;
+  std::mutex mu_;
+  std::map<int64_t, InputTables> inputs_;
+  std::string breakdown_json_;
+};
+
+// TemporalBreakdownJson: `[{"input":i,"rank":r,"kernel_ns":..,"compute_ns":..,
+// "non_compute_ns":..,"idle_ns":..},...]` from the temporal_breakdown rows of
+// `db`, by input (the report draws it, report/breakdown_section.cc).
+std::string TemporalBreakdownJson(sqlite3* db);
+
+// CopyInputRows copies every per-input table's rows of `inputs` (all if
+// empty) from the database attached as `alias` into `writer`'s.
+absl::Status CopyInputRows(formats::SqliteWriter* writer, const std::string& alias, const std::vector<int64_t>& inputs);
+// WriteJobKernelTypes adds the job's kernel_type_breakdown rows (input and
+// rank NULL: HTA's first frame, summed over the ranks, percentage rounded
+// to 0.1 as HTA) from the per-rank rows already in `writer`'s database.
+absl::Status WriteJobKernelTypes(formats::SqliteWriter* writer);
+// InputsWithRows: the `input` indexes an earlier tables.sqlite at `path`
+// holds rows for (--resume keeps only outputs whose inputs it has), with
+// its `fingerprint` meta value; empty if it cannot be read.
+std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint);
+
+// JoinShardTables (`manifest merge`): when shard 0 of `shard_count` wrote
+// tables, OUTDIR/tables.sqlite from every shard's tables.shard-<i>-of-<n>.sqlite
+// (each input's rows once, as one process writes them), the job's
+// kernel-type rows, the merged manifest's inputs and outputs. Returns OK
+// without writing when no shard wrote tables.
+// Errors: a shard's file missing or unreadable, or the write (nothing is left).
+// `*member` gets the manifest's `tables` member for the merged manifest.
+absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const JobFacts& merged,
+                             std::string* member);
+
+}  // namespace tracemill::analysis

@@ -1,0 +1,381 @@
+// TablesCollector: the database, the per-input aggregates and the account
+// stage's rows (tables.h).
+#include <sqlite3.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analysis/tables.h"
+#include "analysis/tables_text.h"
+#include "formats/common/status_macros.h"
+
+namespace tracemill::analysis {
+namespace {
+
+void OptInt(const std::optional<int64_t>& v, formats::RowBatch* b) {
+  if (v) b->Int(*v); else b->Null();
+}
+
+// The first two cells of every per-input row: `input`, `rank`.
+void InputCells(const InputFacts& r, formats::RowBatch* b) {
+  b->Int(r.index);
+  OptInt(r.rank, b);
+}
+
+// The mask of exactly-running kernel types -> HTA's name for it
+// ("COMPUTATION overlapping COMMUNICATION", breakdown_analysis.py:543-556).
+std::string MaskName(int mask) {
+  static const char* kNames[] = {"COMPUTATION", "COMMUNICATION", "MEMORY"};
+  std::vector<std::string> parts;
+  for (int t = 0; t < kKernelTypes; ++t)
+    if (mask & (1 << t)) parts.push_back(kNames[t]);
+  return absl::StrJoin(parts, " overlapping ");
+}
+
+void HtaRows(const InputFacts& r, const HtaResult& h, std::vector<formats::RowBatch>* out) {
+  auto& tb = (*out)[0];
+  InputCells(r, &tb);
+  tb.Real(h.idle_us);
+  tb.Real(h.compute_us);
+  tb.Real(h.non_compute_us);
+  tb.Real(h.kernel_us);
+  for (double x : {h.idle_us, h.compute_us, h.non_compute_us}) {
+    if (h.kernel_us > 0) tb.Real(HtaPctg(x, h.kernel_us)); else tb.Null();
+  }
+  tb.Int(h.idle_ns);
+  tb.Int(h.compute_ns);
+  tb.Int(h.non_compute_ns);
+  tb.Int(h.kernel_ns);
+  tb.Int(static_cast<int64_t>(h.device_rows));
+  tb.Int(h.iteration_filter);
+  tb.Int(h.rounded);
+  auto& kb = (*out)[1];
+  for (const KernelRow& k : h.kernels) {
+    InputCells(r, &kb);
+    kb.Text(KernelTypeName(k.type));
+    kb.Text(k.name);
+    for (double v : {k.sum_us, k.max_us, k.min_us, k.stddev, k.mean_us}) kb.Real(v);
+    kb.Int(static_cast<int64_t>(k.count));
+    kb.Int(k.sum_ns);
+  }
+  auto& kt = (*out)[2];
+  double total = 0;
+  for (int m = 1; m < (1 << kKernelTypes); ++m) total += h.exact_us[m];
+  for (int m = 1; m < (1 << kKernelTypes); ++m) {
+    InputCells(r, &kt);
+    kt.Text(MaskName(m));
+    kt.Real(h.exact_us[m]);
+    if (total > 0) kt.Real(HtaPctg(h.exact_us[m], total, 1)); else kt.Null();
+    kt.Int(h.exact_ns[m]);
+  }
+  auto& co = (*out)[3];
+  InputCells(r, &co);
+  if (h.comm_us > 0) co.Real(HtaPctg(h.comm_comp_overlap_us, h.comm_us)); else co.Null();
+  co.Int(h.comm_ns);
+  co.Int(h.comp_ns);
+  co.Int(h.comm_comp_overlap_ns);
+  auto& it = (*out)[4];
+  for (const auto& s : h.streams) {
+    InputCells(r, &it);
+    it.Int(s.stream);
+    it.Int(s.span_ns);
+    it.Int(s.busy_ns);
+    it.Int(s.span_ns - s.busy_ns);
+    it.Int(static_cast<int64_t>(s.rows));
+  }
+  if (!h.streams.empty()) {  // the rank: every stream merged (HTA's idle)
+    InputCells(r, &it);
+    it.Null();
+    it.Int(h.kernel_ns);
+    it.Int(h.kernel_ns - h.idle_ns);
+    it.Int(h.idle_ns);
+    it.Int(static_cast<int64_t>(h.device_rows));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TablesCollector>> TablesCollector::Start(const std::string& out_dir,
+                                                                        const std::string& file_name,
+                                                                        const std::string& tmp_dir, TablesMode mode,
+                                                                        uint64_t cache_bytes, uint64_t queue_bytes) {
+  auto c = std::unique_ptr<TablesCollector>(new TablesCollector);
+  c->mode_ = mode;
+  formats::SqliteWriter::Options o;
+  o.final_path = out_dir + "/" + file_name;
+  o.tmp_dir = tmp_dir;
+  o.cache_bytes = cache_bytes;
+  o.queue_bytes = queue_bytes;
+  o.tables = TableSpecs();
+  TM_ASSIGN_OR_RETURN(c->writer_, formats::SqliteWriter::Create(std::move(o)));
+  return c;
+}
+
+void TablesCollector::Keep(int64_t index, InputTables t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  inputs_[index] = std::move(t);
+}
+
+absl::Status TablesCollector::WriteInput(const InputFacts& r, const InputTables* t,
+                                         const formats::TimeWindow& window) {
+  formats::RowBatch steps(TableIndex(Table::kSteps));
+  for (const formats::StepSpan& s : r.steps) {
+    if (s.end_ns < window.start_ns || s.start_ns > window.end_ns) continue;
+    InputCells(r, &steps);
+    steps.Int(s.step);
+    steps.Int(s.start_ns);
+    steps.Int(s.end_ns);
+    steps.Int(s.end_ns - s.start_ns);
+    steps.Int(FloorDiv(s.start_ns, 1000));
+    steps.Int(FloorDiv(s.end_ns, 1000));
+    AppendIsoTime(s.start_ns, &steps);
+  }
+  TM_RETURN_IF_ERROR(writer_->Insert(steps));
+  if (!t) return absl::OkStatus();
+  formats::RowBatch phases(TableIndex(Table::kPhaseByStep));
+  for (const auto& [key, v] : t->phases) {
+    InputCells(r, &phases);
+    phases.Int(key.first);
+    phases.Text(key.second);
+    phases.Int(v.first);
+    phases.Int(static_cast<int64_t>(v.second));
+  }
+  TM_RETURN_IF_ERROR(writer_->Insert(phases));
+  if (!t->hta.has_device_rows) return absl::OkStatus();  // HTA raises IndexError: no row
+  std::vector<formats::RowBatch> hta = {
+      formats::RowBatch(TableIndex(Table::kTemporalBreakdown)), formats::RowBatch(TableIndex(Table::kKernelBreakdown)),
+      formats::RowBatch(TableIndex(Table::kKernelTypeBreakdown)), formats::RowBatch(TableIndex(Table::kCommCompOverlap)),
+      formats::RowBatch(TableIndex(Table::kIdleTime))};
+  HtaRows(r, t->hta, &hta);
+  for (const auto& b : hta) TM_RETURN_IF_ERROR(writer_->Insert(b));
+  return absl::OkStatus();
+}
+
+absl::Status TablesCollector::WriteRecords(const JobFacts& s) {
+  formats::RowBatch in(TableIndex(Table::kInputs));
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const InputFacts& r = s.inputs[k];
+    if (r.owner_shard >= 0) continue;
+    in.Int(r.index >= 0 ? r.index : static_cast<int64_t>(k));
+    in.Text(r.path);
+    in.Text(r.format);
+    OptInt(r.rank, &in);
+    in.Text(r.label);
+    if (!r.node.empty()) in.Text(r.node); else in.Null();
+    if (!r.output.empty()) in.Text(r.output); else in.Null();
+    in.Int(static_cast<int64_t>(r.events_read));
+    in.Int(static_cast<int64_t>(r.events_written));
+    in.Int(static_cast<int64_t>(r.dropped));
+    if (r.has_span) in.Int(r.first_ts_ns), in.Int(r.last_ts_ns); else in.Null(), in.Null();
+    in.Int(r.clock_offset_ns);
+    in.Int(r.clock_applied);
+    if (r.error) in.Text(*r.error); else in.Null();
+    in.Int(r.reused);
+  }
+  TM_RETURN_IF_ERROR(writer_->Insert(in));
+  formats::RowBatch out(TableIndex(Table::kOutputs));
+  for (const OutputFacts& o : s.outputs) {
+    out.Text(o.path);
+    out.Text(absl::StrJoin(o.ranks, ","));
+    out.Int(static_cast<int64_t>(o.inputs));
+    out.Int(static_cast<int64_t>(o.events));
+    out.Int(static_cast<int64_t>(o.bytes));
+    out.Int(o.crc32);
+    out.Int(static_cast<int64_t>(o.parts));
+    if (!o.error.empty()) out.Text(o.error); else out.Null();
+    out.Int(o.reused);
+  }
+  return writer_->Insert(out);
+}
+
+absl::Status TablesCollector::Finish(const JobFacts& summary, const std::vector<int64_t>& carried,
+                                     const std::string& previous,
+                                     const std::vector<std::pair<std::string, std::string>>& meta,
+                                     const formats::TimeWindow& window) {
+  TM_RETURN_IF_ERROR(writer_->Drain());
+  for (const InputFacts& r : summary.inputs) {
+    if (r.owner_shard >= 0 || r.reused || r.skipped) continue;
+    auto it = inputs_.find(r.index);
+    TM_RETURN_IF_ERROR(WriteInput(r, it == inputs_.end() ? nullptr : &it->second, window));
+  }
+  if (!carried.empty() && !previous.empty()) {
+    // ATTACH and DETACH are refused inside a transaction.
+    TM_RETURN_IF_ERROR(writer_->Exec("COMMIT"));
+    TM_RETURN_IF_ERROR(writer_->AttachDatabase(previous, "prev"));
+    TM_RETURN_IF_ERROR(writer_->Exec("BEGIN"));
+    TM_RETURN_IF_ERROR(CopyInputRows(writer_.get(), "prev", carried));
+    TM_RETURN_IF_ERROR(writer_->Exec("COMMIT"));
+    TM_RETURN_IF_ERROR(writer_->Exec("DETACH prev"));
+    TM_RETURN_IF_ERROR(writer_->Exec("BEGIN"));
+  }
+  TM_RETURN_IF_ERROR(WriteJobKernelTypes(writer_.get()));
+  TM_RETURN_IF_ERROR(WriteRecords(summary));
+  formats::RowBatch m(TableIndex(Table::kMeta));
+  for (const auto& [k, v] : meta) m.Text(k), m.Text(v);
+  TM_RETURN_IF_ERROR(writer_->Insert(m));
+  breakdown_json_ = TemporalBreakdownJson(writer_->db());
+  return writer_->Commit();
+}
+
+absl::Status CopyInputRows(formats::SqliteWriter* writer, const std::string& alias, const std::vector<int64_t>& inputs) {
+  // The indexes are ours (integers), never input text.
+  const std::string where =
+      inputs.empty() ? "\"input\" IS NOT NULL" : absl::StrCat("\"input\" IN (", absl::StrJoin(inputs, ","), ")");
+  for (Table t : PerInputTables())
+    TM_RETURN_IF_ERROR(writer->Exec(absl::StrCat("INSERT INTO main.\"", TableName(t), "\" SELECT * FROM \"", alias,
+                                                 "\".\"", TableName(t), "\" WHERE ", where)));
+  return absl::OkStatus();
+}
+
+absl::Status WriteJobKernelTypes(formats::SqliteWriter* writer) {
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(writer->db(),
+                              "SELECT kernel_type, SUM(\"sum\"), SUM(sum_ns) FROM kernel_type_breakdown "
+                              "WHERE \"input\" IS NOT NULL GROUP BY kernel_type",
+                              -1, &st, nullptr);
+  if (rc != SQLITE_OK) return absl::InternalError(sqlite3_errmsg(writer->db()));
+  std::vector<std::tuple<std::string, double, int64_t>> rows;
+  double total = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    rows.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), sqlite3_column_double(st, 1),
+                      sqlite3_column_int64(st, 2));
+    total += std::get<1>(rows.back());
+  }
+  sqlite3_finalize(st);
+  formats::RowBatch b(TableIndex(Table::kKernelTypeBreakdown));
+  for (const auto& [type, sum, ns] : rows) {
+    b.Null();
+    b.Null();
+    b.Text(type);
+    b.Real(sum);
+    if (total > 0) b.Real(HtaPctg(sum, total, 1)); else b.Null();
+    b.Int(ns);
+  }
+  return writer->Insert(b);
+}
+
+std::string TemporalBreakdownJson(sqlite3* db) {
+  std::string o = "[";
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT \"input\", rank, kernel_time_ns, compute_time_ns, non_compute_time_ns, idle_time_ns "
+                         "FROM temporal_breakdown ORDER BY \"input\"",
+                         -1, &st, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (o.size() > 1) o.push_back(',');
+      absl::StrAppend(&o, "{\"input\":", sqlite3_column_int64(st, 0), ",\"rank\":",
+                      sqlite3_column_type(st, 1) == SQLITE_NULL ? "null" : absl::StrCat(sqlite3_column_int64(st, 1)),
+                      ",\"kernel_ns\":", sqlite3_column_int64(st, 2), ",\"compute_ns\":", sqlite3_column_int64(st, 3),
+                      ",\"non_compute_ns\":", sqlite3_column_int64(st, 4), ",\"idle_ns\":",
+                      sqlite3_column_int64(st, 5), "}");
+    }
+  }
+  sqlite3_finalize(st);
+  o.push_back(']');
+  return o;
+}
+
+namespace {
+
+// MetaValue: `key`'s value in the attached database `schema`'s tables_meta,
+// or "" if it has none.
+std::string MetaValue(sqlite3* db, const std::string& schema, const char* key) {
+  sqlite3_stmt* st = nullptr;
+  std::string value;
+  const std::string sql = absl::StrCat("SELECT value FROM ", schema, ".tables_meta WHERE key = ?");
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    if (const unsigned char* t = sqlite3_column_text(st, 0)) value = reinterpret_cast<const char*>(t);
+  sqlite3_finalize(st);
+  return value;
+}
+
+// CheckShardMeta: the attached shard file is shard `i` of `n` of this job
+// (its tables_meta `fingerprint` and `shard`), not another job's or
+// another shard's copy, whose rows would be merged under this job's input
+// numbers.
+absl::Status CheckShardMeta(sqlite3* db, const std::string& file, const std::string& fingerprint, int i, int n) {
+  const std::string fp = MetaValue(db, "shard", "fingerprint");
+  const std::string shard = MetaValue(db, "shard", "shard");
+  if (!fingerprint.empty() && fp != fingerprint)
+    return absl::FailedPreconditionError(absl::StrCat(file, " is another job's (fingerprint ", fp.empty() ? "none" : fp,
+                                                      ", this job's ", fingerprint, ")"));
+  if (shard != absl::StrCat(i, "/", n))
+    return absl::FailedPreconditionError(
+        absl::StrCat(file, " holds shard ", shard.empty() ? "none" : shard, "'s rows, not shard ", i, "/", n, "'s"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const JobFacts& merged,
+                             std::string* member) {
+  std::vector<std::string> files;
+  for (int i = 0; i < shard_count; ++i) files.push_back(out_dir + "/" + TablesFileName(i, shard_count));
+  int present = 0;
+  for (const auto& f : files) present += ::access(f.c_str(), R_OK) == 0;
+  if (present == 0) return absl::OkStatus();
+  if (present != shard_count) return absl::NotFoundError("some shards wrote no tables.shard-*.sqlite (run every shard with --tables)");
+  formats::SqliteWriter::Options o;
+  o.final_path = out_dir + "/" + TablesFileName(0, 1);
+  o.tables = TableSpecs();
+  TM_ASSIGN_OR_RETURN(auto w, formats::SqliteWriter::Create(std::move(o)));
+  TM_RETURN_IF_ERROR(w->Drain());
+  TM_RETURN_IF_ERROR(w->Exec("COMMIT"));
+  for (int i = 0; i < shard_count; ++i) {
+    TM_RETURN_IF_ERROR(w->AttachDatabase(files[static_cast<size_t>(i)], "shard"));
+    TM_RETURN_IF_ERROR(CheckShardMeta(w->db(), files[static_cast<size_t>(i)], merged.fingerprint, i, shard_count));
+    TM_RETURN_IF_ERROR(w->Exec("BEGIN"));
+    TM_RETURN_IF_ERROR(CopyInputRows(w.get(), "shard", {}));
+    if (i == 0)
+      TM_RETURN_IF_ERROR(w->Exec("INSERT INTO main.tables_meta SELECT * FROM shard.tables_meta WHERE key <> 'shard'"));
+    TM_RETURN_IF_ERROR(w->Exec("COMMIT"));
+    TM_RETURN_IF_ERROR(w->Exec("DETACH shard"));
+  }
+  TM_RETURN_IF_ERROR(w->Exec("BEGIN"));
+  TM_RETURN_IF_ERROR(WriteJobKernelTypes(w.get()));
+  JobFacts records;
+  records.inputs = merged.inputs;
+  records.outputs = merged.outputs;
+  for (size_t k = 0; k < records.inputs.size(); ++k) records.inputs[k].index = static_cast<int64_t>(k);
+  // Inputs and outputs: the merged manifest's.
+  TablesCollector c;
+  c.writer_ = std::move(w);
+  TM_RETURN_IF_ERROR(c.WriteRecords(records));
+  formats::RowBatch m(TableIndex(Table::kMeta));
+  m.Text("shard");
+  m.Text(absl::StrCat("merged from ", shard_count, " shards"));
+  TM_RETURN_IF_ERROR(c.writer_->Insert(m));
+  *member = absl::StrCat(",\n\"tables\":{\"path\":\"tables.sqlite\",\"temporal_breakdown\":",
+                         TemporalBreakdownJson(c.writer_->db()), "}");
+  return c.writer_->Commit();
+}
+
+std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint) {
+  std::vector<int64_t> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return out;
+  }
+  sqlite3_stmt* st = nullptr;
+  bool same_job = false;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM tables_meta WHERE key = 'fingerprint'", -1, &st, nullptr) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    same_job = fingerprint == reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (same_job &&
+      sqlite3_prepare_v2(db, "SELECT \"input\" FROM inputs WHERE output IS NOT NULL AND error IS NULL", -1, &st,
+                         nullptr) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) out.push_back(sqlite3_column_int64(st, 0));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+}  // namespace tracemill::analysis

@@ -1,0 +1,73 @@
+#include "pipeline/convert/convert_plan.h"
+
+#include "absl/strings/str_cat.h"
+#include "analysis/schema.h"
+#include "pipeline/clocks/clocks.h"
+#include "pipeline/output/output_dir.h"
+#include "pipeline/output/overview.h"
+
+namespace tracemill::pipeline {
+
+void PlanJob(ConvertContext& cx) {
+  cx.plan = MakePlan(cx.records, PreScan(cx.records, cx.ranks), cx.opts, cx.opts.shard.count);
+  RunSummary& s = cx.job.summary();
+  s.gpus_per_node = cx.plan.gpus_per_node;
+  s.fingerprint = cx.plan.fingerprint;
+  s.shard = cx.opts.shard;
+  s.inputs_in_job = cx.records.size();
+}
+
+void RemoveOwnStaleFiles(const ConvertContext& cx) {
+  const ShardSpec& shard = cx.opts.shard;
+  RemoveStaleFiles(
+      cx.opts.out_dir,
+      [&](std::string_view base) {
+        if (!shard.sharded() || base == ManifestFileName(shard) || base == JournalFileName(shard) ||
+            base == OverviewCollector::FileName(shard.index, shard.count) ||
+            base == analysis::TablesFileName(shard.index, shard.count))
+          return true;
+        auto key = ParseOutputName(base);
+        return key && cx.plan.OwnerOf(*key) == cx.me();
+      },
+      !shard.sharded());
+}
+
+void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
+  const size_t n = cx.records.size();
+  cx.read.assign(n, false);
+  cx.clock_only.assign(n, false);
+  size_t n_undetermined = 0, n_read = 0;
+  uint64_t read_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    n_undetermined += cx.plan.inputs[i].kind == PlanKind::kUndetermined;
+    if (resume.input_of_path.count(cx.records[i].path)) {
+      if (cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;  // its output is kept
+      continue;
+    }
+    const int owner = cx.plan.OwnerOfInput(i);
+    cx.read[i] = owner < 0 || owner == cx.me();
+    // Every process decodes every clock probe, so that all solve alike.
+    if (!cx.read[i] && cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;
+    n_read += cx.read[i];
+    if (cx.read[i]) read_bytes += cx.plan.inputs[i].bytes;
+  }
+  // Nothing left to write (--resume kept every output): no probe is read
+  // for the clocks; the earlier manifest's clock section stands.
+  bool writes = false;
+  for (size_t i = 0; i < n; ++i) writes |= cx.read[i] && !cx.clock_only[i];
+  if (!writes) {
+    for (size_t i = 0; i < n; ++i)
+      if (cx.clock_only[i]) {
+        n_read -= 1;
+        read_bytes -= cx.plan.inputs[i].bytes;
+        cx.read[i] = cx.clock_only[i] = false;
+      }
+  }
+  if (cx.opts.verbose || (cx.opts.shard.sharded() && !cx.opts.quiet))
+    cx.job.Say(absl::StrCat("plan ", cx.plan.fingerprint, ": ", n, " inputs, ", cx.plan.planned_bytes.size(),
+                            " outputs planned, ", n_undetermined, " inputs undetermined until decoded; gpus per node ",
+                            cx.plan.gpus_per_node, "; this process reads ", n_read, " inputs (", read_bytes >> 20,
+                            " MiB)"));
+}
+
+}  // namespace tracemill::pipeline

@@ -1,0 +1,150 @@
+#include "pipeline/convert/resume.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "pipeline/output/overview.h"
+
+namespace tracemill::pipeline {
+
+// OnDisk: the output's file, or each of its parts, has the recorded size
+// and CRC-32.
+bool OnDisk(const std::string& dir, const OutputRecord& out) {
+  auto matches = [&](const std::string& name, uint64_t bytes, uint32_t crc) {
+    auto disk = FileSizeAndCrc32(dir + "/" + name);
+    return disk.ok() && disk->first == bytes && disk->second == crc;
+  };
+  if (out.parts.empty()) return matches(out.path, out.bytes, out.crc32);
+  for (const OutputPart& p : out.parts)
+    if (!matches(p.path, p.bytes, p.crc32)) return false;
+  return true;
+}
+
+ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
+                       const std::vector<InputRecord>& records) {
+  ResumeState st;
+  std::map<std::string, CompletedOutput> found;  // by output name
+  std::map<int64_t, std::string> manifest_blocks;  // overview blocks of a finished run, by pid
+  bool other_job = false;
+  const std::string manifest_path = opts.out_dir + "/" + ManifestFileName(opts.shard);
+  if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb")) {
+    std::string text;
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
+    std::fclose(f);
+    if (auto m = ParseManifest(text); m.ok() && m->fingerprint == plan.fingerprint) {
+      st.clocks_json = m->clocks_json;
+      // A finished run's overview holds the blocks of every input it wrote.
+      manifest_blocks = OverviewCollector::BlocksOf(
+          opts.out_dir + "/" + OverviewCollector::FileName(opts.shard.index, opts.shard.count));
+      for (auto& out : m->outputs) {
+        if (!out.error.empty()) continue;
+        CompletedOutput c;
+        c.output = out;
+        for (const auto& r : m->inputs)
+          if (r.owner_shard < 0 && r.output == out.path) c.inputs.push_back(r);
+        found[out.path] = std::move(c);
+      }
+    } else {
+      other_job = true;
+    }
+  }
+  if (auto j = LoadJournal(opts.out_dir + "/" + JournalFileName(opts.shard)); j.ok()) {
+    if (j->fingerprint == plan.fingerprint) {
+      for (auto& c : j->outputs) found[c.output.path] = std::move(c);
+    } else {
+      other_job = true;
+    }
+  }
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < records.size(); ++i) index_of[records[i].path] = i;
+  // The inputs this run plans to each output: an output an earlier run
+  // completed without one of them (e.g. rejected then under a smaller
+  // --memory-limit) is redone, not kept.
+  std::map<std::string, std::set<std::string>> planned_inputs;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (plan.planned_key[i]) planned_inputs[OutputFileName(*plan.planned_key[i], opts.compress)].insert(records[i].path);
+  size_t stale = 0;
+  for (auto& [name, c] : found) {
+    auto key = ParseOutputName(name);
+    bool keep = key && plan.OwnerOf(*key) == opts.shard.index && !c.inputs.empty();
+    for (const auto& r : c.inputs) keep = keep && index_of.count(r.path) && !st.input_of_path.count(r.path);
+    if (auto it = planned_inputs.find(name); keep && it != planned_inputs.end()) {
+      std::set<std::string> held;
+      for (const auto& r : c.inputs) held.insert(r.path);
+      for (const std::string& path : it->second) keep = keep && held.count(path);
+    }
+    if (keep) keep = OnDisk(opts.out_dir, c.output);
+    if (!keep) {
+      ++stale;
+      continue;
+    }
+    for (auto& r : c.inputs) {
+      r.index = static_cast<int64_t>(index_of[r.path]);
+      r.owner_shard = -1;
+      r.reused = true;
+      st.input_of_path[r.path] = static_cast<size_t>(r.index);
+    }
+    c.output.reused = true;
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+      const int64_t pid = c.inputs[k].index + 1;
+      if (k < c.overview_blocks.size()) st.overview_blocks[pid] = c.overview_blocks[k];
+      else if (auto it = manifest_blocks.find(pid); it != manifest_blocks.end()) st.overview_blocks[pid] = it->second;
+    }
+    st.outputs.push_back(std::move(c));
+  }
+  if (other_job && st.outputs.empty())
+    st.note = absl::StrCat("resume: the manifest/journal in ", opts.out_dir,
+                           " is from another job (inputs or options changed): converting everything");
+  else
+    st.note = absl::StrCat("resume: ", st.outputs.size(), " outputs already complete (",
+                           st.input_of_path.size(), " inputs not read)",
+                           stale ? absl::StrCat(", ", stale, " to redo") : "");
+  return st;
+}
+
+// DropRefused redoes the outputs `keep` refuses: their inputs are read again.
+void DropRefused(ResumeState* st, const std::function<bool(const CompletedOutput&)>& keep) {
+  std::vector<CompletedOutput> kept;
+  for (auto& c : st->outputs) {
+    if (keep(c)) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    for (const auto& r : c.inputs) {
+      st->input_of_path.erase(r.path);
+      st->overview_blocks.erase(r.index + 1);
+    }
+  }
+  if (kept.size() != st->outputs.size())
+    st->note = absl::StrCat(st->note, "; ", st->outputs.size() - kept.size(),
+                            " redone for tables.sqlite (their rows are not in the earlier one)");
+  st->outputs = std::move(kept);
+}
+
+ResumeState ResumeOrStartOver(const ConvertOptions& opts, const JobPlan& plan,
+                              const std::vector<InputRecord>& records, Job& job,
+                              const std::function<bool(const CompletedOutput&)>& keep) {
+  ResumeState resume;
+  if (opts.resume) {
+    resume = LoadResume(opts, plan, records);
+    if (keep) DropRefused(&resume, keep);
+    if (!opts.quiet) job.Say(resume.note);
+  }
+  for (const auto& c : resume.outputs) resume.carried_outputs.insert(c.output.path);
+  if (auto j = Journal::Create(opts.out_dir + "/" + JournalFileName(opts.shard), plan.fingerprint, opts.shard,
+                               resume.outputs);
+      j.ok()) {
+    resume.journal = std::move(*j);
+  } else {
+    job.Say(absl::StrCat("cannot write the journal (--resume will redo everything): ", j.status().message()));
+  }
+  ::unlink((opts.out_dir + "/" + ManifestFileName(opts.shard)).c_str());
+  if (opts.shard.sharded()) ::unlink((opts.out_dir + "/manifest.json").c_str());
+  return resume;
+}
+
+}  // namespace tracemill::pipeline

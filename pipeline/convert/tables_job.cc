@@ -1,0 +1,99 @@
+#include "pipeline/convert/tables_job.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "formats/common/json_text.h"
+#include "formats/common/status_macros.h"
+#include "tracemill/version.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+std::string TablesPath(const ConvertContext& cx) {
+  return cx.opts.out_dir + "/" + analysis::TablesFileName(cx.opts.shard.index, cx.opts.shard.count);
+}
+
+std::string TmpDir(const ConvertOptions& opts) {
+  if (!opts.tmp_dir.empty()) return opts.tmp_dir;
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> TablesBudget(uint64_t memory_limit) {
+  return {std::clamp<uint64_t>(memory_limit / 32, 2 << 20, 64 << 20),
+          std::clamp<uint64_t>(memory_limit / 64, 2 << 20, 8 << 20)};
+}
+
+std::unique_ptr<analysis::TablesCollector> StartTables(ConvertContext& cx, uint64_t memory_limit, std::string* error) {
+  if (cx.opts.tables == TablesMode::kOff) return nullptr;
+  const auto [cache, queue] = TablesBudget(memory_limit);
+  auto t = analysis::TablesCollector::Start(cx.opts.out_dir, analysis::TablesFileName(cx.opts.shard.index, cx.opts.shard.count),
+                                  TmpDir(cx.opts), cx.opts.tables, cache, queue);
+  if (t.ok()) return std::move(*t);
+  *error = std::string(t.status().message());
+  cx.job.Say(*error);
+  return nullptr;
+}
+
+std::function<bool(const CompletedOutput&)> KeepForTables(const ConvertContext& cx) {
+  if (cx.opts.tables == TablesMode::kOff || !cx.opts.resume) return {};
+  const std::vector<int64_t> with_rows = analysis::InputsWithRows(TablesPath(cx), cx.plan.fingerprint);
+  std::set<std::string> paths;
+  for (int64_t i : with_rows)
+    if (i >= 0 && static_cast<size_t>(i) < cx.records.size()) paths.insert(cx.records[static_cast<size_t>(i)].path);
+  return [paths](const CompletedOutput& c) {
+    for (const auto& r : c.inputs)
+      if (!paths.count(r.path)) return false;
+    return true;
+  };
+}
+
+bool FinishTables(ConvertContext& cx, const ResumeState& resume, analysis::TablesCollector* tables, const std::string& error,
+                  const formats::TimeWindow& window) {
+  if (cx.opts.tables == TablesMode::kOff) return true;
+  RunSummary& s = cx.job.summary();
+  const std::string name = analysis::TablesFileName(cx.opts.shard.index, cx.opts.shard.count);
+  absl::Status st = error.empty() ? absl::OkStatus() : absl::InternalError(error);
+  if (tables && st.ok()) {
+    std::vector<int64_t> carried;
+    for (const auto& c : resume.outputs)
+      for (const auto& r : c.inputs) carried.push_back(r.index);
+    const std::vector<std::pair<std::string, std::string>> meta = {
+        {"tracemill_version", kVersion},
+        {"mode", cx.opts.tables == TablesMode::kFull ? "full" : "summary"},
+        {"fingerprint", cx.plan.fingerprint},
+        {"hta_reference", "facebookresearch/HolisticTraceAnalysis f4d0062"},
+        {"pandasframe_reference", "awslabs/sagemaker-debugger 3b82de31"},
+        {"shard", absl::StrCat(cx.opts.shard.index, "/", cx.opts.shard.count)}};
+    st = tables->Finish(JobFactsOf(s), carried, TablesPath(cx), meta, window);
+  }
+  std::string member = absl::StrCat(",\n\"tables\":{\"path\":");
+  formats::AppendJsonString(name, &member);
+  absl::StrAppend(&member, ",\"mode\":\"", cx.opts.tables == TablesMode::kFull ? "full" : "summary", "\"");
+  if (st.ok() && tables) absl::StrAppend(&member, ",\"temporal_breakdown\":", tables->breakdown_json());
+  if (!st.ok()) {
+    // Nothing partial: the temporary is gone, and an earlier file of that
+    // name would describe another run.
+    ::unlink(TablesPath(cx).c_str());
+    member.append(",\"error\":");
+    formats::AppendJsonString(StdView(st.message()), &member);
+    // The writer's messages name the file already ("cannot write PATH: ...").
+    if (error.empty())
+      cx.job.Say(absl::StartsWith(st.message(), "cannot write ")
+                     ? std::string(st.message())
+                     : absl::StrCat("cannot write ", TablesPath(cx), ": ", st.message()));
+  }
+  member.append("}");
+  s.extra_members += member;
+  return st.ok();
+}
+
+}  // namespace tracemill::pipeline

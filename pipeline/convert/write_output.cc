@@ -1,0 +1,289 @@
+#include "pipeline/convert/write_output.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "formats/chrome/output_file.h"
+#include "formats/common/cleanup.h"
+#include "formats/common/json_text.h"
+#include "formats/common/status_macros.h"
+#include "merge/kway_merger.h"
+#include "merge/namespacer.h"
+#include "pipeline/budget.h"
+#include "pipeline/clocks/clocks.h"
+#include "pipeline/convert/merge_write.h"
+#include "tracemill/version.h"
+
+namespace tracemill::pipeline {
+
+OutputWriter::OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTimes& times, uint64_t merge_budget,
+                           Journal* journal, ConvertProgress& progress, OverviewCollector* overview,
+                           analysis::TablesCollector* tables)
+    : cx_(cx),
+      runs_(runs),
+      times_(times),
+      merge_budget_(merge_budget),
+      journal_(journal),
+      progress_(progress),
+      overview_(overview),
+      tables_(tables) {}
+
+void OutputWriter::Write(const OutputGroup& og) {
+  OutputRecord out;
+  out.path = og.name;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (cx_.opts.verbose)
+    cx_.job.Say(absl::StrCat("writing ", og.name, " (", og.inputs.size(),
+                             og.inputs.size() == 1 ? " input)" : " inputs)"));
+  try {
+    std::vector<formats::WriterInput> winputs;
+    // The rename and its journal line go together: an interrupt waits for
+    // both (emplaced by WriteFile just before the rename).
+    std::optional<formats::DeferInterrupts> defer;
+    absl::Status st = WriteFile(og, winputs, out, &defer);
+    // Each input belongs to one output: free its run now (and its bytes
+    // in the spill file, so they never reach the disk).
+    for (size_t i : og.inputs) runs_.Free(i);
+    if (st.ok())
+      Succeeded(og, winputs, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    else
+      Failed(og, out, StdView(st.message()));
+  } catch (const std::exception& e) {
+    for (size_t i : og.inputs) runs_.Free(i);
+    out.error = absl::StrCat("internal error: ", e.what());
+    Failed(og, out, "");
+  }
+  {
+    std::lock_guard<std::mutex> lock(summary_mu_);
+    cx_.job.summary().outputs.push_back(std::move(out));
+  }
+  progress_.OutputWritten();
+}
+
+absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats::WriterInput>& winputs,
+                                     OutputRecord& out, std::optional<formats::DeferInterrupts>* defer) {
+  std::string time_unit;
+  winputs = Inputs(og, out, &time_unit);
+  std::vector<merge::SortedRun*> runs;
+  for (size_t i : og.inputs) runs.push_back(runs_.get(i));
+  absl::Status st = OpenRuns(runs);
+  if (!st.ok()) return st;
+  OutputParts w(OutputParts::Options{cx_.opts.out_dir, og.name, cx_.opts.compress, cx_.opts.direct_io,
+                                     cx_.opts.max_output_bytes, times_.offset_ns, time_unit, &job_output_bytes_,
+                                     [&](int part) { return OtherData(og, winputs, part); }},
+                winputs);
+  st = w.Begin();
+  std::vector<int64_t> shifts;
+  for (const auto& in : winputs) shifts.push_back(in.clock_shift_ns);
+  merge::KWayMerger merger(runs, std::move(shifts));
+  uint64_t since_pause = 0;
+  std::vector<OverviewTap> taps;  // what overview.trace.json keeps of each input
+  if (overview_)
+    for (size_t j = 0; j < og.inputs.size(); ++j) taps.push_back(overview_->Tap(og.inputs[j], winputs[j].data));
+  std::vector<analysis::TablesTap> table_taps;  // what tables.sqlite holds of each input
+  if (tables_)
+    for (size_t j = 0; j < og.inputs.size(); ++j) table_taps.push_back(tables_->Tap(InputFactsOf(cx_.records[og.inputs[j]]), winputs[j].data));
+  if (st.ok())
+    st = WriteMerged(merger, runs, winputs, w, cx_.threads,
+                     [&](int run, const formats::Event& e) {
+                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
+                     });
+  if (overview_)
+    for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
+  for (size_t j = 0; j < table_taps.size(); ++j) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
+  for (auto* r : runs)
+    if (st.ok() && !r->read_status().ok()) st = r->read_status();
+  if (st.ok()) st = w.Finish();
+  if (st.ok()) defer->emplace();
+  if (st.ok()) st = w.Commit();
+  out.events = w.events_written();
+  out.metadata_added = w.metadata_added();
+  out.bytes = w.bytes_written();
+  out.crc32 = w.parts().empty() ? w.crc32() : 0;
+  if (st.ok()) out.parts = w.parts();  // a failed output's parts were removed: none is listed
+  if (st.ok()) RemoveOtherLayouts(og.name, out.parts.size());
+  return st;
+}
+
+std::vector<formats::WriterInput> OutputWriter::Inputs(const OutputGroup& og, OutputRecord& out,
+                                                       std::string* time_unit) {
+  std::vector<formats::WriterInput> winputs(og.inputs.size());
+  merge::Namespacer ns;
+  if (cx_.clocks) cx_.clocks->Solve();  // a no-op: solved before the first write
+  bool units_agree = true;
+  for (size_t j = 0; j < og.inputs.size(); ++j) {
+    const size_t i = og.inputs[j];
+    InputRecord& r = cx_.records[i];
+    if (cx_.clocks) cx_.clocks->Assign(r);  // its clock offset (once)
+    const auto& data = runs_.get(i)->data();
+    merge::InputNamespace ids = ns.Add(data);
+    winputs[j].clock_shift_ns = ClockAlignment::ShiftOf(r);
+    winputs[j].data = &data;
+    winputs[j].out_pid = std::move(ids.out_pid);
+    winputs[j].pid_order = std::move(ids.pid_order);
+    winputs[j].id_base = ids.id_base;
+    winputs[j].label = r.label;
+    out.inputs.push_back(r.path);
+    if (r.rank) out.ranks.push_back(*r.rank);
+    const std::string& u = data.meta.display_time_unit;
+    if (!u.empty()) {
+      if (time_unit->empty()) *time_unit = u;
+      else if (*time_unit != u) units_agree = false;
+    }
+  }
+  std::sort(out.ranks.begin(), out.ranks.end());
+  out.ranks.erase(std::unique(out.ranks.begin(), out.ranks.end()), out.ranks.end());
+  if (time_unit->empty() || !units_agree) *time_unit = "ms";
+  return winputs;
+}
+
+absl::Status OutputWriter::OpenRuns(const std::vector<merge::SortedRun*>& runs) {
+  // This output's share of the merge budget pays one read buffer per
+  // spilled run.
+  size_t n_spilled = 0;
+  for (auto* r : runs) n_spilled += r->spilled();
+  const uint64_t share = merge_budget_ / static_cast<uint64_t>(std::max(1, cx_.threads));
+  uint64_t per_run = n_spilled ? (share > kWriterBytes ? share - kWriterBytes : 0) / n_spilled : 0;
+  per_run = std::clamp<uint64_t>(per_run, kMinReadBuffer, kMaxReadBuffer);
+  absl::Status st;
+  for (auto* r : runs)
+    if (st.ok()) st = r->Open(per_run);
+  return st;
+}
+
+bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns,
+                        uint64_t* since_pause, std::vector<OverviewTap>* taps,
+                        std::vector<analysis::TablesTap>* table_taps) {
+  formats::Event aligned = e;  // the window holds aligned times
+  aligned.ts_ns += shift_ns;
+  if (!times_.window.Keeps(shift_ns ? aligned : e)) {
+    InputRecord& r = cx_.records[og.inputs[run]];
+    r.dropped.Add(formats::DropReason::kWindow);
+    if (times_.window.by_start) {
+      const int64_t start = formats::TimeWindow::StartOf(shift_ns ? aligned : e);
+      if (start >= times_.window.end_ns) r.window_next_start_ns = std::min(r.window_next_start_ns, start);
+    }
+    return false;
+  }
+  // A follow window repeats its inputs' metadata: counted apart, so that
+  // the windows' events add up to the job's (account.cc).
+  if (times_.window.by_start && e.phase == 'M') ++cx_.records[og.inputs[run]].metadata_written;
+  if (!taps->empty()) (*taps)[run].Event(e, shift_ns);
+  if (!table_taps->empty()) (*table_taps)[run].Event(e, shift_ns);
+  if (cx_.opts.debug_write_delay_ms > 0 && ++*since_pause == 1000) {
+    *since_pause = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(cx_.opts.debug_write_delay_ms));
+  }
+  return true;
+}
+
+void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs,
+                             OutputRecord& out, double seconds) {
+  std::vector<const InputRecord*> done;
+  for (size_t j = 0; j < og.inputs.size(); ++j) {
+    InputRecord& r = cx_.records[og.inputs[j]];
+    r.events_written = winputs[j].events_written;
+    r.output = og.name;
+    done.push_back(&r);
+  }
+  // The output is in place: record it for --resume.
+  if (journal_) {
+    std::vector<std::string> blocks;
+    if (overview_)
+      for (size_t i : og.inputs) blocks.push_back(overview_->Block(i));
+    if (absl::Status js = journal_->Append(out, done, blocks); !js.ok())
+      cx_.job.Say(absl::StrCat("journal: ", js.message()));
+  }
+  if (cx_.opts.verbose)
+    cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s)", og.name, out.events, out.bytes, seconds));
+}
+
+void OutputWriter::Failed(const OutputGroup& og, OutputRecord& out, std::string_view why) {
+  // An output that could not be written is removed: its inputs' events not
+  // dropped already count as output_failed.
+  for (size_t i : og.inputs) {
+    InputRecord& r = cx_.records[i];
+    r.events_written = 0;
+    r.metadata_written = 0;
+    r.output.clear();
+    r.DropUnaccounted(formats::DropReason::kOutputFailed);
+  }
+  out.events = 0;
+  if (!out.error.empty()) {  // an exception: the file is left to the temporary's cleanup
+    cx_.job.Say(absl::StrCat(og.name, ": ", out.error));
+    return;
+  }
+  out.error = std::string(why);
+  out.bytes = 0;  // removed
+  out.crc32 = 0;
+  // An earlier run's files of that output would pass for this run's.
+  ::unlink((cx_.opts.out_dir + "/" + og.name).c_str());
+  RemoveOtherLayouts(og.name, 0);
+  cx_.job.Say(absl::StrCat("cannot write ", cx_.opts.out_dir, "/", og.name, ": ", AbslView(why)));
+}
+
+void OutputWriter::RemoveOtherLayouts(const std::string& name, size_t parts) const {
+  // An earlier run's files of this output in another layout (one file, or
+  // more parts) would pass for this run's.
+  const std::string dir = cx_.opts.out_dir + "/";
+  if (parts) ::unlink((dir + name).c_str());
+  for (size_t k = std::max<size_t>(parts + 1, 1);; ++k)
+    if (::unlink((dir + PartName(name, static_cast<int>(k))).c_str()) != 0) break;
+}
+
+std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs,
+                                    int part) const {
+  using formats::AppendJsonString;
+  std::string o = "{\"tracemill_version\":";
+  AppendJsonString(kVersion, &o);
+  if (part > 0)
+    absl::StrAppend(&o, ",\"part\":{\"index\":", part, ",\"of_output\":\"", og.name,
+                    "\",\"note\":\"a time part: the events that start after the previous part's last; "
+                    "metadata records repeated\"}");
+  o.append(",\"time_base\":{\"unit\":\"us\",\"relative\":");
+  o.append(cx_.opts.relative_time ? "true" : "false");
+  absl::StrAppend(&o, ",\"offset_ns\":", times_.offset_ns,
+                  ",\"note\":\"ts = (absolute ns since the Unix epoch - offset_ns) / 1000\"}");
+  o.append(",\"inputs\":[");
+  for (size_t k = 0; k < og.inputs.size(); ++k) {
+    const InputRecord& r = cx_.records[og.inputs[k]];
+    const auto& data = runs_.get(og.inputs[k])->data();
+    if (k) o.push_back(',');
+    o.append("{\"path\":");
+    AppendJsonString(r.path, &o);
+    o.append(",\"rank\":");
+    if (r.rank) absl::StrAppend(&o, *r.rank); else o.append("null");
+    o.append(",\"label\":");
+    AppendJsonString(winputs[k].label, &o);
+    int64_t lo = 0, hi = 0;
+    if (!winputs[k].out_pid.empty()) {
+      lo = *std::min_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
+      hi = *std::max_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
+    }
+    absl::StrAppend(&o, ",\"pids\":[", lo, ",", hi, "]");
+    if (r.clock_decided)
+      absl::StrAppend(&o, ",\"clock_offset_ns\":", r.clock_offset_ns, ",\"clock_applied\":",
+                      r.clock_applied ? "true" : "false");
+    o.append(",\"metadata\":{");
+    bool first = true;
+    for (const auto& [key, value] : data.meta.top_level) {
+      if (!first) o.push_back(',');
+      first = false;
+      o.push_back('"');
+      o.append(key);
+      o.append("\":");
+      o.append(value);
+    }
+    o.append("}}");
+  }
+  o.append("]}");
+  return o;
+}
+
+}  // namespace tracemill::pipeline

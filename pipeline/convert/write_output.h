@@ -1,0 +1,97 @@
+#pragma once
+// Merge and write: the body of the convert graph's write node. One output
+// group -> one Chrome trace in OUTDIR (OutputGroup -> OutputRecord):
+//
+//   namespace the inputs (merge/namespacer.h: pids and flow/async ids per
+//   input) -> open the runs (a read buffer per spilled run, from the output's
+//   share of the merge budget) -> header, process metadata -> k-way merge of
+//   the runs, events outside the window counted and skipped, formatted on
+//   the free threads (merge_write.h) -> temporary file renamed into place ->
+//   journal line (--resume) -> the inputs' runs freed.
+//
+// An output that cannot be written (disk full, EFBIG) is removed, with any
+// earlier file of that name, and its inputs' events count as dropped
+// `output_failed`. Outputs are written in parallel, one call per output.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "analysis/tables.h"
+#include "formats/chrome/chrome_writer.h"
+#include "formats/common/cleanup.h"
+#include "formats/common/time_window.h"
+#include "pipeline/convert/convert_context.h"
+#include "pipeline/convert/decoded_runs.h"
+#include "pipeline/convert/output_groups.h"
+#include "pipeline/journal.h"
+#include "pipeline/output/overview.h"
+#include "pipeline/progress.h"
+#include "pipeline/table_facts.h"
+
+namespace tracemill::pipeline {
+
+// OutputTimes: what every output is cut to and measured from: the window
+// of --start/--end (narrowed by --start-step/--end-step once the steps are
+// decoded) and the base of --relative-time (`offset_ns`, the job's first
+// event, set once every input is decoded; 0 otherwise). Absolute ns.
+struct OutputTimes {
+  formats::TimeWindow window;
+  int64_t offset_ns = 0;
+};
+
+class OutputWriter {
+ public:
+  // `times` may change until the first Write (two stages); `merge_budget`
+  // is the merge share of the memory plan (split between the threads);
+  // `journal` may be null (it could not be created).
+  OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTimes& times, uint64_t merge_budget,
+               Journal* journal, ConvertProgress& progress, OverviewCollector* overview = nullptr,
+               analysis::TablesCollector* tables = nullptr);
+
+  // Write merges and writes `og` (see the file comment), adds its record to
+  // the job's summary and frees its inputs' runs. Never throws.
+  void Write(const OutputGroup& og);
+
+ private:
+  // WriteFile: the merge into the output file, renamed into place; fills
+  // `winputs` and `out` (events, size, CRC). `*defer` is emplaced just
+  // before the rename, so that an interrupt waits for the journal line too.
+  absl::Status WriteFile(const OutputGroup& og, std::vector<formats::WriterInput>& winputs, OutputRecord& out,
+                         std::optional<formats::DeferInterrupts>* defer);
+  // Inputs: the writer's view of each input (namespaced ids, label), and
+  // the output's ranks, inputs and display time unit.
+  std::vector<formats::WriterInput> Inputs(const OutputGroup& og, OutputRecord& out, std::string* time_unit);
+  // OpenRuns gives each of the group's spilled runs a read buffer.
+  absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
+  // Keep: the merge loop's filter (the window) and the tests' write delay.
+  // `taps`/`table_taps`: the overview's and the tables' per input (may be empty).
+  bool Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause,
+            std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps);
+  void Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, OutputRecord& out,
+                 double seconds);
+  void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);
+  // OtherData: the output's `otherData` object (version, time base, inputs).
+  // `part`: 0 for the first file, else the part's index (1-based).
+  std::string OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, int part) const;
+  // RemoveOtherLayouts removes an earlier run's files of output `name` in
+  // another layout than this run's `parts` (0: one file).
+  void RemoveOtherLayouts(const std::string& name, size_t parts) const;
+
+  ConvertContext& cx_;
+  DecodedRuns& runs_;
+  const OutputTimes& times_;
+  const uint64_t merge_budget_;
+  Journal* const journal_;
+  ConvertProgress& progress_;
+  OverviewCollector* const overview_;  // may be null
+  analysis::TablesCollector* const tables_;      // --tables; may be null
+  std::mutex summary_mu_;
+  // Output bytes of this job, all outputs together (their drop-behind, output_file.h).
+  std::atomic<uint64_t> job_output_bytes_{0};
+};
+
+}  // namespace tracemill::pipeline

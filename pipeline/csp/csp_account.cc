@@ -1,0 +1,144 @@
+#include "pipeline/csp/csp_account.h"
+
+#include "absl/strings/str_cat.h"
+#include "formats/common/json_text.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+using formats::DropReason;
+
+// DCGM rows of displayed trainers: written, lost with an output that could
+// not be written, or of no output (GPU id >= gpus-per-trainer).
+void AccountDcgmRows(const CspOptions& opts, const CspInputs& in, const CspShape& shape, const CspOutputs& outputs,
+                     std::vector<InputRecord>& inputs) {
+  for (auto& [t, idx] : in.trainer_input) {
+    InputRecord& r = inputs[idx];
+    if (t >= shape.trainer_num || t % shape.group_size >= shape.display) continue;
+    r.events_written = outputs.dcgm_written(idx);
+    if (outputs.dcgm_failed(idx)) r.dropped.Add(DropReason::kOutputFailed, outputs.dcgm_failed(idx));
+    const uint64_t rest = r.events_read - r.dropped.Total();
+    if (rest > r.events_written) r.dropped.Add(DropReason::kOtherDevice, rest - r.events_written);
+    r.output = absl::StrCat("traceFile_", t / shape.group_size, "_*.json", opts.compress ? ".gz" : "");
+  }
+}
+
+// Network samples of displayed trainers: each goes to every output of its
+// group, so it counts as written once any of them was written, else as
+// lost with them (output_failed).
+void AccountNetSamples(const CspOptions& opts, const CspInputs& in, const CspShape& shape, const CspOutputs& outputs,
+                       std::vector<InputRecord>& inputs) {
+  for (auto& [t, idx] : in.net_input) {
+    InputRecord& r = inputs[idx];
+    if (t >= shape.trainer_num || t % shape.group_size >= shape.display || r.rejected) continue;
+    if (outputs.net_outputs_written(idx)) r.events_written = outputs.net_samples(idx);
+    else r.dropped.Add(DropReason::kOutputFailed, outputs.net_samples(idx));
+    r.output = absl::StrCat("traceFile_", t / shape.group_size, "_*.json", opts.compress ? ".gz" : "");
+  }
+}
+
+// One line per damaged or rejected input, in input order (deterministic).
+void SayInputErrors(const std::vector<InputRecord>& inputs, Job& job) {
+  for (const auto& r : inputs) {
+    if (r.status.ok()) continue;
+    if (r.format == "paddle_net_log" && !r.rejected)
+      job.console().Line(absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
+                                      " (", r.dropped.Total(), " bad lines dropped, every other line kept)"));
+    else if (r.format == "paddle_profile" && !r.rejected)
+      job.console().Line(absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
+                                      " (kept the ", r.events_read - r.dropped[DropReason::kCorruptMessage],
+                                      " events and memory events before it)"));
+    else
+      job.console().Line(
+          absl::StrCat("tracemill: ", r.path, ": ", r.status.message(), r.rejected ? " (input rejected)" : ""));
+  }
+}
+
+void AppendPairing(const formats::MarkerPairing& p, std::string* x) {
+  absl::StrAppend(x, "\"markers\":", p.markers, ",\"spans\":", p.spans, ",\"markers_dropped\":", p.dropped(),
+                  ",\"markers_dropped_by_reason\":{\"end_without_begin\":", p.dropped_end_without_begin,
+                  ",\"begin_without_end\":", p.dropped_begin_without_end, ",\"mismatched\":", p.dropped_mismatched,
+                  "}");
+}
+
+void AppendList(const char* key, const std::vector<int64_t>& v, std::string* x) {
+  absl::StrAppend(x, ",\"", key, "\":[");
+  for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(x, i ? "," : "", v[i]);
+  x->append("]");
+}
+
+// The manifest's `csp` section: `,\n"csp":{...}`.
+std::string CspSection(const CspOptions& opts, const CspInputs& in, const CspShape& shape,
+                       const CspOutputs& outputs) {
+  using formats::AppendJsonString;
+  std::string x = ",\n\"csp\":{\"profile_path\":";
+  AppendJsonString(in.root, &x);
+  x.append(",\"timeline_path\":");
+  AppendJsonString(opts.timeline_path, &x);
+  absl::StrAppend(&x, ",\"gpus_per_trainer\":", shape.gpus_per_trainer, ",\"trainer_num\":", shape.trainer_num,
+                  ",\"group_size\":", shape.group_size, ",\"display_size\":", shape.display,
+                  ",\"groups\":", shape.groups, ",\"time_unit\":\"",
+                  opts.unit == formats::CspTimeUnit::kMicros ? "us" : "ns", "\"");
+  AppendList("missing_ranks", shape.missing_ranks, &x);
+  AppendList("missing_dcgm_trainers", shape.missing_dcgm, &x);
+  AppendList("missing_net_trainers", shape.missing_net, &x);
+  formats::MarkerPairing total;
+  for (const auto& ri : outputs.ranks()) {
+    total.markers += ri.pairing.markers;
+    total.spans += ri.pairing.spans;
+    total.dropped_end_without_begin += ri.pairing.dropped_end_without_begin;
+    total.dropped_begin_without_end += ri.pairing.dropped_begin_without_end;
+    total.dropped_mismatched += ri.pairing.dropped_mismatched;
+  }
+  x.append(",\"pipeline\":{");
+  AppendPairing(total, &x);
+  x.append("},\"ranks\":[");
+  const int64_t gpt = shape.gpus_per_trainer;
+  for (size_t i = 0; i < outputs.ranks().size(); ++i) {
+    const CspRankInfo& ri = outputs.ranks()[i];
+    absl::StrAppend(&x, i ? ",\n" : "\n", "{\"rank\":", ri.rank, ",\"trainer\":", ri.rank / gpt,
+                    ",\"gpu\":", ri.rank % gpt, ",\"group\":", (ri.rank / gpt) / shape.group_size,
+                    ",\"displayed\":", ri.displayed ? "true" : "false", ",\"lanes\":", ri.lanes,
+                    ",\"gpu_lanes_other_device\":", ri.gpu_lanes_other_device, ",");
+    AppendPairing(ri.pairing, &x);
+    x.append("}");
+  }
+  x.append("],\"outputs\":[");
+  for (size_t k = 0; k < outputs.tasks().size(); ++k) {
+    const CspOutputTask& t = outputs.tasks()[k];
+    absl::StrAppend(&x, k ? ",\n" : "\n", "{\"path\":\"", t.name, "\",\"group\":", t.group, ",\"gpu\":", t.gpu,
+                    ",\"pipeline_spans\":", t.spans, ",\"dcgm_rows\":", t.dcgm_rows,
+                    ",\"fb_used_ratio_null\":", t.fb_ratio_null, ",\"net_rows\":", t.net_rows, "}");
+  }
+  x.append("]}");
+  return x;
+}
+
+}  // namespace
+
+void AccountForCsp(const CspOptions& opts, const CspInputs& in, const CspShape& shape, const CspOutputs& outputs,
+                   Job& job) {
+  RunSummary& s = job.summary();
+  AccountDcgmRows(opts, in, shape, outputs, s.inputs);
+  AccountNetSamples(opts, in, shape, outputs, s.inputs);
+  if (!opts.quiet) SayInputErrors(s.inputs, job);
+  if (outputs.span_first() <= outputs.span_last()) {
+    s.has_span = true;
+    s.first_ts_ns = outputs.span_first();
+    s.last_ts_ns = outputs.span_last();
+  }
+  s.extra_members = CspSection(opts, in, shape, outputs);
+  s.ranks_missing = shape.missing_ranks.size();
+  for (const auto& t : outputs.tasks())
+    if (t.fb_ratio_null && !opts.quiet)
+      job.Say(absl::StrCat(t.name, ": ", t.fb_ratio_null, " DCGM samples have FBTTL = 0: FB_USED_RATIO written as null"));
+  bool output_failed = false;
+  for (const auto& out : s.outputs) output_failed |= !out.error.empty();
+  // Events of outputs that could not be written (removed): neither written
+  // nor dropped for another reason, they count as output_failed.
+  if (output_failed)
+    for (auto& r : s.inputs) r.DropUnaccounted(DropReason::kOutputFailed);
+  job.WriteManifest(opts.timeline_path, false, !shape.missing_ranks.empty()).IgnoreError();  // said there
+}
+
+}  // namespace tracemill::pipeline
