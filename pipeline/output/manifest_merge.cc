@@ -284,7 +284,7 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
   OutDirLock lock;
   if (!lock.Acquire(out_dir)) {
     rep.exit_code = kExitUsage;
-    rep.problems.push_back(OutDirLock::InUseMessage(out_dir));
+    rep.problems.push_back(lock.InUseMessage(out_dir));
     return rep;
   }
   const ShardCount found = FindShardCount(out_dir);

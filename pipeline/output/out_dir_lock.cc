@@ -4,17 +4,25 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
+#include <thread>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "pipeline/options.h"
 
 namespace tracemill::pipeline {
@@ -33,13 +41,31 @@ int CreateOutputDirectory(const std::string& dir, bool* created, std::string* er
   return users ? kExitUsage : kExitInternal;
 }
 
-OutDirLock::~OutDirLock() {
+OutDirLock::~OutDirLock() { Release(); }
+
+void OutDirLock::Release() {
   if (fd_ >= 0) ::close(fd_);
   if (name_socket_ >= 0) ::close(name_socket_);
+  fd_ = name_socket_ = -1;
 }
 
-bool OutDirLock::Acquire(const std::string& dir, const ShardSpec& shard) {
+bool OutDirLock::Acquire(const std::string& dir, const ShardSpec& shard, int64_t wait_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (int attempt = 0;; ++attempt) {
+    if (TryOnce(dir, shard)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    Release();
+    std::this_thread::sleep_for(std::chrono::milliseconds(attempt < 10 ? 10 : 100));
+  }
   struct stat ds;
+  holder_ = flock_busy_ && ::fstat(fd_, &ds) == 0 ? FlockHolder(ds.st_dev, ds.st_ino) : "";
+  Release();
+  return false;
+}
+
+bool OutDirLock::TryOnce(const std::string& dir, const ShardSpec& shard) {
+  struct stat ds;
+  flock_busy_ = false;
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) {
     // A directory this user may write but not read (mode 0333): no flock
@@ -48,11 +74,32 @@ bool OutDirLock::Acquire(const std::string& dir, const ShardSpec& shard) {
     if (::stat(dir.c_str(), &ds) != 0 || !S_ISDIR(ds.st_mode)) return true;
     return BindName(absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-unreadable"));
   }
-  if (::flock(fd_, (shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) return errno != EWOULDBLOCK;
+  flock_busy_ = ::flock(fd_, (shard.sharded() ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0;
+  if (flock_busy_) return errno != EWOULDBLOCK;
   if (!shard.sharded()) return true;
   if (::fstat(fd_, &ds) != 0) return true;
   return BindName(absl::StrCat("tracemill-outdir-", ds.st_dev, "-", ds.st_ino, "-shard-", shard.index, "-of-",
                                shard.count));
+}
+
+std::string FlockHolder(uint64_t dev, uint64_t ino) {
+  // A line: "1: FLOCK  ADVISORY  WRITE 1234 fe:00:247066 0 EOF" (device as
+  // hex major:minor, inode decimal); a waiter's has "->" after "1:".
+  const std::string file = absl::StrCat(absl::Hex(major(dev), absl::kZeroPad2), ":",
+                                        absl::Hex(minor(dev), absl::kZeroPad2), ":", ino);
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    const std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t pid = 0;
+    if (f.size() < 6 || f[1] != "FLOCK" || f[5] != file || !absl::SimpleAtoi(f[4], &pid)) continue;
+    if (pid <= 0 || pid == ::getpid()) continue;
+    std::ifstream comm_file(absl::StrCat("/proc/", pid, "/comm"));
+    std::string comm;
+    if (std::getline(comm_file, comm) && !comm.empty()) return absl::StrCat("process ", pid, " (", comm, ")");
+    return absl::StrCat("process ", pid);
+  }
+  return "";
 }
 
 bool OutDirLock::BindName(const std::string& name) {
@@ -67,9 +114,10 @@ bool OutDirLock::BindName(const std::string& name) {
          errno != EADDRINUSE;
 }
 
-std::string OutDirLock::InUseMessage(const std::string& dir) {
-  return absl::StrCat(dir, " is in use by another tracemill job (it holds the directory's lock); "
-                           "wait for it or write to another directory");
+std::string OutDirLock::InUseMessage(const std::string& dir) const {
+  const std::string who = holder_.empty() ? "another process" : holder_;
+  return absl::StrCat(dir, " is in use by another tracemill job (", who, " held the directory's lock through a ",
+                      kLockWaitMs / 1000, " s wait); wait for it or write to another directory");
 }
 
 }  // namespace tracemill::pipeline

@@ -12,6 +12,12 @@
 // (write and search only) gets such a name instead of the flock, exclusive.
 // A file system without flock (some NFS setups refuse it on a directory)
 // runs unlocked.
+//
+// A lock found held is tried again for a while (kLockWaitMs) before the job
+// gives up: a job killed with SIGKILL (Slurm after KillWait, the OOM killer)
+// releases its lock a moment after its parent sees it die, so a retry loop
+// that restarts it at once would otherwise be told "in use" by nobody.
+#include <cstdint>
 #include <string>
 
 #include "pipeline/shard.h"
@@ -33,23 +39,40 @@ class OutDirLock {
   OutDirLock& operator=(const OutDirLock&) = delete;
   ~OutDirLock();
 
-  // Acquire locks the existing directory `dir`: shared if `shard` is a
-  // shard of a sharded job, else exclusive. Returns false if another
-  // tracemill job holds it (the caller exits 2 with InUseMessage); true if
-  // this process holds it now, or if it cannot be locked at all (no such
-  // directory, no flock on the file system).
-  bool Acquire(const std::string& dir, const ShardSpec& shard = ShardSpec{});
+  // How long Acquire tries again a lock it found held: 2 s, tried every
+  // 10 ms at first, then every 100 ms.
+  static constexpr int64_t kLockWaitMs = 2000;
 
-  // InUseMessage: the one line to print when Acquire returned false.
-  static std::string InUseMessage(const std::string& dir);
+  // Acquire locks the existing directory `dir`: shared if `shard` is a
+  // shard of a sharded job, else exclusive, trying again for up to
+  // `wait_ms` while another process holds it. Returns false if another
+  // tracemill job still holds it then (the caller exits 2 with
+  // InUseMessage); true if this process holds it now, or if it cannot be
+  // locked at all (no such directory, no flock on the file system).
+  bool Acquire(const std::string& dir, const ShardSpec& shard = ShardSpec{}, int64_t wait_ms = kLockWaitMs);
+
+  // InUseMessage: the one line to print when Acquire returned false; it
+  // names the process holding the lock when /proc/locks tells it.
+  std::string InUseMessage(const std::string& dir) const;
 
  private:
+  // TryOnce: one attempt; true if held now or not lockable, false if busy.
+  bool TryOnce(const std::string& dir, const ShardSpec& shard);
   // BindName holds `name` in the abstract UNIX socket namespace: false if
   // another process holds it.
   bool BindName(const std::string& name);
+  void Release();
 
   int fd_ = -1;
   int name_socket_ = -1;
+  bool flock_busy_ = false;  // the last attempt found the flock held (not a shard's name)
+  std::string holder_;       // after a busy Acquire: "process 123 (tracemill)", or ""
 };
+
+// FlockHolder: the process that /proc/locks says holds a flock(2) lock on
+// the file with device `dev` and inode `ino`, other than this process, as
+// "process <pid> (<its command name>)", or "process <pid>" if its name
+// cannot be read; "" if none is listed or /proc/locks cannot be read.
+std::string FlockHolder(uint64_t dev, uint64_t ino);
 
 }  // namespace tracemill::pipeline

@@ -42,7 +42,7 @@ bool OutputDirectory::Open(std::string_view flag, const std::string& tmp_dir, co
     }
   }
   if (!lock_.Acquire(dir_, shard)) {
-    job_.UsageError(absl::StrCat(AbslView(flag), OutDirLock::InUseMessage(dir_)));
+    job_.UsageError(absl::StrCat(AbslView(flag), lock_.InUseMessage(dir_)));
     return false;
   }
   return true;
