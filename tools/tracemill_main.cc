@@ -7,11 +7,14 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "pipeline/options.h"
 #include "report/html_report.h"
 #include "tools/cli/convert_command.h"
@@ -35,6 +38,11 @@ class ReportCommand {
             "Rebuild OUTDIR/report.html (the HTML run report: summary, step timeline, stragglers, dead "
             "ranks, warnings) from OUTDIR/manifest.json of a finished convert.")) {
     command_->add_option("outdir", out_dir_, "Output directory of a convert run")->required();
+    command_->footer(
+        "Exit status:\n"
+        "  0  OUTDIR/report.html written\n"
+        "  1  it could not be written\n"
+        "  2  usage error (bad command line, OUTDIR holds no manifest.json of tracemill)\n");
   }
   ReportCommand(const ReportCommand&) = delete;  // CLI11 holds pointers into it
   ReportCommand& operator=(const ReportCommand&) = delete;
@@ -56,6 +64,41 @@ class ReportCommand {
   CLI::App* command_ = nullptr;
   std::string out_dir_;
 };
+
+// EditDistance: Levenshtein distance between `a` and `b` (short words).
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// UnknownCommand: for `tracemill conver x`, the one line that names the
+// word and the nearest command (CLI11 says only "A subcommand is
+// required"); "" if `argv[1]` is a command or an option.
+std::string UnknownCommand(int argc, char** argv) {
+  static constexpr absl::string_view kCommands[] = {"convert", "clocks", "csp", "manifest", "report"};
+  if (argc < 2 || argv[1][0] == '-' || argv[1][0] == '\0') return "";
+  const absl::string_view word = argv[1];
+  absl::string_view nearest;
+  size_t best = 3;  // suggest within 2 edits, or a command the word begins
+  for (absl::string_view c : kCommands) {
+    if (word == c) return "";
+    const size_t d = word.size() >= 3 && c.substr(0, word.size()) == word ? 1 : EditDistance(word, c);
+    if (d < best) best = d, nearest = c;
+  }
+  return absl::StrCat("tracemill: unknown command '", word, "'",
+                      nearest.empty() ? "" : absl::StrCat(" (did you mean '", nearest, "'?)"),
+                      "; the commands are convert, clocks, csp, manifest merge and report (tracemill --help)\n");
+}
 
 std::string JoinArgs(int argc, char** argv) {
   std::string s;
@@ -82,6 +125,10 @@ int main(int argc, char** argv) {
   tracemill::tools::cli::ManifestMergeCommand merge(&app);
   ReportCommand report(&app);
 
+  if (const std::string unknown = UnknownCommand(argc, argv); !unknown.empty()) {
+    std::fputs(unknown.c_str(), stderr);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -343,6 +343,40 @@ TEST_F(TracemillCliTest, OneJobAtATimeWritesIntoAnOutputDirectory) {
   EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
+// Issue 37, point 7: a mistyped command said only "A subcommand is
+// required"; it names the word and the nearest command. `report --help` and
+// `manifest merge --help` printed convert's exit table (CLI11 copies the
+// parent's footer); each prints its own.
+TEST_F(TracemillCliTest, AMistypedCommandIsNamedWithTheNearestOne) {
+  CommandResult r = Tracemill({"conver", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tracemill: unknown command 'conver' (did you mean 'convert'?); the commands are convert, "
+                   "clocks, csp, manifest merge and report (tracemill --help)\n");
+  r = Tracemill({"man", "merge", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'man' (did you mean 'manifest'?)"));
+  r = Tracemill({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "tracemill: unknown command 'frobnicate'; the commands are convert, clocks, csp, manifest "
+                   "merge and report (tracemill --help)\n");
+}
+
+TEST_F(TracemillCliTest, EachCommandsHelpHasItsOwnExitTable) {
+  CommandResult report = Tracemill({"report", "--help"});
+  EXPECT_EQ(report.exit_code, 0);
+  EXPECT_THAT(report.out, HasSubstr("  0  OUTDIR/report.html written\n"));
+  EXPECT_THAT(report.out, Not(HasSubstr("every input converted")));
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"manifest", "--help"},
+                                               std::vector<std::string>{"manifest", "merge", "--help"}}) {
+    CommandResult merge = Tracemill(args);
+    EXPECT_EQ(merge.exit_code, 0);
+    EXPECT_THAT(merge.out, HasSubstr("  3  manifest.json written; some inputs were rejected or damaged\n"));
+    EXPECT_THAT(merge.out, Not(HasSubstr("-o not writable")));
+  }
+  CommandResult convert = Tracemill({"convert", "--help"});
+  EXPECT_THAT(convert.out, HasSubstr("  2  usage error (bad command line, no input file at all, -o not writable"));
+}
+
 // Issue 37, point 8: a job killed with SIGKILL and restarted at once found
 // its own lock still held for a moment (released after its parent sees it
 // die) and exited 2, "in use", with no tracemill running. A lock found held

@@ -11,6 +11,14 @@ namespace tracemill::tools::cli {
 ManifestMergeCommand::ManifestMergeCommand(CLI::App* app) {
   CLI::App* manifest = app->add_subcommand("manifest", "Work with manifests of sharded runs");
   manifest->require_subcommand(1);
+  // Not convert's table (CLI11 copies the parent's footer into a subcommand).
+  static constexpr char kMergeExitCodesHelp[] =
+      "Exit status:\n"
+      "  0  manifest.json written; every input converted\n"
+      "  1  a shard is missing or failed, or tables.sqlite or report.html could not be written\n"
+      "  2  usage error (bad command line, OUTDIR holds no shard manifests or is in use)\n"
+      "  3  manifest.json written; some inputs were rejected or damaged\n";
+  manifest->footer(kMergeExitCodesHelp);
   merge_ = manifest->add_subcommand(
       "merge",
       "Join the shard manifests (manifest.shard-<i>-of-<n>.json) in OUTDIR into OUTDIR/manifest.json, "
@@ -19,6 +27,7 @@ ManifestMergeCommand::ManifestMergeCommand(CLI::App* app) {
       "shard, or says tables.sqlite (a shard's file missing or damaged: the manifest is still written, "
       "its `tables` member says why) or the report could not be written.");
   merge_->add_option("outdir", out_dir_, "The output directory the shards wrote into")->required();
+  merge_->footer(kMergeExitCodesHelp);
   merge_->add_flag("--no-report", no_report_, "Do not write OUTDIR/report.html (`tracemill report OUTDIR` writes it later)");
 }
 
