@@ -83,6 +83,12 @@ bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> 
   return !names_out_dir;
 }
 
+std::string NothingToConvert(const std::vector<std::string>& args, size_t unreadable) {
+  if (unreadable == 0) return absl::StrCat("no input files in ", absl::StrJoin(args, ", "), ": nothing to convert");
+  if (unreadable == 1 && args.size() == 1) return "the input cannot be read: nothing to convert";
+  return absl::StrCat("none of the ", unreadable, " inputs can be read: nothing to convert");
+}
+
 bool ListInputs(const std::vector<std::string>& args, const std::string& out_dir_path,
                 std::pair<dev_t, ino_t> out_dir, bool no_system_metrics, Job& job,
                 std::vector<InputRecord>* records) {
@@ -98,7 +104,7 @@ bool ListInputs(const std::vector<std::string>& args, const std::string& out_dir
   // readable ones is a rejected input, and the job goes on: exit 3.)
   if (std::all_of(records->begin(), records->end(), [](const InputRecord& r) { return r.rejected; })) {
     for (const InputRecord& r : *records) job.Say(absl::StrCat(r.path, ": ", r.status.message()));
-    job.UsageError(absl::StrCat("no input files in ", absl::StrJoin(args, ", "), ": nothing to convert"));
+    job.UsageError(NothingToConvert(args, records->size()));
     return false;
   }
   GroupSmdebugInputs(records, no_system_metrics);

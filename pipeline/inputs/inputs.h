@@ -26,9 +26,15 @@ namespace tracemill::pipeline {
 bool ExpandInputs(const std::vector<std::string>& args, std::pair<dev_t, ino_t> out_dir,
                   std::vector<InputRecord>* records);
 
+// NothingToConvert: the usage error when no input can be read: "no input
+// files in A, B: ..." when the paths `args` name no file at all (empty
+// folders), else the count of `unreadable` paths (each already has its line:
+// a missing file is not a folder with no files in it).
+std::string NothingToConvert(const std::vector<std::string>& args, size_t unreadable);
+
 // ListInputs is the convert job's input stage: ExpandInputs, then the
 // usage errors (-o among the inputs; no readable input at all: each path's
-// line, then "no input files in ..."), then the smdebug grouping
+// line, then NothingToConvert's), then the smdebug grouping
 // (`no_system_metrics` skips their system metrics) and each record's
 // `index`. Returns false after setting the job's exit status (2).
 bool ListInputs(const std::vector<std::string>& args, const std::string& out_dir_path,

@@ -87,7 +87,8 @@ TEST_F(TracemillCliTest, OutputFoldersAreCreatedOrAUsageError) {
 }
 
 // A mistyped input path, when it is the only one, is a usage error naming
-// the path (no manifest, no report, no OUTDIR), as an empty directory is.
+// the path (no manifest, no report, no OUTDIR), as an empty directory is,
+// but not called a folder with no files in it.
 // Beside a readable input it is a rejected input, and the job goes on.
 TEST_F(TracemillCliTest, AMissingInputPathIsAUsageErrorWhenNothingElseIsThere) {
   const std::string missing = tmp_.Join("rank0.pt.trace.jsn");
@@ -95,8 +96,13 @@ TEST_F(TracemillCliTest, AMissingInputPathIsAUsageErrorWhenNothingElseIsThere) {
   CommandResult r = Tracemill({"convert", missing, "-o", out});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "tracemill: " + missing + ": cannot read input: No such file or directory\n" +
-                       "tracemill: no input files in " + missing + ": nothing to convert\n");
+                       "tracemill: the input cannot be read: nothing to convert\n");
   EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
+  // Issue 37, point 7: it said "no input files in <the file>", as of a folder.
+  const std::string missing2 = tmp_.Join("rank1.pt.trace.jsn");
+  r = Tracemill({"convert", missing, missing2, "-o", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("\ntracemill: none of the 2 inputs can be read: nothing to convert\n"));
 
   const std::string good = DataPath("rules/single_plain_trace.json");
   r = Tracemill({"convert", good, missing, "-o", out});
@@ -476,7 +482,7 @@ TEST_F(TracemillCliTest, AsAnotherUserUnreadableInputsAndOutputDirectories) {
   CommandResult r = run({"convert", secret, "-o", out});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "tracemill: " + secret + ": cannot read input: Permission denied\n" +
-                       "tracemill: no input files in " + secret + ": nothing to convert\n");
+                       "tracemill: the input cannot be read: nothing to convert\n");
   EXPECT_NE(::access(out.c_str(), F_OK), 0) << "left " << out;
 
   const std::string blind = home + "/blind";
