@@ -241,8 +241,9 @@ void ClockAlignment::SayOutcome() const {
   }
   if (shifted)
     cx_.job.Say(absl::StrCat(topic, shifted, " of ", domains_.size(), " nodes shifted onto ",
-                             domains_[reference_].name, "'s clock (by ", lo / 1000, " to ", hi / 1000,
-                             " us; ", details, ")"));
+                             domains_[reference_].name, "'s clock (by ", lo / 1000,
+                             lo / 1000 == hi / 1000 ? "" : absl::StrCat(" to ", hi / 1000), " us; ", details,
+                             ")"));
   constexpr size_t kMaxLines = 5;
   for (size_t k = 0; k < warnings_.size() && k < kMaxLines; ++k) cx_.job.Say(absl::StrCat(topic, warnings_[k]));
   if (warnings_.size() > kMaxLines)

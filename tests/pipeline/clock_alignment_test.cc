@@ -57,6 +57,20 @@ class ClockAlignmentTest : public ConvertTest {
   }
 };
 
+// Issue 37, point 7: one shift said "(by -2500 to -2500 us; ...)"; a range
+// of one value is said once.
+TEST_F(ClockAlignmentTest, OneShiftIsSaidAsOneValue) {
+  const std::string job = MakeJob("job", {"--nodes", "2", "--gpus", "2", "--offsets-us", "0,2500",
+                                          "--jitter-us", "0", "--collectives", "40"});
+  Run run = Convert({job});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.manifest->Int("/clocks/domains/1/offset_ns"), -2500 * kUs);
+  EXPECT_NE(run.err.find("tracemill: clocks: 1 of 2 nodes shifted onto node 0's clock (by -2500 us; "
+                         "manifest.json `clocks`)\n"),
+            std::string::npos)
+      << run.err;
+}
+
 // Four nodes, one of them behind the reference: each offset is recovered
 // within the jitter bound (collective ends jitter by +-2 us on every rank,
 // so a node's estimate is within 5 us), and in the merged outputs the k-th
