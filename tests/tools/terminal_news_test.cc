@@ -15,6 +15,7 @@
 namespace tracemill::testing {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -141,6 +142,29 @@ TEST_F(TerminalNewsTest, TwoRunsOfOneWorkerMinutesApart) {
                 "22:13:20 UTC (" + first + "); 2023-11-14 22:18:20 UTC (" + second + ")",
                 "warning: rank 0 is claimed by 2 inputs (" + first + ", " + second +
                     "): each kept as a separate process of the same output"}));
+}
+
+// Issue 37, point 7: `-q` hid the different-runs warning with the summary,
+// and the summary never named report.html or tables.sqlite (its output count
+// is of traces only). --quiet keeps the warnings that change what the
+// outputs mean; the summary line names the other files it wrote.
+TEST_F(TerminalNewsTest, QuietKeepsWarningsAndTheSummaryNamesTheOtherFiles) {
+  const std::string first = Write("runs/run1/worker0.json", Kineto(0, 0, 1700000000000000));
+  const std::string second = Write("runs/run2/worker0.json", Kineto(0, 0, 1700000300000000));
+  Run quiet = Convert({tmp_.Join("runs"), "-q"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err,
+            "tracemill: warning: the inputs look like 2 different runs: their time spans do not overlap: 2023-11-14 "
+            "22:13:20 UTC (" + first + "); 2023-11-14 22:18:20 UTC (" + second + ")\n"
+            "tracemill: warning: rank 0 is claimed by 2 inputs (" + first + ", " + second +
+                "): each kept as a separate process of the same output\n");
+  Run tables = Convert({first, "--tables"});
+  EXPECT_EQ(tables.exit_code, 0) << tables.err;
+  const std::string summary = tables.err.substr(0, tables.err.find('\n'));
+  EXPECT_THAT(summary, HasSubstr("; 1 output in " + tables.out_dir + " ("));
+  EXPECT_THAT(summary, EndsWith(" s); also overview.trace.json, report.html, tables.sqlite"));
+  Run bare = Convert({first, "--no-report"});
+  EXPECT_THAT(bare.err.substr(0, bare.err.find('\n')), EndsWith(" s); also overview.trace.json"));
 }
 
 // Relative times (a trace without baseTimeNanoseconds) beside epoch times,

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
+#include "analysis/schema.h"
 #include "formats/common/stats.h"
 #include "formats/common/time_window.h"
 #include "formats/common/ts_text.h"
@@ -399,18 +401,41 @@ bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
          ResolveMaxOutputBytes(flags, opts);
 }
 
-// "tracemill: N inputs (...), ... events read ...; M outputs in OUTDIR (T s)".
+// AlsoWritten: "; also overview.trace.json, report.html, tables.sqlite", the
+// files beside the traces that this run wrote in OUTDIR (the summary counts
+// only trace outputs); "" if none.
+std::string AlsoWritten(const ConvertOptions& opts, const pipeline::RunSummary& s) {
+  std::string names;
+  auto name = [&](const std::string& file) {
+    if (::access(absl::StrCat(opts.out_dir, "/", file).c_str(), F_OK) == 0)
+      absl::StrAppend(&names, names.empty() ? "; also " : ", ", file);
+  };
+  if (!opts.shard.sharded()) name("overview.trace.json");
+  if (opts.write_report && !opts.shard.sharded() && s.exit_code != pipeline::kExitInternal) name("report.html");
+  if (opts.tables != pipeline::TablesMode::kOff) name(analysis::TablesFileName(opts.shard.index, opts.shard.count));
+  return names;
+}
+
+// "tracemill: N inputs (...), ... events read ...; M outputs in OUTDIR (T s);
+// also report.html, ...".
 void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary& s) {
   const InputCounts in = CountInputs(s, /*skip_other_shards=*/true);
   const FailedOutputs failed = CountFailedOutputs(s);
   const size_t written = s.outputs.size() - failed.count;
   using formats::GroupedCount;
-  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s events read, %s written, %s dropped; %zu output%s in %s%s (%.2f s)\n",
+  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s events read, %s written, %s dropped; %zu output%s in %s%s (%.2f s)%s\n",
                in.inputs, in.inputs == 1 ? "" : "s", in.with_errors, GroupedCount(in.events_read).c_str(),
                GroupedCount(in.events_written).c_str(), GroupedCount(in.events_dropped).c_str(), written,
-               written == 1 ? "" : "s", opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds);
+               written == 1 ? "" : "s", opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds,
+               AlsoWritten(opts, s).c_str());
   for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill", s);
+}
+
+// --quiet: no summary, but the warnings that change what the outputs mean
+// (e.g. the inputs look like different runs) still reach the terminal.
+void PrintQuietNotices(const pipeline::RunSummary& s) {
+  for (const std::string& n : s.notices) std::fprintf(stderr, "tracemill: warning: %s\n", n.c_str());
 }
 
 // "tracemill clocks: N probes decoded; ... -> OUTDIR/clocks.json".
@@ -458,6 +483,7 @@ int ConvertCommand::Run(const std::string& command_line) {
   if (opts_.follow) return pipeline::RunFollow(opts_).exit_code;  // its own lines
   const pipeline::RunSummary s = pipeline::RunConvert(opts_);
   if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintConvertSummary(opts_, s);
+  if (opts_.quiet) PrintQuietNotices(s);
   return s.exit_code;
 }
 
