@@ -128,6 +128,7 @@ struct StepStragglers {
   int64_t median_ns = 0;
   std::vector<Straggler> slowest;  // at most 3, slowest first
   bool straggler = false;          // slowest.front() is beyond `IsStraggler`
+  bool all_equal = false;          // every participant's step lasted as long: no slowest
 };
 
 // DeadEntry: one row of the dead-ranks table.

@@ -73,8 +73,14 @@ void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
   }
   const Straggler& top = s.slowest.front();
   absl::StrAppend(o, "<td class=\"n\">", s.step, "</td><td class=\"n\">", GroupedCount(s.participants),
-                  "</td><td class=\"n\" data-v=\"", s.median_ns, "\">", FormatDuration(s.median_ns),
-                  "</td><td class=\"who", s.straggler ? " slow\" title=\"straggler of this step" : "", "\">");
+                  "</td><td class=\"n\" data-v=\"", s.median_ns, "\">", FormatDuration(s.median_ns), "</td>");
+  if (s.all_equal) {  // "rank 0, +0 ns" named a slowest where there is none
+    absl::StrAppend(o, "<td class=\"who\">none: all ", s.participants, " equal</td><td class=\"n\" data-v=\"",
+                    top.dur_ns, "\">", FormatDuration(top.dur_ns),
+                    "</td><td class=\"n lag\" data-v=\"0\"></td><td class=\"n\"></td><td></td><td></td></tr>\n");
+    return;
+  }
+  absl::StrAppend(o, "<td class=\"who", s.straggler ? " slow\" title=\"straggler of this step" : "", "\">");
   AppendHtmlEscaped(top.label, o);
   absl::StrAppend(o, "</td><td class=\"n\" data-v=\"", top.dur_ns, "\">", FormatDuration(top.dur_ns),
                   "</td><td class=\"n lag\" data-v=\"", top.lag_ns, "\">", top.lag_ns >= 0 ? "+" : "",

@@ -64,6 +64,7 @@ LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, P
   row.participants = static_cast<int32_t>(n);
   row.median_ns = median;
   row.straggler = straggler;
+  row.all_equal = DurNs(*parts, members.front()) == DurNs(*parts, members.back());
   for (size_t k = 0; k < std::min<size_t>(3, members.size()); ++k)
     row.slowest.push_back(Straggler{parts->list[members[k].first].label, DurNs(*parts, members[k]),
                                     DurNs(*parts, members[k]) - median});

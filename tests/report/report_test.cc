@@ -583,6 +583,19 @@ TEST(ReportStragglers, MarkedOnlyBeyondFivePercentAndOneMillisecond) {
             std::string::npos);
 }
 
+// Issue 37, point 7: ranks whose steps last exactly as long got "rank 0,
+// +0 ns" as the slowest of every step; there is none.
+TEST(ReportStragglers, EqualStepsNameNoSlowest) {
+  auto html = report::BuildReportHtml(R"({"exit_code":0,"time_span_us":[0,2000000],"inputs":[
+{"path":"r0.json","rank":0,"steps":[[1,0,600000],[2,700000,750000]]},
+{"path":"r1.json","rank":1,"steps":[[1,0,600000],[2,700000,750100]]}]})");
+  ASSERT_TRUE(html.ok()) << html.status();
+  const std::string r1 = StragglerRow(*html, 1);
+  EXPECT_NE(r1.find("<td class=\"who\">none: all 2 equal</td>"), std::string::npos) << r1;
+  EXPECT_EQ(r1.find("rank 0"), std::string::npos) << r1;
+  EXPECT_NE(StragglerRow(*html, 2).find("<td class=\"who\">rank 1</td>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracemill
 
