@@ -38,7 +38,7 @@ const std::vector<formats::TableSpec>& TableSpecs() {
       {"kernel_breakdown",
        {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"kernel_type", "TEXT"}, {"name", "TEXT"}, {"sum (us)", "REAL"},
         {"max (us)", "REAL"}, {"min (us)", "REAL"}, {"stddev", "REAL"}, {"mean (us)", "REAL"},
-        {"kernels", "INTEGER"}, {"sum_ns", "INTEGER"}}},
+        {"kernels", "INTEGER"}, {"sum_ns", "INTEGER"}, {"mean_ns", "INTEGER"}}},
       {"kernel_type_breakdown",
        {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"kernel_type", "TEXT"}, {"sum", "REAL"},
         {"percentage", "REAL"}, {"sum_ns", "INTEGER"}}},

@@ -60,6 +60,8 @@ void HtaRows(const InputFacts& r, const HtaResult& h, std::vector<formats::RowBa
     for (double v : {k.sum_us, k.max_us, k.min_us, k.stddev, k.mean_us}) kb.Real(v);
     kb.Int(static_cast<int64_t>(k.count));
     kb.Int(k.sum_ns);
+    // The true mean per kernel (HTA's `mean (us)` is a mean over names).
+    kb.Int(k.count ? FloorDiv(k.sum_ns, static_cast<int64_t>(k.count)) : 0);
   }
   auto& kt = (*out)[2];
   double total = 0;

@@ -100,6 +100,17 @@ TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTensorBoardPluginTrace) {
   const std::string db = Tables({DataPath("kineto-tb-plugin/resnet50_num_workers_0")}, "--tables=summary");
   ExpectHta(db, "tb_plugin");
   EXPECT_EQ(Query(db, "SELECT * FROM kernel_breakdown WHERE name = 'others'").size(), 2u);
+  // Issue 37, point 7: `mean_ns` is one kernel's mean (HTA's `mean (us)` of a
+  // named row past ten names is its sum: 67252.0 here).
+  const Rows means = Query(db, "SELECT name, kernels, sum_ns, mean_ns, \"mean (us)\" FROM kernel_breakdown "
+                               "WHERE kernel_type = 'COMPUTATION' ORDER BY sum_ns DESC LIMIT 2");
+  ASSERT_EQ(means.size(), 3u);
+  EXPECT_EQ(means[1][0], "others");
+  EXPECT_EQ((std::vector<std::string>(means[1].begin() + 1, means[1].begin() + 4)),
+            (std::vector<std::string>{"3630", "155196000", "42753"}));
+  EXPECT_EQ((std::vector<std::string>(means[2].begin() + 1, means[2].end())),
+            (std::vector<std::string>{"135", "67252000", "498162", "67252.0"}));
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM kernel_breakdown WHERE mean_ns != sum_ns / kernels")[1][0], "0");
   // --tables summary: no per-event rows.
   EXPECT_EQ(Query(db, "SELECT count(*) FROM framework_metrics")[1][0], "0");
 }
