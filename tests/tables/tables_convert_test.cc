@@ -219,6 +219,13 @@ TEST_F(TablesConvertTest, TablesBeforeAnInputIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--tables: takes summary or full"));
   EXPECT_THAT(r.err, HasSubstr("write --tables=full"));
+  // Issue 37, point 7: a folder after -o meant as the tables' place is told
+  // where tables.sqlite goes.
+  r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", tmp_.Join("out"), "--tables", tmp_.path()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--tables: takes summary or full, not `" + tmp_.path() +
+                               "`: tables.sqlite is written into -o's folder"));
+  EXPECT_NE(::access(tmp_.Join("out").c_str(), F_OK), 0);
 }
 
 // The report draws the per-rank temporal breakdown from the manifest's

@@ -163,7 +163,8 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             if (v.empty() || v == "summary" || v == "full") return "";
-            return "takes summary or full, not `" + v + "` (before the inputs, write --tables=full)";
+            return "takes summary or full, not `" + v +
+                   "`: tables.sqlite is written into -o's folder (before an input, write --tables=full)";
           },
           "summary|full"));
 }
