@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/job_notes.h"
+#include "pipeline/output/earlier_run.h"
 #include "report/html_report.h"
 
 namespace tracemill::pipeline {
@@ -133,6 +135,37 @@ void WriteOverview(ConvertContext& cx, const ResumeState& resume, OverviewCollec
     cx.job.Say(absl::StrCat("cannot write ", cx.opts.out_dir, "/", name, ": ", st.message()));
 }
 
+// An OUTDIR reused: the files of the earlier run that this run did not
+// write again are removed (pipeline/output/earlier_run.h), listed in the
+// manifest's `removed` and said in one line.
+void RemoveEarlierRunsFiles(ConvertContext& cx, bool tables_ok) {
+  if (cx.earlier_files.empty()) return;
+  RunSummary& s = cx.job.summary();
+  std::set<std::string> written = {kOverviewFileName};
+  for (const OutputRecord& o : s.outputs) {
+    if (!o.error.empty()) continue;  // an earlier file of its name is not this run's
+    if (o.parts.empty()) written.insert(o.path);
+    for (const OutputPart& p : o.parts) written.insert(p.path);
+  }
+  if (cx.opts.tables != TablesMode::kOff && tables_ok) written.insert("tables.sqlite");
+  if (cx.opts.write_report) written.insert("report.html");  // written after the manifest
+  const std::vector<std::string> removed = RemoveFilesNotWritten(cx.opts.out_dir, cx.earlier_files, written);
+  if (removed.empty()) return;
+  absl::StrAppend(&s.extra_members, ",\n\"removed\":[");
+  for (size_t k = 0; k < removed.size(); ++k) {
+    if (k) s.extra_members.push_back(',');
+    formats::AppendJsonString(removed[k], &s.extra_members);
+  }
+  s.extra_members.push_back(']');
+  if (cx.opts.quiet) return;
+  constexpr size_t kNamed = 5;
+  std::string names;
+  for (size_t k = 0; k < removed.size() && k < kNamed; ++k) absl::StrAppend(&names, k ? ", " : "", removed[k]);
+  if (removed.size() > kNamed) absl::StrAppend(&names, " and ", removed.size() - kNamed, " more");
+  cx.job.Say(absl::StrCat("removed ", removed.size(), removed.size() == 1 ? " file" : " files", " of an earlier run in ",
+                          cx.opts.out_dir, " that this run does not write (manifest.json `removed`): ", names));
+}
+
 void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
                        OverviewCollector* overview, const std::function<bool()>& finish_tables) {
   // Inputs read but not written (--ranks, rejected at placement) get their
@@ -160,6 +193,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   cx.job.summary().notices = Notices(cx.job.summary());
   if (cx.opts.follow_window) AddFollowWindowMember(*cx.opts.follow_window, &cx.job.summary());
   const bool tables_ok = !finish_tables || finish_tables();
+  RemoveEarlierRunsFiles(cx, tables_ok);
   if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken() || !tables_ok, false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did
   WriteReport(cx);

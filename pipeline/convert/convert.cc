@@ -21,6 +21,7 @@
 #include "pipeline/convert/write_output.h"
 #include "pipeline/inputs/inputs.h"
 #include "pipeline/output/output_dir.h"
+#include "pipeline/output/earlier_run.h"
 #include "pipeline/output/overview.h"
 
 namespace tracemill::pipeline {
@@ -131,6 +132,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   ClockAlignment clocks(cx);
   cx.clocks = &clocks;
   LoadClocksFile(cx, &clocks);
+  if (!opts.shard.sharded() && !opts.follow_window)  // shards share OUTDIR; a window's is new
+    cx.earlier_files = EarlierRunFiles(opts.out_dir, ManifestFileName(opts.shard));
   ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job, KeepForTables(cx));
   ChooseInputsToRead(cx, resume);
 

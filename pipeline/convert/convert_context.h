@@ -4,6 +4,7 @@
 // that every stage adds to, the plan, the threads and which inputs this
 // process reads. Built by RunConvert stage by stage; passed by reference.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "pipeline/inputs/input_record.h"
@@ -30,6 +31,10 @@ struct ConvertContext {
   // another shard writes, or an earlier run kept (--resume).
   std::vector<bool> clock_only;
   ClockAlignment* clocks = nullptr;  // --align-clocks (clocks.h); set before the decode
+  // The files an earlier run's manifest listed in OUTDIR (read before this
+  // run removes that manifest; pipeline/output/earlier_run.h): those this
+  // run does not write are removed in the account stage.
+  std::vector<std::string> earlier_files;
 
   // The shard this process is.
   int me() const { return opts.shard.index; }

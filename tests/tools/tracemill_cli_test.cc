@@ -383,6 +383,55 @@ TEST_F(TracemillCliTest, EachCommandsHelpHasItsOwnExitTable) {
   EXPECT_THAT(convert.out, HasSubstr("  2  usage error (bad command line, no input file at all, -o not writable"));
 }
 
+// Issue 37, point 1: an output folder is the result of one run. A 4-rank
+// job with --tables into OUT, then one rank into OUT, left the first run's
+// gpu1.trace.json and tables.sqlite beside a manifest of one output, exit 0.
+// The files the earlier manifest lists that this run does not write are
+// removed and listed (`removed`); a file of the user's is never touched.
+TEST_F(TracemillCliTest, AReusedOutputFolderHoldsOnlyTheNewRunsFiles) {
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 4; ++r) {
+    if (r == 0) {
+      ASSERT_EQ(::mkdir(tmp_.Join("job").c_str(), 0755), 0);
+    }
+    ranks.push_back(tmp_.Join("job/rank" + std::to_string(r) + ".json"));
+    WriteFileBytes(ranks.back(), "{\"distributedInfo\":{\"rank\":" + std::to_string(r) +
+                                     ",\"world_size\":4},\"traceEvents\":[{\"ph\":\"X\",\"name\":\"op\","
+                                     "\"pid\":1,\"tid\":1,\"ts\":1700000000000000,\"dur\":5}]}\n");
+  }
+  const std::string out = tmp_.Join("out");
+  CommandResult first = Tracemill({"convert", tmp_.Join("job"), "-o", out, "--gpus-per-node", "2", "--tables", "-q"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(ListDir(out), (std::vector<std::string>{"gpu0.trace.json", "gpu1.trace.json", "manifest.json",
+                                                    "tables.sqlite"}));  // ListDir leaves out report and overview
+  WriteFileBytes(out + "/notes.txt", "mine\n");
+  CommandResult second = Tracemill({"convert", ranks[0], "-o", out, "--gpus-per-node", "2"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("tracemill: removed 2 files of an earlier run in " + out +
+                                    " that this run does not write (manifest.json `removed`): gpu1.trace.json, "
+                                    "tables.sqlite\n"));
+  EXPECT_EQ(ListDir(out), (std::vector<std::string>{"gpu0.trace.json", "manifest.json", "notes.txt"}));
+  auto m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Json("/removed"), "[\"gpu1.trace.json\",\"tables.sqlite\"]");
+  // --group-by all after a per-GPU run: gpu0 is not this run's.
+  CommandResult all = Tracemill({"convert", tmp_.Join("job"), "-o", out, "--group-by", "all", "--no-report", "-q"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(ListDir(out), (std::vector<std::string>{"all.trace.json", "manifest.json", "notes.txt"}));
+  EXPECT_NE(::access((out + "/report.html").c_str(), F_OK), 0);
+  EXPECT_EQ(::access((out + "/overview.trace.json").c_str(), F_OK), 0);
+  m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Json("/removed"), "[\"gpu0.trace.json\",\"report.html\"]");
+  // Run again alike: nothing of it is removed, and no `removed` member.
+  CommandResult again = Tracemill({"convert", tmp_.Join("job"), "-o", out, "--group-by", "all", "--no-report"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.err, Not(HasSubstr("removed")));
+  m = Manifest::Load(out + "/manifest.json");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->Has("/removed"));
+}
+
 // Issue 37, point 8: a job killed with SIGKILL and restarted at once found
 // its own lock still held for a moment (released after its parent sees it
 // die) and exited 2, "in use", with no tracemill running. A lock found held
