@@ -167,7 +167,12 @@ void ClockAlignment::NoteBadProbes() {
                                        ref->name, "'s ", ref->digest->seen, " (", d.offset.matched,
                                        " matched): instances are missing on one side"));
     else if (ref && &d != ref && !d.applied)
-      warnings_.push_back(absl::StrCat(d.name, ": clock offset not applied: ", d.offset.note));
+      warnings_.push_back(absl::StrCat(d.name, ": clock offset not applied: ", d.offset.note, "; ", d.offset.matched,
+                                       " of its ", d.digest->seen, " collective operations matched"));
+    if (ref && &d != ref && d.applied && !d.offset.confident)
+      warnings_.push_back(absl::StrCat(d.name, ": clock offset applied although not confident (--align-clocks on): ",
+                                       d.offset.note, "; ", d.offset.matched, " of its ", d.digest->seen,
+                                       " collective operations matched; it is a guess, not a measurement"));
   }
 }
 
@@ -180,7 +185,9 @@ std::string ClockAlignment::Note(const Domain& d, size_t index_of_r) const {
     how = probe ? "the reference clock (the job's lowest rank)" : absl::StrCat("on the reference clock (rank ", d.probe_rank, ")");
   } else if (probe) {
     how = absl::StrCat("measured on its collectives against ", domains_[o.via].name, ": ", o.matched,
-                       " instances matched, spread ", o.spread_ns / 1000, " us");
+                       o.matched == 1 ? " instance matched (no spread: one instance says nothing of it)"
+                                      : absl::StrCat(" instances matched, spread ", o.spread_ns / 1000, " us"));
+    if (!o.confident) absl::StrAppend(&how, "; not confident");
   } else {
     how = absl::StrCat("its node's offset, measured on rank ", d.probe_rank);
   }
@@ -231,10 +238,11 @@ void ClockAlignment::SayOutcome() const {
   const char* topic = own_command ? "" : "clocks: ";
   // Where the details are: `tracemill clocks` writes only clocks.json.
   const char* details = own_command ? "clocks.json" : "manifest.json `clocks`";
-  size_t shifted = 0;
+  size_t shifted = 0, guessed = 0;
   int64_t lo = 0, hi = 0;
   for (const Domain& d : domains_) {
     if (!d.applied || d.offset.shift_ns == 0) continue;
+    guessed += !d.offset.confident;
     lo = shifted ? std::min(lo, d.offset.shift_ns) : d.offset.shift_ns;
     hi = shifted ? std::max(hi, d.offset.shift_ns) : d.offset.shift_ns;
     ++shifted;
@@ -242,12 +250,31 @@ void ClockAlignment::SayOutcome() const {
   if (shifted)
     cx_.job.Say(absl::StrCat(topic, shifted, " of ", domains_.size(), " nodes shifted onto ",
                              domains_[reference_].name, "'s clock (by ", lo / 1000,
-                             lo / 1000 == hi / 1000 ? "" : absl::StrCat(" to ", hi / 1000), " us; ", details,
-                             ")"));
+                             lo / 1000 == hi / 1000 ? "" : absl::StrCat(" to ", hi / 1000), " us",
+                             guessed ? absl::StrCat("; ", guessed, " of them not confident, applied by "
+                                                    "--align-clocks on") : "",
+                             "; ", details, ")"));
   constexpr size_t kMaxLines = 5;
   for (size_t k = 0; k < warnings_.size() && k < kMaxLines; ++k) cx_.job.Say(absl::StrCat(topic, warnings_[k]));
   if (warnings_.size() > kMaxLines)
     cx_.job.Say(absl::StrCat(topic, warnings_.size() - kMaxLines, " more warnings in ", details));
+}
+
+bool ClockAlignment::ShiftsAny() const {
+  if (!solved_flag_ || domains_.size() < 2) return false;
+  for (const Domain& d : domains_)
+    if (d.applied && d.offset.shift_ns != 0) return true;
+  return false;
+}
+
+std::string ClockAlignment::GuessNotice() const {
+  if (!solved_flag_ || domains_.size() < 2) return "";
+  size_t guessed = 0;
+  for (const Domain& d : domains_) guessed += d.applied && d.offset.shift_ns != 0 && !d.offset.confident;
+  if (guessed == 0) return "";
+  return absl::StrCat("clocks: ", guessed, " of ", domains_.size(), " nodes shifted by offsets that are not "
+                      "confident (--align-clocks on applies them anyway): their times across nodes are a guess; "
+                      "see manifest.json `clocks`");
 }
 
 std::string ClockAlignment::ManifestJson() const {

@@ -84,6 +84,14 @@ class ClockAlignment {
 
   // Applied: some input's times were shifted.
   bool applied() const { return applied_.load(); }
+  // ShiftsAny: the solution moves some domain (applied, non-zero shift),
+  // whether or not an input was assigned yet (`tracemill clocks`).
+  bool ShiftsAny() const;
+
+  // GuessNotice: with --align-clocks on, the job-wide warning when a shift
+  // that is not confident was applied (the manifest's `notices`, hence the
+  // report's badge and the summary's warnings); "" otherwise.
+  std::string GuessNotice() const;
 
   // SaveSolution writes the solved offsets and the probes' digests to
   // `path` (temporary name, then rename): `tracemill clocks` writes

@@ -63,6 +63,7 @@ RunSummary RunClocks(const ConvertOptions& given) {
   if (!opts.quiet) clocks.SayOutcome();  // as convert says it: the nodes shifted, the warnings
   RunSummary& s = job.summary();
   s.clocks_json = clocks.ManifestJson();
+  s.clocks_shift = clocks.ShiftsAny();
   for (size_t i = 0; i < cx.records.size(); ++i)
     if (cx.read[i]) s.inputs.push_back(cx.records[i]);
   const std::string path = opts.out_dir + "/" + kClocksFileName;

@@ -191,6 +191,8 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   ListOutputsAndInputs(cx, resume);
   MarkMostlyLost(&cx.job.summary().inputs);
   cx.job.summary().notices = Notices(cx.job.summary());
+  if (std::string guess = cx.clocks->GuessNotice(); !guess.empty())
+    cx.job.summary().notices.push_back(std::move(guess));
   if (cx.opts.follow_window) AddFollowWindowMember(*cx.opts.follow_window, &cx.job.summary());
   const bool tables_ok = !finish_tables || finish_tables();
   RemoveEarlierRunsFiles(cx, tables_ok);

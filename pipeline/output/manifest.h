@@ -75,6 +75,7 @@ struct RunSummary {
   int exit_code = 0;
   // Clock alignment (pipeline/clocks/clocks.h): empty or `,\n"clocks":{...}`.
   std::string clocks_json;
+  bool clocks_shift = false;  // `tracemill clocks`: the solution shifts some node
   // Extra top-level members, appended last: empty or `,\n"key":value...`
   // (tracemill csp adds its parameters and pipeline-marker counts).
   std::string extra_members;

@@ -71,6 +71,44 @@ TEST_F(ClockAlignmentTest, OneShiftIsSaidAsOneValue) {
       << run.err;
 }
 
+// Issue 37, point 2: `--align-clocks on` applied an offset from 3 matched
+// collectives (8 make one confident) with no warning, the manifest's
+// notices empty and the report's badge green; `tracemill clocks` said
+// "offsets solved" when none was applied. Confidence is now said on the
+// terminal, in the notices (hence the badge) and in clocks.warnings, with
+// the counts matched and seen.
+TEST_F(ClockAlignmentTest, AGuessIsSaidAsAGuess) {
+  const std::string job = MakeJob("job", {"--nodes", "2", "--gpus", "2", "--offsets-us", "0,2500",
+                                          "--jitter-us", "0", "--collectives", "3"});
+  Run on = Convert({job, "--align-clocks", "on"});
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_NE(on.err.find("1 of 2 nodes shifted onto node 0's clock (by -2500 us; 1 of them not confident, applied "
+                        "by --align-clocks on; manifest.json `clocks`)\n"),
+            std::string::npos)
+      << on.err;
+  const std::string guess = "node 1: clock offset applied although not confident (--align-clocks on): only 3 "
+                            "collective instances matched (8 needed); 3 of its 3 collective operations matched; it "
+                            "is a guess, not a measurement";
+  EXPECT_NE(on.err.find("tracemill: clocks: " + guess + "\n"), std::string::npos) << on.err;
+  EXPECT_EQ(Warnings(*on.manifest), "[\"" + guess + "\"]");
+  EXPECT_EQ(on.manifest->Json("/notices"),
+            "[\"clocks: 1 of 2 nodes shifted by offsets that are not confident (--align-clocks on applies them "
+            "anyway): their times across nodes are a guess; see manifest.json `clocks`\"]");
+  EXPECT_NE(ReadFileBytes(on.Output("report.html")).find("converted, with warnings"), std::string::npos);
+
+  Run automatic = Convert({job});
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_EQ(Warnings(*automatic.manifest),
+            "[\"node 1: clock offset not applied: only 3 collective instances matched (8 needed); 3 of its 3 "
+            "collective operations matched\"]");
+  EXPECT_FALSE(automatic.manifest->Has("/notices"));
+
+  const std::string out = tmp_.Join("clocks-out");
+  CommandResult c = Tracemill({"clocks", job, "-o", out});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("2 probes decoded; no node shifted (see the warnings) -> "), std::string::npos) << c.err;
+}
+
 // Four nodes, one of them behind the reference: each offset is recovered
 // within the jitter bound (collective ends jitter by +-2 us on every rank,
 // so a node's estimate is within 5 us), and in the merged outputs the k-th
@@ -249,9 +287,12 @@ TEST_F(ClockAlignmentTest, ClocksCommandPrintsItsWarnings) {
       Tracemill({"clocks", DataPath("../../cluster-examples/sample-job"), "-o", out, "--gpus-per-node", "1"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const std::string warning =
-      "tracemill clocks: node 1: clock offset not applied: only 2 collective instances matched (8 needed)\n";
+      "tracemill clocks: node 1: clock offset not applied: only 2 collective instances matched (8 needed); 2 of its "
+      "10 collective operations matched\n";
   ASSERT_EQ(c.err.substr(0, warning.size()), warning);
-  EXPECT_EQ(c.err.substr(warning.size()).rfind("tracemill clocks: 2 probes decoded; offsets solved -> " + out +
+  // Issue 37, point 2: it said "offsets solved" when none was applied.
+  EXPECT_EQ(c.err.substr(warning.size()).rfind("tracemill clocks: 2 probes decoded; no node shifted (see the "
+                                               "warnings) -> " + out +
                                                     "/clocks.json (",
                                                 0),
             0u)

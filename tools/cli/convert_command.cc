@@ -445,7 +445,8 @@ void PrintClocksSummary(const ConvertOptions& opts, const pipeline::RunSummary& 
                s.inputs.size() == 1 ? "" : "s",
                opts.align_clocks == pipeline::AlignClocks::kOff ? "--align-clocks off, nothing solved"
                : s.clocks_json.empty()                           ? "one clock domain, nothing to align"
-                                                                 : "offsets solved",
+               : s.clocks_shift                                  ? "offsets solved"
+                                                                 : "no node shifted (see the warnings)",
                opts.out_dir.c_str(),
                pipeline::kClocksFileName, s.wall_seconds);
 }
