@@ -52,6 +52,8 @@ void RemoveDirectoryInHandler(const char* dir) {
   ::rmdir(dir);
 }
 
+std::atomic<bool> g_resume_redoes{false};  // SetResumeRedoesOutputs
+
 void OnInterrupt(int sig) {
   // Finish first: record the first signal and return; the job polls it.
   if (g_finish_first.load()) {
@@ -77,15 +79,17 @@ void OnInterrupt(int sig) {
     if (g_dir_state[i].load(std::memory_order_acquire) == 2) RemoveDirectoryInHandler(g_dir_path[i]);
   // Say so (write(2) is async-signal-safe): the outputs already renamed into
   // place are whole, and --resume keeps them.
-  static constexpr char kInt[] =
-      "tracemill: interrupted (SIGINT): no partial output left; rerun the same command with --resume to keep "
-      "the outputs already written\n";
-  static constexpr char kTerm[] =
-      "tracemill: interrupted (SIGTERM): no partial output left; rerun the same command with --resume to keep "
-      "the outputs already written\n";
+  static constexpr char kInt[] = "tracemill: interrupted (SIGINT): no partial output left; ";
+  static constexpr char kTerm[] = "tracemill: interrupted (SIGTERM): no partial output left; ";
+  static constexpr char kKeep[] = "rerun the same command with --resume to keep the outputs already written\n";
+  static constexpr char kRedo[] =
+      "with --tables, rerunning with --resume writes every output again (tables.sqlite is written only at the "
+      "end, and an interrupted run leaves none)\n";
   const char* msg = sig == SIGINT ? kInt : kTerm;
   const size_t len = sig == SIGINT ? sizeof(kInt) - 1 : sizeof(kTerm) - 1;
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, len);
+  const bool redo = g_resume_redoes.load();
+  n = ::write(STDERR_FILENO, redo ? kRedo : kKeep, redo ? sizeof(kRedo) - 1 : sizeof(kKeep) - 1);
   _exit(128 + sig);
 }
 
@@ -108,6 +112,8 @@ int RegisterIn(std::atomic<int>* state, char (*paths)[kPathMax], int slots, cons
 int RegisterTemporary(const std::string& path) { return RegisterIn(g_state, g_path, kSlots, path); }
 
 }  // namespace
+
+void SetResumeRedoesOutputs(bool on) { g_resume_redoes.store(on); }
 
 DeferInterrupts::DeferInterrupts() {
   g_creating.fetch_add(1);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/cleanup.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/clocks/clocks_job.h"
 #include "pipeline/convert/account.h"
@@ -20,8 +21,8 @@
 #include "pipeline/convert/tables_job.h"
 #include "pipeline/convert/write_output.h"
 #include "pipeline/inputs/inputs.h"
-#include "pipeline/output/output_dir.h"
 #include "pipeline/output/earlier_run.h"
+#include "pipeline/output/output_dir.h"
 #include "pipeline/output/overview.h"
 
 namespace tracemill::pipeline {
@@ -117,6 +118,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // 1. The output directory, made ready before any input is read.
   OutputDirectory out_dir(job, opts.out_dir);
   if (!out_dir.Open("-o ", opts.tmp_dir, opts.shard)) return job.summary();
+  // An interrupt's line says what --resume will keep (formats/common/cleanup.h).
+  formats::SetResumeRedoesOutputs(opts.tables != TablesMode::kOff && !opts.follow_window);
   // 2. The inputs.
   ConvertContext cx{opts, job, *ranks};
   if (!ListInputs(opts.inputs, opts.out_dir, out_dir.id(), opts.no_system_metrics, job, &cx.records))

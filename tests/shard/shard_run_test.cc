@@ -603,6 +603,23 @@ TEST(ShardResume, SigintSaysInterruptedAndHowToResume) {
             "the outputs already written\n");
 }
 
+// Issue 37, point 5: with --tables the line promised that --resume keeps
+// the outputs already written, and --resume --tables then redid all of
+// them (tables.sqlite is written only at the end; an interrupted run leaves
+// none). The line now says what --resume will do.
+TEST(ShardResume, SigintWithTablesSaysResumeWritesEveryOutputAgain) {
+  std::string job = MakeBigJob();
+  std::string out = Fresh("big-int-tables");
+  int code = InterruptMidWrite({"convert", job, "-o", out, "--group-by", "rank", "--threads", "1",
+                                "--debug-write-delay-ms", "25", "--tables", "-q"},
+                               out, out + "/journal.jsonl", SIGINT);
+  ASSERT_EQ(code, 130);
+  EXPECT_FALSE(AnyTemporary(out));
+  EXPECT_EQ(ReadFile(out + ".stderr"),
+            "tracemill: interrupted (SIGINT): no partial output left; with --tables, rerunning with --resume writes "
+            "every output again (tables.sqlite is written only at the end, and an interrupted run leaves none)\n");
+}
+
 // SIGKILL cannot clean up: the temporary stays until the resumed run
 // removes it; the outputs are still right.
 TEST(ShardResume, SigkillThenResume) {
