@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -18,7 +19,6 @@ using formats::DropKind;
 using formats::DropReason;
 using formats::GroupedCount;
 
-constexpr int64_t kYear2000Ns = int64_t{946684800} * 1000000000;  // before it: times relative to a start
 constexpr size_t kNamed = 3;                                      // files named per list
 constexpr uint64_t kMostlyLostMin = 100;                          // fewer lost events never fail an input
 
@@ -153,6 +153,14 @@ void TimeNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
     else
       absolute.push_back(r);
   }
+  std::set<int64_t> relative_ranks;
+  for (const InputRecord* r : inputs)
+    if (r->has_span && r->last_ts_ns < kYear2000Ns && r->rank) relative_ranks.insert(*r->rank);
+  if (absolute.empty() && relative_ranks.size() >= 2)
+    notices->push_back(absl::StrCat(
+        "every input's times are relative to its own start (no epoch base, e.g. PyTorch 1.x traces without "
+        "baseTimeNanoseconds): the ", relative_ranks.size(), " ranks are drawn on one time axis as if they had "
+        "started together, and their clocks are not aligned (", Files(relative), ")"));
   if (!relative.empty() && !absolute.empty()) {
     std::vector<std::string> abs_paths;
     for (const InputRecord* r : absolute) abs_paths.push_back(r->path);

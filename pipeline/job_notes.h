@@ -20,6 +20,7 @@
 //   as one with errors.
 // - A job none of whose inputs is a trace (every file skipped or rejected as
 //   no trace) is a usage error: nothing is written.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@
 #include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline {
+
+// kYear2000Ns: an input whose times all come before it (ns since the epoch)
+// counts from its own start (a trace with no epoch base), not from the epoch.
+inline constexpr int64_t kYear2000Ns = int64_t{946684800} * 1000000000;
 
 // MarkMostlyLost gives every input whose kLoss drops exceed half of its
 // events read and number at least 100 (and that has no error yet) a

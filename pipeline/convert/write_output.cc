@@ -18,6 +18,7 @@
 #include "pipeline/budget.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/convert/merge_write.h"
+#include "pipeline/job_notes.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -248,8 +249,24 @@ std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<for
                     "metadata records repeated\"}");
   o.append(",\"time_base\":{\"unit\":\"us\",\"relative\":");
   o.append(cx_.opts.relative_time ? "true" : "false");
-  absl::StrAppend(&o, ",\"offset_ns\":", times_.offset_ns,
-                  ",\"note\":\"ts = (absolute ns since the Unix epoch - offset_ns) / 1000\"}");
+  // What the inputs' own times are: since the epoch, or (a trace with no
+  // epoch base, times before 2000) since each input's own start.
+  size_t own_start = 0, epoch = 0;
+  for (size_t i : og.inputs) {
+    const InputRecord& r = cx_.records[i];
+    if (r.has_span) ++(r.last_ts_ns < kYear2000Ns ? own_start : epoch);
+  }
+  const char* clock = own_start == 0 ? "epoch" : epoch == 0 ? "input_start" : "mixed";
+  absl::StrAppend(&o, ",\"offset_ns\":", times_.offset_ns, ",\"inputs_clock\":\"", clock, "\",\"note\":\"",
+                  own_start == 0 ? "ts = (absolute ns since the Unix epoch - offset_ns) / 1000"
+                  : epoch == 0 && own_start == 1
+                      ? "ts = (ns since the input's own start, as its file gives them: it has no epoch base - "
+                        "offset_ns) / 1000"
+                  : epoch == 0 ? "ts = (ns since each input's own start, as its file gives them - offset_ns) / "
+                                 "1000: the inputs are not on one clock"
+                                 : "ts = (ns as each input gives them - offset_ns) / 1000: some inputs count from "
+                                   "the Unix epoch, some from their own start",
+                  "\"}");
   o.append(",\"inputs\":[");
   for (size_t k = 0; k < og.inputs.size(); ++k) {
     const InputRecord& r = cx_.records[og.inputs[k]];

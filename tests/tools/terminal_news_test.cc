@@ -186,6 +186,35 @@ TEST_F(TerminalNewsTest, MixedTimeBasesAndUnrankedInputs) {
   EXPECT_EQ(NewsLines(lone.err), std::vector<std::string>{});
 }
 
+// Issue 37, point 3: ranks whose times are all relative to their own start
+// (PyTorch 1.13 traces: each rank's ts starts near 0) were drawn as one
+// timeline without a word. One rank alone is what it is.
+TEST_F(TerminalNewsTest, RanksOnRelativeClocksAreSaid) {
+  const std::string r0 = Write("rel/rank-0.json", Kineto(0, 2, 100));
+  const std::string r1 = Write("rel/rank-1.json", Kineto(1, 2, 250));
+  Run run = Convert({tmp_.Join("rel")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(NewsLines(run.err),
+            (std::vector<std::string>{
+                "warning: every input's times are relative to its own start (no epoch base, e.g. PyTorch 1.x traces "
+                "without baseTimeNanoseconds): the 2 ranks are drawn on one time axis as if they had started "
+                "together, and their clocks are not aligned (" + r0 + ", " + r1 + ")"}));
+  ASSERT_NE(run.manifest, nullptr);
+  EXPECT_EQ(run.manifest->ArraySize("/notices"), 1u);
+  Run one = Convert({r0});
+  EXPECT_EQ(NewsLines(one.err), std::vector<std::string>{});
+  // The outputs' otherData said "absolute ns since the Unix epoch" of them.
+  Run all = Convert({tmp_.Join("rel"), "--group-by", "all", "-q"});
+  EXPECT_THAT(ReadFileBytes(all.Output("all.trace.json")),
+              HasSubstr("\"inputs_clock\":\"input_start\",\"note\":\"ts = (ns since each input's own start, as "
+                        "its file gives them - offset_ns) / 1000: the inputs are not on one clock\""));
+  const std::string epoch = Write("abs/rank-0.json", Kineto(0, 0, 1700000000000000));
+  Run absolute = Convert({epoch, "--group-by", "all", "-q"});
+  EXPECT_THAT(ReadFileBytes(absolute.Output("all.trace.json")),
+              HasSubstr("\"inputs_clock\":\"epoch\",\"note\":\"ts = (absolute ns since the Unix epoch - "
+                        "offset_ns) / 1000\""));
+}
+
 // A folder of Paddle CrossStackProfiler outputs (ts in ns where the Trace
 // Event Format has µs) lost 41,920 of 42,140 events with exit 0 and no word.
 // Made small: 120 of 150 events past the int64 ns range. More than half,
