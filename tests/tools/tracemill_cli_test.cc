@@ -407,6 +407,8 @@ TEST_F(TracemillCliTest, AReusedOutputFolderHoldsOnlyTheNewRunsFiles) {
   WriteFileBytes(out + "/notes.txt", "mine\n");
   CommandResult second = Tracemill({"convert", ranks[0], "-o", out, "--gpus-per-node", "2"});
   ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("tracemill: 1 input (0 with errors), 1 event read, 1 written, 0 dropped; "
+                                    "1 output in " + out + " ("));  // said "1 events"
   EXPECT_THAT(second.err, HasSubstr("tracemill: removed 2 files of an earlier run in " + out +
                                     " that this run does not write (manifest.json `removed`): gpu1.trace.json, "
                                     "tables.sqlite\n"));

@@ -424,8 +424,9 @@ void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary&
   const FailedOutputs failed = CountFailedOutputs(s);
   const size_t written = s.outputs.size() - failed.count;
   using formats::GroupedCount;
-  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s events read, %s written, %s dropped; %zu output%s in %s%s (%.2f s)%s\n",
+  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s event%s read, %s written, %s dropped; %zu output%s in %s%s (%.2f s)%s\n",
                in.inputs, in.inputs == 1 ? "" : "s", in.with_errors, GroupedCount(in.events_read).c_str(),
+               in.events_read == 1 ? "" : "s",
                GroupedCount(in.events_written).c_str(), GroupedCount(in.events_dropped).c_str(), written,
                written == 1 ? "" : "s", opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds,
                AlsoWritten(opts, s).c_str());
