@@ -162,8 +162,9 @@ void RemoveEarlierRunsFiles(ConvertContext& cx, bool tables_ok) {
   std::string names;
   for (size_t k = 0; k < removed.size() && k < kNamed; ++k) absl::StrAppend(&names, k ? ", " : "", removed[k]);
   if (removed.size() > kNamed) absl::StrAppend(&names, " and ", removed.size() - kNamed, " more");
-  cx.job.Say(absl::StrCat("removed ", removed.size(), removed.size() == 1 ? " file" : " files", " of an earlier run in ",
-                          cx.opts.out_dir, " that this run does not write (manifest.json `removed`): ", names));
+  cx.job.Say(absl::StrCat("removed ", removed.size(), removed.size() == 1 ? " file" : " files",
+                          " of an earlier run in ", cx.opts.out_dir,
+                          " that this run does not write (manifest.json `removed`): ", names));
 }
 
 void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
