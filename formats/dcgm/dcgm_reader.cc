@@ -119,6 +119,22 @@ bool ParseSecondsToNanos(std::string_view s, int64_t* ns) {
   return true;
 }
 
+bool LooksLikeDcgmDmon(std::string_view head) {
+  if (head.substr(0, 19) == "Started host engine") return true;
+  size_t at = 0;
+  while (at < head.size()) {
+    size_t end = head.find('\n', at);
+    if (end == std::string_view::npos) end = head.size();
+    std::string_view line = head.substr(at, end - at);
+    const size_t text = line.find_first_not_of(" \t");
+    if (text != std::string_view::npos && line.substr(text, 8) == "# Entity" &&
+        line.find("TIMESTAMP") != std::string_view::npos)
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 DcgmFile ParseDcgmDmon(std::string_view text) {
   DcgmFile f;
   int col_index[kNumDcgmColumns];  // token index of each needed column in a data row

@@ -62,6 +62,12 @@ struct DcgmFile {
   absl::Status status;
 };
 
+// LooksLikeDcgmDmon: `head` (the first bytes of a file) is a dmon log: a
+// line that begins, after spaces, with `# Entity` and names `TIMESTAMP`, or
+// dcgmi's own first line `Started host engine`. For `convert`, which reads
+// no DCGM log (csp does) and must not take one for a broken rank's trace.
+bool LooksLikeDcgmDmon(std::string_view head);
+
 // ParseDcgmDmon parses the text of one dmon log (see the file comment).
 // Never fails on a single row: bad rows are counted and dropped.
 DcgmFile ParseDcgmDmon(std::string_view text);

@@ -125,5 +125,16 @@ TEST(DcgmReader, ReferenceLogs) {
   }
 }
 
+// What `convert` takes for a dmon log (issue 40, point 2): dcgmi's first
+// line, or the `# Entity ... TIMESTAMP` header after other lines; not a
+// trace, not a header without TIMESTAMP.
+TEST(DcgmReader, LooksLikeDcgmDmon) {
+  EXPECT_TRUE(LooksLikeDcgmDmon("Started host engine version 2.2.9 using socket path /tmp/nv-hostengine\n"));
+  EXPECT_TRUE(LooksLikeDcgmDmon("noise\n  # Entity  TIMESTAMP  GPUTL\n      Id\n"));
+  EXPECT_FALSE(LooksLikeDcgmDmon("# Entity  GPUTL\n"));
+  EXPECT_FALSE(LooksLikeDcgmDmon("{\"traceEvents\":[]}"));
+  EXPECT_FALSE(LooksLikeDcgmDmon(""));
+}
+
 }  // namespace
 }  // namespace tracemill::formats

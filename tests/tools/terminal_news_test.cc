@@ -215,6 +215,26 @@ TEST_F(TerminalNewsTest, RanksOnRelativeClocksAreSaid) {
                         "offset_ns) / 1000\""));
 }
 
+// Issue 40, point 2: a Paddle job folder's dcgm/dcgm.<trainer> files were
+// rejected as "unrecognized format" and, their suffix read as a rank, shown
+// as dead ranks (exit 3). In a folder they are skipped, named as what they
+// are; named on the command line, rejected saying so.
+TEST_F(TerminalNewsTest, DcgmLogsBesideTheProfilesAreNotDeadRanks) {
+  const std::string rank = Write("job/profile/rank-0.json", Kineto(0, 0, 1700000000000000));
+  const std::string dcgm = Write("job/dcgm/dcgm.1",
+                                 "Started host engine version 2.2.9 using socket path /tmp/nv-hostengine\n"
+                                 "# Entity  TIMESTAMP  GPUTL\n      Id\n    GPU 0  1700000000.000  81\n");
+  Run run = Convert({tmp_.Join("job")});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(NewsLines(run.err),
+            std::vector<std::string>{"skipped 1 file: 1 dcgmi dmon output (" + dcgm + ")"});
+  ASSERT_NE(run.manifest, nullptr);
+  EXPECT_EQ(run.manifest->Int("/totals/inputs_with_errors"), 0);
+  CommandResult named = Tracemill({"convert", dcgm, "-o", tmp_.Join("named")});
+  EXPECT_EQ(named.exit_code, 2) << named.err;
+  EXPECT_THAT(named.err, HasSubstr(dcgm + ": at byte 0: a DCGM dmon log, not a trace: `tracemill csp` draws it"));
+}
+
 // A folder of Paddle CrossStackProfiler outputs (ts in ns where the Trace
 // Event Format has µs) lost 41,920 of 42,140 events with exit 0 and no word.
 // Made small: 120 of 150 events past the int64 ns range. More than half,
