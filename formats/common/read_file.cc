@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 
@@ -64,6 +65,17 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
   ::close(fd);
   out->ZeroPadding(padding);
   return absl::OkStatus();
+}
+
+std::optional<std::string> ReadTextFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  std::string text;
+  char buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
+  std::fclose(f);
+  return text;
 }
 
 std::optional<std::vector<std::string>> ListFolder(const std::string& dir) {

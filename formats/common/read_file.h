@@ -31,6 +31,11 @@ absl::Status ReadWholeFile(const std::string& path, size_t padding, ByteBuffer* 
 // errno set if it cannot be opened.
 int OpenInputFile(const std::string& path);
 
+// ReadTextFile: a small file (a manifest, an overview, a journal) whole
+// into a string; nullopt if it cannot be opened (a read error ends the
+// text where it happened).
+std::optional<std::string> ReadTextFile(const std::string& path);
+
 // ListFolder: the names in folder `dir` (not `.` and `..`), sorted;
 // nullopt (errno set by opendir(3)) if it cannot be listed.
 std::optional<std::vector<std::string>> ListFolder(const std::string& dir);

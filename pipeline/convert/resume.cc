@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/read_file.h"
 #include "pipeline/output/overview.h"
 
 namespace tracemill::pipeline {
@@ -29,13 +29,8 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
   std::map<int64_t, std::string> manifest_blocks;  // overview blocks of a finished run, by pid
   bool other_job = false;
   const std::string manifest_path = opts.out_dir + "/" + ManifestFileName(opts.shard);
-  if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb")) {
-    std::string text;
-    char buf[1 << 16];
-    size_t got;
-    while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
-    std::fclose(f);
-    if (auto m = ParseManifest(text); m.ok() && m->fingerprint == plan.fingerprint) {
+  if (const std::optional<std::string> text = formats::ReadTextFile(manifest_path)) {
+    if (auto m = ParseManifest(*text); m.ok() && m->fingerprint == plan.fingerprint) {
       st.clocks_json = m->clocks_json;
       // A finished run's overview holds the blocks of every input it wrote.
       manifest_blocks = OverviewCollector::BlocksOf(

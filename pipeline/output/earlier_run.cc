@@ -2,9 +2,8 @@
 
 #include <unistd.h>
 
-#include <cstdio>
-
 #include "absl/strings/str_cat.h"
+#include "formats/common/read_file.h"
 #include "pipeline/output/manifest.h"
 #include "pipeline/output/overview.h"
 
@@ -12,14 +11,9 @@ namespace tracemill::pipeline {
 
 std::vector<std::string> EarlierRunFiles(const std::string& out_dir, const std::string& manifest_name) {
   std::vector<std::string> files;
-  std::string text;
-  std::FILE* f = std::fopen(absl::StrCat(out_dir, "/", manifest_name).c_str(), "rb");
-  if (!f) return files;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
-  std::fclose(f);
-  absl::StatusOr<RunSummary> m = ParseManifest(text);
+  const std::optional<std::string> text = formats::ReadTextFile(absl::StrCat(out_dir, "/", manifest_name));
+  if (!text) return files;
+  absl::StatusOr<RunSummary> m = ParseManifest(*text);
   if (!m.ok()) return files;
   for (const OutputRecord& o : m->outputs) {
     if (o.parts.empty()) files.push_back(o.path);

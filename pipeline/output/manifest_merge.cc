@@ -5,19 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/tables.h"
 #include "formats/common/json_text.h"
+#include "formats/common/read_file.h"
 #include "pipeline/job_notes.h"
 #include "pipeline/journal.h"
 #include "pipeline/options.h"
@@ -32,12 +30,9 @@ namespace tracemill::pipeline {
 namespace {
 
 bool ReadWhole(const std::string& path, std::string* out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return true;
+  std::optional<std::string> text = formats::ReadTextFile(path);
+  if (text) *out = std::move(*text);
+  return text.has_value();
 }
 
 // ShardCount: the one shard count of the shard files in OUTDIR; or, when

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "formats/chrome/output_file.h"
 #include "formats/common/json_text.h"
+#include "formats/common/read_file.h"
 #include "formats/common/ts_text.h"
 #include "tracemill/version.h"
 
@@ -218,13 +218,9 @@ absl::Status OverviewCollector::Write(const std::string& dir, const std::string&
 
 std::map<int64_t, std::string> OverviewCollector::BlocksOf(const std::string& path) {
   std::map<int64_t, std::string> blocks;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return blocks;
-  std::string text;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, got);
-  std::fclose(f);
+  const std::optional<std::string> file = formats::ReadTextFile(path);
+  if (!file) return blocks;
+  const std::string& text = *file;
   constexpr std::string_view kHead = "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
   size_t at = 0;
   while ((at = text.find('\n', at)) != std::string::npos) {
