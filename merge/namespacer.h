@@ -20,7 +20,7 @@ namespace tracemill::merge {
 // InputNamespace: output ids of one input inside one output.
 struct InputNamespace {
   std::vector<int64_t> out_pid;  // local pid index -> output pid
-  std::vector<uint32_t> pid_order;  // local pid indices in sort_index order
+  std::vector<uint32_t> pid_order;  // local pid indices in sort_index order; empty processes left out
   uint64_t id_base = 0;          // output id = id_base + local id
 };
 

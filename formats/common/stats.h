@@ -36,6 +36,8 @@ namespace tracemill::formats {
   X(kUnmatchedEnd, "unmatched_end", kLoss, "`E` event with no open `B` on its pid/tid (surplus end)") \
   X(kTimeBase, "time_base", kDesign, "smdebug pid-0 record carrying only the file's time base (applied to every ts)") \
   X(kDuplicateMetadata, "duplicate_metadata", kDesign, "metadata record repeating one already kept for the same process or thread") \
+  X(kEmptyProcess, "empty_process", kDesign,                                               \
+    "metadata record of a process with no other event (Kineto's unused GPU rows: left out of the outputs)") \
   X(kWindow, "window", kDesign, "outside the --start/--end or --start-step/--end-step window") \
   X(kBadSample, "bad_sample", kLoss, "system metrics line without a decimal `Timestamp`/`Value` or a `Name`") \
   X(kBadNetSample, "bad_net_sample", kLoss,                                        \

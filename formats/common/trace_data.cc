@@ -209,6 +209,20 @@ uint64_t ShiftEventTimes(std::vector<Event, LargeAllocator<Event>>* events, int6
   return dropped;
 }
 
+uint64_t DropEmptyProcesses(TraceData* data) {
+  std::vector<uint8_t> has_events(data->processes.size(), 0);
+  for (const Event& e : data->events)
+    if ((e.flags & kHasPid) && e.phase != 'M') has_events[e.pid] = 1;
+  if (std::all_of(has_events.begin(), has_events.end(), [](uint8_t v) { return v != 0; })) return 0;
+  for (size_t p = 0; p < has_events.size(); ++p) data->processes[p].empty = !has_events[p];
+  auto& events = data->events;
+  const size_t before = events.size();
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [&](const Event& e) { return (e.flags & kHasPid) && !has_events[e.pid]; }),
+               events.end());
+  return before - events.size();
+}
+
 uint64_t TraceBuilder::ApplyTimeBase() {
   if (time_base_applied_) return 0;
   time_base_applied_ = true;

@@ -96,6 +96,8 @@ struct ProcessInfo {
   bool has_sort_index = false;
   int64_t sort_index = 0;      // process_sort_index args.sort_index
   std::string_view labels;     // process_labels args.labels body, if any
+  // No event but metadata (DropEmptyProcesses): listed in no output.
+  bool empty = false;
 };
 
 // InputMetadata: top-level facts of one input (Kineto's JSON Object Format).
@@ -150,6 +152,14 @@ struct TraceData {
 // (`M`) events, which lose their ts. Returns the number removed (the
 // callers count them as dropped `bad_ts`). Steps are not touched.
 uint64_t ShiftEventTimes(std::vector<Event, LargeAllocator<Event>>* events, int64_t offset_ns);
+
+// DropEmptyProcesses removes the metadata (`M`) events of every process
+// that has no other event (Kineto lists all eight GPUs of a host on every
+// rank, used or not: "GPU 1".."GPU 7" of a one-GPU rank, all eight of a
+// CPU-only one) and marks those processes `empty`, so that no output lists
+// them. Returns the number of events removed (the callers count them as
+// dropped `empty_process`).
+uint64_t DropEmptyProcesses(TraceData* data);
 
 class TraceBuilder {
  public:

@@ -212,6 +212,7 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
     }
   }
   formats::PairBeginEnd(trace.get(), &r.dropped, &r.warnings);
+  r.dropped.Add(formats::DropReason::kEmptyProcess, formats::DropEmptyProcesses(trace.get()));
   r.timeline = std::move(trace->timeline);
   if (r.timeline.steps_dropped)
     r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",

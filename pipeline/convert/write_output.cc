@@ -279,9 +279,9 @@ std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<for
     o.append(",\"label\":");
     AppendJsonString(winputs[k].label, &o);
     int64_t lo = 0, hi = 0;
-    if (!winputs[k].out_pid.empty()) {
-      lo = *std::min_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
-      hi = *std::max_element(winputs[k].out_pid.begin(), winputs[k].out_pid.end());
+    if (const auto& listed = winputs[k].pid_order; !listed.empty()) {  // numbered in this order
+      lo = winputs[k].out_pid[listed.front()];
+      hi = winputs[k].out_pid[listed.back()];
     }
     absl::StrAppend(&o, ",\"pids\":[", lo, ",", hi, "]");
     if (r.clock_decided)

@@ -21,6 +21,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::Pair;
 using ::testing::StartsWith;
 
 constexpr const char kDot[] = " \xC2\xB7 ";         // " · " in process names
@@ -135,6 +136,33 @@ TEST_F(InputRulesTest, EmptyObjectsAreSkipped) {
   auto t = OnlyTrace(run);
   ASSERT_NE(t, nullptr);
   EXPECT_THAT(TimedNames(*t), ElementsAre("a", "b"));
+}
+
+// Kineto lists every GPU of the host on every rank, used or not: the
+// metadata of a process with no other event is left out, counted, and its
+// process numbers no output pid.
+TEST_F(InputRulesTest, ProcessesWithOnlyMetadataAreLeftOut) {
+  const std::string in = Rule("empty_processes.json");
+  InputFacts f = Facts(in);
+  ASSERT_EQ(f.events, 9);
+  ASSERT_EQ(f.empty_process_meta, 3);
+  Run run = Convert({in});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_NE(run.manifest, nullptr);
+  const Manifest& m = *run.manifest;
+  EXPECT_TRUE(ManifestBalances(m));
+  EXPECT_EQ(m.Int("/inputs/0/events_read"), 9);
+  EXPECT_EQ(m.Int("/inputs/0/dropped_by_reason/empty_process"), 3);
+  EXPECT_EQ(m.Int("/inputs/0/events_written"), 6);
+  EXPECT_THAT(run.err, HasSubstr("left out on purpose, not lost: 3 events (empty_process 3)"));
+  auto t = OnlyTrace(run);
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->inputs.size(), 1u);
+  EXPECT_EQ(t->inputs[0].pid_lo, 1);  // dense: GPU 1, then python3 (sort index, then first seen)
+  EXPECT_EQ(t->inputs[0].pid_hi, 2);
+  EXPECT_THAT(t->ProcessNames(), ElementsAre(Pair(1, "empty_processes.json \xC2\xB7 GPU 1"),
+                                             Pair(2, "empty_processes.json \xC2\xB7 python3 (pid 7)")));
+  EXPECT_TRUE(RanksNamespaced(*t));
 }
 
 // ---- gzip ----
@@ -756,7 +784,8 @@ TEST_F(InputRulesTest, DuplicateFlowIdsKeepTheirGrouping) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   ASSERT_NE(run.manifest, nullptr);
   EXPECT_TRUE(ManifestBalances(*run.manifest));
-  EXPECT_EQ(run.manifest->Int("/inputs/0/events_written"), f.events);
+  EXPECT_EQ(f.empty_process_meta, 21);
+  EXPECT_EQ(run.manifest->Int("/inputs/0/events_written"), f.Written());
   auto t = LoadTrace(run.Output("all.trace.json"));
   ASSERT_NE(t, nullptr);
   EXPECT_TRUE(TsNonDecreasing(*t));

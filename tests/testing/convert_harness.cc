@@ -297,6 +297,7 @@ std::optional<InputFacts> ReadInputFacts(const std::string& path, bool with_time
   f.events = int64_t(root["events"]);
   f.empty_objects = int64_t(root["empty_objects"]);
   f.non_objects = int64_t(root["non_objects"]);
+  f.empty_process_meta = int64_t(root["empty_process_meta"]);
   for (auto [k, v] : simdjson::dom::object(root["by_ph"])) f.by_ph[std::string(k)] = int64_t(v);
   simdjson::dom::array times;
   if (with_times && !root["times"].get(times)) {

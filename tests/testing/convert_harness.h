@@ -116,6 +116,11 @@ struct InputFacts {
   int64_t events = 0;           // traceEvents elements, all of them
   int64_t empty_objects = 0;    // `{}` elements
   int64_t non_objects = 0;      // elements that are not objects
+  // `M` records of processes (pid tokens) with no other event: tracemill
+  // leaves them out (dropped `empty_process`).
+  int64_t empty_process_meta = 0;
+  // The events tracemill writes when it drops none but those.
+  int64_t Written() const { return events - empty_process_meta; }
   std::map<std::string, int64_t> by_ph;  // non-empty objects by `ph`
   std::vector<std::string> top_level_keys;
   // With times: "ph|name|cat|ts|dur" of every non-M event with a ts, where ts

@@ -37,5 +37,6 @@ with tempfile.TemporaryDirectory() as tmp:
     assert p.returncode == 0, p.stderr
     m = json.load(open(f"{tmp}/out/manifest.json"))
     t = m["totals"]
-    assert t["events_dropped"] == 0 and t["events_written"] == t["events_read"], t
+    # Only the metadata of the seven GPUs each rank lists but does not use (Kineto's way).
+    assert t["dropped_by_reason"] == {"empty_process": 42} and t["events_written"] == t["events_read"] - 42, t
 print(f"PASS: dense {per_event:.0f} bytes per event, the default layout's events minus shapes and call stacks")

@@ -126,7 +126,14 @@ def facts(path, with_times, with_ids):
     empty = non_objects = 0
     times = []
     ids = []
+    meta_of_pid = {}  # pid token -> its M records, or None once it has another event
     for e in events:
+        if isinstance(e, dict) and 'pid' in e:
+            key = json.dumps(e['pid'])
+            if e.get('ph') != 'M':
+                meta_of_pid[key] = None
+            elif meta_of_pid.get(key, 0) is not None:
+                meta_of_pid[key] = meta_of_pid.get(key, 0) + 1
         if not isinstance(e, dict):
             non_objects += 1
             continue
@@ -145,7 +152,8 @@ def facts(path, with_times, with_ids):
                 if key in e:
                     ids.append([key, str(ph), ts, json.dumps(e[key])])
     out = {'trace': True, 'events': len(events), 'by_ph': by_ph, 'empty_objects': empty,
-           'non_objects': non_objects, 'top_level_keys': top, 'base_time_ns': str(base_ns)}
+           'non_objects': non_objects, 'top_level_keys': top, 'base_time_ns': str(base_ns),
+           'empty_process_meta': sum(n for n in meta_of_pid.values() if n)}
     if with_times:
         out['times'] = times
     if with_ids:
