@@ -325,6 +325,9 @@ std::vector<std::string> SummaryLines(const RunSummary& s) {
     lines.push_back(
         absl::StrCat(mostly_lost.size(), mostly_lost.size() == 1 ? " input lost most of its" : " inputs lost most of their",
                      " events (counted as inputs with errors): ", Files(mostly_lost)));
+  if (s.cpu_only)
+    lines.push_back(absl::StrCat("a CPU-only job: no input lists a GPU (deviceProperties is empty in each)",
+                                 s.group_by == "rank" ? "; one output per rank, not per GPU" : ""));
   for (const std::string& n : s.notices) lines.push_back(absl::StrCat("warning: ", n));
   return lines;
 }

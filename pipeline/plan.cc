@@ -124,6 +124,16 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
 
 }  // namespace
 
+std::string GroupByName(GroupBy g) {
+  switch (g) {
+    case GroupBy::kLocalGpu: return "local-gpu";
+    case GroupBy::kRank: return "rank";
+    case GroupBy::kNode: return "node";
+    case GroupBy::kAll: return "all";
+  }
+  return "";
+}
+
 OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpn) {
   OutputKey k;
   if (group_by == GroupBy::kAll) {
@@ -205,6 +215,20 @@ int JobPlan::OwnerOfInput(size_t i) const {
   return -1;
 }
 
+namespace {
+// ListsNoGpu: some input can have an output, and every such input's head
+// lists zero GPUs (an absent deviceProperties says nothing: -1).
+bool ListsNoGpu(const std::vector<InputPlan>& plans) {
+  bool any = false;
+  for (const InputPlan& p : plans) {
+    if (p.kind == PlanKind::kNoOutput) continue;
+    if (p.device_count != 0) return false;
+    any = true;
+  }
+  return any;
+}
+}  // namespace
+
 JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan> plans,
                  const ConvertOptions& opts, int shard_count) {
   JobPlan jp;
@@ -215,10 +239,12 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
     if (gpn <= 0) gpn = 8;
   }
   jp.gpus_per_node = gpn;
+  jp.cpu_only = ListsNoGpu(plans);
+  jp.group_by = jp.cpu_only && opts.group_by == GroupBy::kLocalGpu ? GroupBy::kRank : opts.group_by;
   jp.planned_key.resize(plans.size());
   for (size_t i = 0; i < plans.size(); ++i) {
     if (plans[i].kind != PlanKind::kOutput) continue;
-    OutputKey k = KeyFor(plans[i].rank, opts.group_by, gpn);
+    OutputKey k = KeyFor(plans[i].rank, jp.group_by, gpn);
     jp.planned_bytes[k] += plans[i].bytes;
     jp.planned_key[i] = std::move(k);
   }

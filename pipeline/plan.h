@@ -58,6 +58,8 @@ struct OutputKey {
   bool operator==(const OutputKey& o) const { return kind == o.kind && number == o.number && stem == o.stem; }
 };
 
+// GroupByName: the --group-by value of `g` ("local-gpu", "rank", ...).
+std::string GroupByName(GroupBy g);
 // KeyFor: the output of an input of rank `rank` (nullopt: unranked).
 OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpus_per_node);
 // OutputFileName: "<stem>.trace.json", or ".trace.json.gz" with `compress`.
@@ -89,6 +91,12 @@ std::vector<InputPlan> PreScan(const std::vector<InputRecord>& records, const Ra
 // JobPlan: outputs and owners, the same in every shard of a job.
 struct JobPlan {
   int gpus_per_node = 8;
+  // Every input that can have an output lists no GPU in its head (Kineto's
+  // `"deviceProperties": []`): a CPU-only job (gloo on CPUs).
+  bool cpu_only = false;
+  // The grouping used: opts.group_by, but one output per rank for a
+  // CPU-only job under the per-GPU default (there is no GPU to group by).
+  GroupBy group_by = GroupBy::kLocalGpu;
   int shard_count = 1;
   std::vector<InputPlan> inputs;
   std::vector<std::optional<OutputKey>> planned_key;  // per input (kOutput only)

@@ -129,6 +129,7 @@ bool IsStraggler(int64_t lag_ns, int64_t median_ns) {
 Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
   Analysis a;
   a.gpus_per_node = m.gpus_per_node > 0 ? m.gpus_per_node : 8;
+  a.cpu_only = m.cpu_only;
   Participants parts = CollectParticipants(m);
   StepComparison compared = CompareSteps(lim, &parts);
   a.stragglers = std::move(compared.stragglers);

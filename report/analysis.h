@@ -172,6 +172,7 @@ struct Analysis {
   int64_t steps_seen = 0;        // distinct step numbers over ranks
   int64_t workers = 0;           // worker tracks of run event logs
   int gpus_per_node = 8;
+  bool cpu_only = false;         // no input lists a GPU: ranks per node, no GPUs
 };
 
 // Analyze computes the analysis of `m` (see the file comment for the rules):

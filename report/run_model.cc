@@ -352,6 +352,7 @@ absl::StatusOr<RunModel> ParsePadded(const char* data, size_t len, size_t capaci
       } else if (key == "threads") m.threads = static_cast<int>(int64_t(x.get_int64()));
       else if (key == "group_by") m.group_by = Str(x);
       else if (key == "gpus_per_node") m.gpus_per_node = static_cast<int>(int64_t(x.get_int64()));
+      else if (key == "cpu_only") m.cpu_only = x.get_bool();
       else if (key == "time_span_us") m.span_ns = Span(x);
       else if (key == "totals") m.totals = TotalsOf(x);
       else if (key == "inputs") {

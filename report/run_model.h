@@ -138,6 +138,7 @@ struct RunModel {
   int threads = 0;
   std::string group_by;
   int gpus_per_node = 0;
+  bool cpu_only = false;  // the manifest's cpu_only: no input lists a GPU
   std::optional<std::pair<int64_t, int64_t>> span_ns;  // the job's time span
   Totals totals;
   std::vector<InputModel> inputs;

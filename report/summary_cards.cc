@@ -35,8 +35,12 @@ void RankCards(const Analysis& a, std::string* o) {
   Card(o, "ranks", "ranks", GroupedCount(a.ranks_seen), ranks_detail, absl::StrCat(a.ranks_seen),
        Bad(a.missing_are_dead && a.missing_ranks > 0));
   Card(o, "nodes", "nodes", GroupedCount(a.nodes_seen),
-       absl::StrCat(a.gpus_per_node, " GPUs per node (rank / ", a.gpus_per_node, ")"), absl::StrCat(a.nodes_seen));
-  Card(o, "gpus", "GPUs", GroupedCount(a.ranks_seen), "one per rank", absl::StrCat(a.ranks_seen));
+       absl::StrCat(a.gpus_per_node, a.cpu_only ? " ranks" : " GPUs", " per node (rank / ", a.gpus_per_node, ")"),
+       absl::StrCat(a.nodes_seen));
+  if (a.cpu_only)
+    Card(o, "gpus", "GPUs", "0", "CPU-only job: no input lists a GPU (deviceProperties empty)", "0", "quiet");
+  else
+    Card(o, "gpus", "GPUs", GroupedCount(a.ranks_seen), "one per rank", absl::StrCat(a.ranks_seen));
 }
 
 // Dead ranks (red), and ranks not in the inputs (grey) when no input failed.

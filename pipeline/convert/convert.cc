@@ -28,16 +28,6 @@
 namespace tracemill::pipeline {
 namespace {
 
-std::string GroupByName(GroupBy g) {
-  switch (g) {
-    case GroupBy::kLocalGpu: return "local-gpu";
-    case GroupBy::kRank: return "rank";
-    case GroupBy::kNode: return "node";
-    case GroupBy::kAll: return "all";
-  }
-  return "";
-}
-
 // Freed memory goes back to the OS: fixed mmap threshold (glibc raises it
 // dynamically after large frees, which keeps big buffers on the heap) and
 // few arenas, so RSS follows the budget.

@@ -12,6 +12,8 @@ void PlanJob(ConvertContext& cx) {
   cx.plan = MakePlan(cx.records, PreScan(cx.records, cx.ranks), cx.opts, cx.opts.shard.count);
   RunSummary& s = cx.job.summary();
   s.gpus_per_node = cx.plan.gpus_per_node;
+  s.group_by = GroupByName(cx.plan.group_by);
+  s.cpu_only = cx.plan.cpu_only;
   s.fingerprint = cx.plan.fingerprint;
   s.shard = cx.opts.shard;
   s.inputs_in_job = cx.records.size();

@@ -72,7 +72,7 @@ void OutputGroups::Place(size_t i) {
     runs_.Free(i);
     return;
   }
-  const OutputKey key = KeyFor(r.rank, cx_.opts.group_by, cx_.plan.gpus_per_node);
+  const OutputKey key = KeyFor(r.rank, cx_.plan.group_by, cx_.plan.gpus_per_node);
   const std::string name = OutputFileName(key, cx_.opts.compress);
   const int owner = cx_.plan.OwnerOf(key);
   const bool undetermined = cx_.plan.OwnerOfInput(i) < 0;

@@ -165,6 +165,7 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
     exit_code_ = window.exit_code;
   if (window.gpus_per_node) gpus_per_node_ = window.gpus_per_node;
   group_by_ = window.group_by;
+  cpu_only_ = window.cpu_only;
   if (window.has_span) {
     first_ts_ns_ = has_span_ ? std::min(first_ts_ns_, window.first_ts_ns) : window.first_ts_ns;
     last_ts_ns_ = has_span_ ? std::max(last_ts_ns_, window.last_ts_ns) : window.last_ts_ns;
@@ -229,6 +230,7 @@ RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall
   s.threads = threads;
   s.gpus_per_node = gpus_per_node_;
   s.group_by = group_by_;
+  s.cpu_only = cpu_only_;
   s.command_line = opts_.command_line;
   s.has_span = has_span_;
   s.first_ts_ns = first_ts_ns_;

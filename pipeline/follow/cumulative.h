@@ -88,6 +88,7 @@ class CumulativeManifest {
   int exit_code_ = 0;
   int gpus_per_node_ = 0;
   std::string group_by_;
+  bool cpu_only_ = false;
   std::string latest_;
   std::string tables_member_;  // ",\n\"tables\":{...}" or empty
   bool has_span_ = false;

@@ -235,6 +235,10 @@ std::string ManifestJson(const RunSummary& s) {
   o.append(",\n");
   Key(&o, "gpus_per_node");
   absl::StrAppend(&o, s.gpus_per_node, ",\n");
+  if (s.cpu_only) {
+    Key(&o, "cpu_only");
+    o.append("true,\n");
+  }
   Key(&o, "fingerprint");
   AppendJsonString(s.fingerprint, &o);
   o.append(",\n");
@@ -660,6 +664,7 @@ absl::StatusOr<RunSummary> ParseManifest(std::string_view json) {
   if (I64(top, "threads", &threads)) s.threads = static_cast<int>(threads);
   if (!Str(top, "group_by", &s.group_by)) return Bad("group_by");
   if (I64(top, "gpus_per_node", &gpn)) s.gpus_per_node = static_cast<int>(gpn);
+  if (!Bool(top, "cpu_only", &s.cpu_only)) s.cpu_only = false;
   Str(top, "fingerprint", &s.fingerprint);
   dom::object shard;
   if (!top["shard"].get_object().get(shard)) {

@@ -69,6 +69,7 @@ struct RunSummary {
   int threads = 0;
   int gpus_per_node = 0;
   std::string group_by;
+  bool cpu_only = false;  // no input lists a GPU (pipeline/plan.h JobPlan::cpu_only)
   std::string command_line;
   int64_t first_ts_ns = 0, last_ts_ns = 0;  // the job's time span (absolute ns)
   bool has_span = false;

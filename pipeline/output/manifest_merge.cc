@@ -240,6 +240,7 @@ RunSummary JoinShards(std::vector<std::optional<RunSummary>>& shards, int first,
   merged.command_line = command_line;
   merged.group_by = base.group_by;
   merged.gpus_per_node = base.gpus_per_node;
+  merged.cpu_only = base.cpu_only;
   merged.fingerprint = base.fingerprint;
   // Every shard that wrote something solved the same clocks (pipeline/clocks/clocks.h).
   for (const auto& s : shards)

@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class ConvertAcceptanceTest : public ConvertTest {};
@@ -355,6 +356,74 @@ TEST_F(ConvertAcceptanceTest, OutputsDoNotDependOnThreadCount) {
           << n << " differs between --threads 1 and run " << r;
     }
   }
+}
+
+// A rank of a gloo job on CPUs, as a CUDA build of PyTorch writes it:
+// `deviceProperties` is empty (`devices`), and the eight GPUs of the host
+// are listed anyway (process_name and process_labels each).
+std::string GlooRank(int rank, const std::string& devices = "[]") {
+  const std::string r = std::to_string(rank);
+  std::string j = "{\"schemaVersion\": 1, \"deviceProperties\": " + devices +
+                  ", \"distributedInfo\": {\"backend\": \"gloo\", \"rank\": " + r +
+                  ", \"world_size\": 2}, \"traceEvents\": [\n";
+  for (int g = 0; g < 8; ++g) {
+    const std::string gs = std::to_string(g);
+    j += "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + gs + ", \"tid\": 0, \"args\": {\"name\": \"python3\"}},\n";
+    j += "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": " + gs + ", \"tid\": 0, \"args\": {\"labels\": \"GPU " +
+         gs + "\"}},\n";
+  }
+  j += "{\"ph\": \"X\", \"name\": \"gloo:all_reduce\", \"pid\": 4" + r + ", \"tid\": 1, \"ts\": 100, \"dur\": 50},\n";
+  j += "{\"ph\": \"X\", \"name\": \"aten::mm\", \"pid\": 4" + r + ", \"tid\": 1, \"ts\": 10, \"dur\": 80}\n]}\n";
+  return j;
+}
+
+// A CPU-only job says so (issue 37, point 4): one output per rank instead
+// of "GPUs" numbered by rank, a line on the terminal, the manifest, the
+// report's cards; no empty GPU process in the outputs.
+TEST_F(ConvertAcceptanceTest, CpuOnlyJobIsNamedAsSuch) {
+  const std::string dir = tmp_.Join("gloo");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  WriteFileBytes(dir + "/rank-0.json", GlooRank(0));
+  WriteFileBytes(dir + "/rank-1.json", GlooRank(1));
+  Run run = Convert({dir});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(ListDir(run.out_dir), ElementsAre("manifest.json", "rank0.trace.json", "rank1.trace.json"));
+  EXPECT_THAT(run.err, HasSubstr("tracemill: a CPU-only job: no input lists a GPU (deviceProperties is empty in "
+                                 "each); one output per rank, not per GPU\n"));
+  const Manifest& m = *run.manifest;
+  EXPECT_TRUE(ManifestBalances(m));
+  EXPECT_EQ(m.Str("/group_by"), "rank");
+  EXPECT_TRUE(m.Bool("/cpu_only"));
+  EXPECT_EQ(m.Int("/totals/dropped_by_reason/empty_process"), 32);  // 2 ranks x 8 GPUs x 2 records
+  auto t = LoadTrace(run.Output("rank1.trace.json"));
+  ASSERT_NE(t, nullptr);
+  EXPECT_THAT(t->ProcessNames(), ElementsAre(std::pair<const int64_t, std::string>(1, "rank 1 \xC2\xB7 pid 41")));
+  const std::string report = ReadFileBytes(run.Output("report.html"));
+  EXPECT_THAT(report, HasSubstr("id=\"card-gpus\" data-value=\"0\"><div class=\"k\">GPUs</div><div class=\"v\">0</div>"
+                                "<div class=\"d\">CPU-only job: no input lists a GPU (deviceProperties empty)</div>"));
+  EXPECT_THAT(report, HasSubstr("<div class=\"d\">8 ranks per node (rank / 8)</div>"));
+
+  // A grouping the user chose stays; the line still says what the job is.
+  Run node = Convert({dir, "--group-by", "node"});
+  ASSERT_EQ(node.exit_code, 0) << node.err;
+  EXPECT_THAT(ListDir(node.out_dir), ElementsAre("manifest.json", "node0.trace.json"));
+  EXPECT_THAT(node.err, HasSubstr("tracemill: a CPU-only job: no input lists a GPU (deviceProperties is empty in "
+                                  "each)\n"));
+
+  // One rank that lists a GPU makes it a GPU job: per-GPU outputs as ever.
+  WriteFileBytes(dir + "/rank-1.json", GlooRank(1, "[{\"id\": 0, \"name\": \"A100\"}]"));
+  Run gpu = Convert({dir});
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+  EXPECT_THAT(ListDir(gpu.out_dir), ElementsAre("gpu0.trace.json", "manifest.json"));
+  EXPECT_EQ(gpu.manifest->Str("/group_by"), "local-gpu");
+  EXPECT_FALSE(gpu.manifest->Has("/cpu_only"));
+  EXPECT_THAT(gpu.err, Not(HasSubstr("CPU-only")));
+
+  // HTA's cpu_only trace: rank 34 of a 300-rank gloo job.
+  Run hta = Convert({DataPath("hta/cpu_only")});
+  ASSERT_EQ(hta.exit_code, 0) << hta.err;
+  EXPECT_THAT(ListDir(hta.out_dir), ElementsAre("manifest.json", "rank34.trace.json"));
+  EXPECT_TRUE(hta.manifest->Bool("/cpu_only"));
 }
 
 TEST_F(ConvertAcceptanceTest, FlowIdsAreUniquePerRank) {
