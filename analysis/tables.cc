@@ -107,12 +107,22 @@ void TimeCells(int64_t ts, int64_t dur, formats::RowBatch* b) {
 
 }  // namespace
 
+std::string PandasFrameNodeId(std::string_view node) {
+  const size_t dash = node.rfind("-algo");
+  if (dash == std::string_view::npos) return std::string(node);
+  std::string swapped(node.substr(dash + 1));
+  swapped.push_back('-');
+  swapped.append(node.substr(0, dash));
+  return swapped;
+}
+
 TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats::TraceData* data)
     : collector_(collector),
       r_(std::move(facts)),
       d_(data),
       smdebug_(r_.smdebug_kind != 0 || r_.format.find("smdebug_framework") != std::string::npos),
       system_(r_.format.find("smdebug_system_metrics") != std::string::npos),
+      frame_node_(PandasFrameNodeId(r_.node)),
       framework_(TableIndex(Table::kFrameworkMetrics)),
       system_rows_(TableIndex(Table::kSystemMetrics)),
       dataloader_(TableIndex(Table::kDataloaderMetrics)),
@@ -220,7 +230,7 @@ void TablesTap::FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, i
   b.Int(step);
   b.Int(smdebug_ ? IntArg(rest, "bytes_fetched", -1) : -1);
   if (e.flags & formats::kHasPid) b.Text(ProcessName(e.pid)); else b.Null();
-  if (!r_.node.empty()) b.Text(r_.node); else b.Null();
+  if (!frame_node_.empty()) b.Text(frame_node_); else b.Null();
   if (r_.rank) b.Int(*r_.rank); else b.Null();
   b.Int(dur);
   if (e.cat) b.Text(Plain(e.cat)); else b.Null();
@@ -244,7 +254,7 @@ void TablesTap::DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, 
   const std::string_view pin = formats::RestArgValue(rest, "pin_memory");
   b.Text(pin.empty() ? "NA" : pin == "true" ? "True" : "False");
   if (e.flags & formats::kHasPid) b.Text(ProcessName(e.pid)); else b.Null();
-  if (!r_.node.empty()) b.Text(r_.node); else b.Null();
+  if (!frame_node_.empty()) b.Text(frame_node_); else b.Null();
   if (r_.rank) b.Int(*r_.rank); else b.Null();
   b.Int(ts);
   b.Int(dur);

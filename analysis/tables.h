@@ -40,6 +40,13 @@ struct InputTables {
 
 class TablesCollector;
 
+// PandasFrameNodeId: smdebug's node id as PandasFrame reports it in
+// framework and dataloader rows. SageMaker names framework files
+// `<ts>_<pid>-algo-<n>_...`, and smdebug swaps that node id to
+// `algo-<n>-<pid>` (trace_event_file_parser.py `_read_event`,
+// `re.match("(.*)-(algo.*)")`: at the last "-algo"); other ids unchanged.
+std::string PandasFrameNodeId(std::string_view node);
+
 // TablesTap: one input's events (aligned time order) -> rows and aggregates.
 // Single-threaded (its output's merge loop).
 class TablesTap {
@@ -66,6 +73,7 @@ class TablesTap {
   InputFacts r_;
   const formats::TraceData* d_;
   bool smdebug_, system_;
+  std::string frame_node_;  // PandasFrameNodeId(r_.node): nodeID of framework and dataloader rows
   std::vector<formats::StepSpan> steps_;  // by start
   std::vector<std::string> plain_;        // string id -> unescaped ("" unset)
   std::vector<uint8_t> plain_set_;

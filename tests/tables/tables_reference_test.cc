@@ -170,5 +170,22 @@ TEST_F(TablesReferenceTest, FrameworkMetricsArePandasFrames) {
   }
 }
 
+// SageMaker's node ids (`<pid>-algo-<n>` in framework file names) as
+// PandasFrame reports them: swapped in framework rows (and dataloader rows,
+// which this job has none of), the system files' `algo-<n>` as they are.
+TEST_F(TablesReferenceTest, NodeIdsAreSmdebugsOnSageMakerNames) {
+  const std::string db = Tables({DataPath("rules/smdebug_algo_names")});
+  auto column = [](const Rows& t, const std::string& name) {
+    std::set<std::string> v;
+    for (size_t i = 1; i < t.size(); ++i) v.insert(t[i][static_cast<size_t>(Column(t, name))]);
+    return v;
+  };
+  const std::set<std::string> want = column(ReadCsv(ExpectedPath("pf_algo_names_framework.csv")), "nodeID");
+  EXPECT_EQ(want, (std::set<std::string>{"algo-1-1234", "algo-2-5678"}));
+  EXPECT_EQ(column(Query(db, "SELECT nodeID FROM framework_metrics"), "nodeID"), want);
+  EXPECT_EQ(column(Query(db, "SELECT nodeID FROM system_metrics"), "nodeID"),
+            column(ReadCsv(ExpectedPath("pf_algo_names_system.csv")), "nodeID"));
+}
+
 }  // namespace
 }  // namespace tracemill::testing

@@ -1,6 +1,7 @@
 // Building blocks of --tables (issue 23): ISO-8601 text, HTA's kernel types,
 // percent rounding and interval merge.
 #include "analysis/hta_breakdowns.h"
+#include "analysis/tables.h"
 #include "analysis/tables_text.h"
 #include "gtest/gtest.h"
 
@@ -31,6 +32,16 @@ TEST(TablesHta, KernelTypesAreHtas) {
   EXPECT_EQ(ClassifyKernel("Event Sync"), KernelType::kOther);
   EXPECT_EQ(ClassifyKernel("cudaLaunchKernel"), KernelType::kOther);
   EXPECT_EQ(ClassifyKernel("x\nSync"), KernelType::kComputation);  // `.` stops at a newline
+}
+
+// smdebug's re.match("(.*)-(algo.*)", node_id) and its swap, case by case.
+TEST(TablesPandasFrame, NodeIdIsSwappedAsSmdebugDoes) {
+  EXPECT_EQ(PandasFrameNodeId("1234-algo-1"), "algo-1-1234");
+  EXPECT_EQ(PandasFrameNodeId("a-algo-b-algo-c"), "algo-c-a-algo-b");  // greedy: the last "-algo"
+  EXPECT_EQ(PandasFrameNodeId("-algo-1"), "algo-1-");
+  EXPECT_EQ(PandasFrameNodeId("algo-1"), "algo-1");  // a system file's node: no "-algo"
+  EXPECT_EQ(PandasFrameNodeId("905-b88ab1bb8259"), "905-b88ab1bb8259");
+  EXPECT_EQ(PandasFrameNodeId(""), "");
 }
 
 TEST(TablesHta, PercentRoundsHalfToEvenLikeNumpy) {

@@ -55,3 +55,4 @@ hta("tb_plugin", ["kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861
 pandas_frame("test_traces", "smdebug/test_traces")
 pandas_frame("merge_traces", "smdebug/merge_traces")
 pandas_frame("model_timeline", "smdebug/model_timeline_traces")
+pandas_frame("algo_names", "rules/smdebug_algo_names")
