@@ -16,9 +16,23 @@
 #include "formats/common/ts_text.h"
 
 namespace tracemill::analysis {
+
+// A span's args: its own (`X`, or the `B` of a pair) and, for a pair, its
+// `E`'s, which the Trace Event Format merges into the span's (an `E` value
+// wins: smdebug writes `step_num` and `layer_name` on the `E`).
+struct SpanArgs {
+  std::string_view own, end;
+  // The raw JSON value of args.<key>, "" if neither has it.
+  std::string_view Value(std::string_view key) const {
+    std::string_view v = end.empty() ? std::string_view() : formats::RestArgValue(end, key);
+    return v.empty() ? formats::RestArgValue(own, key) : v;
+  }
+};
+
 namespace {
 
 constexpr size_t kBatchBytes = 1 << 20;  // a batch handed to the writer thread
+
 
 // An integer argument (`"step_num": 3`, `"step_num": "3"`), or `fallback`.
 int64_t IntArg(std::string_view rest, std::string_view key, int64_t fallback) {
@@ -28,9 +42,16 @@ int64_t IntArg(std::string_view rest, std::string_view key, int64_t fallback) {
   return fallback;
 }
 
+int64_t IntArg(const SpanArgs& args, std::string_view key, int64_t fallback) {
+  std::string_view v = args.Value(key);
+  if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+  if (auto n = formats::ParseInt64(v)) return *n;
+  return fallback;
+}
+
 // A string argument, unescaped; nullopt if absent or not a string.
-std::optional<std::string> StringArg(std::string_view rest, std::string_view key) {
-  std::string_view v = formats::RestArgValue(rest, key);
+std::optional<std::string> StringArg(const SpanArgs& args, std::string_view key) {
+  std::string_view v = args.Value(key);
   if (v.size() < 2 || v.front() != '"') return std::nullopt;
   return formats::UnescapeJsonStringBody(v.substr(1, v.size() - 2));
 }
@@ -92,8 +113,10 @@ bool IsDataloaderName(std::string_view name) {
 }
 
 // smdebug's data-loader events carry args worker_id / num_workers.
-bool HasDataloaderArgs(std::string_view rest) {
-  return Contains(rest, "\"worker_id\":") || Contains(rest, "\"num_workers\":");
+bool HasDataloaderArgs(const SpanArgs& args) {
+  for (std::string_view rest : {args.own, args.end})
+    if (Contains(rest, "\"worker_id\":") || Contains(rest, "\"num_workers\":")) return true;
+  return false;
 }
 
 // A span's PandasFrame time cells: start_time, end_time (ISO-8601),
@@ -179,13 +202,38 @@ void TablesTap::Event(const formats::Event& e, int64_t shift_ns) {
   if (!(e.flags & formats::kHasTs)) return;
   const int64_t ts = e.ts_ns + shift_ns;
   if (e.phase == 'C') return Counter(e, ts);
-  if (e.phase == 'X' && (e.flags & formats::kHasDur)) return Span(e, ts, e.dur_ns);
-  // A B/E pair (formats/common/time_window.h) is one span, taken at its B.
-  if (e.phase == 'B' && (e.flags & formats::kHasSpan)) return Span(e, ts, e.dur_ns);
+  if (e.phase == 'X' && (e.flags & formats::kHasDur)) return Span(e, ts, e.dur_ns, {});
+  // A B/E pair (formats/common/time_window.h) is one span, taken at its E
+  // (its args merged over the B's); a B never closed, at Finish.
+  if (e.phase == 'B' && (e.flags & formats::kHasSpan)) return OpenSpan(e, ts);
+  if (e.phase == 'E' && (e.flags & formats::kHasSpan)) return CloseSpan(e, ts);
 }
 
-void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur) {
+void TablesTap::OpenSpan(const formats::Event& e, int64_t ts) {
+  Open& o = open_[{e.pid, e.tid}].emplace_back();
+  o.b = e;
+  o.ts = ts;
+  o.rest.assign(e.rest, e.rest_len);  // a spilled run's rest lives as long as its event
+}
+
+void TablesTap::CloseSpan(const formats::Event& e, int64_t ts) {
+  auto it = open_.find({e.pid, e.tid});
+  if (it == open_.end()) return;  // its B is in another window
+  std::vector<Open>& stack = it->second;
+  const int64_t start = ts - e.dur_ns;  // the B's, as paired
+  for (size_t k = stack.size(); k-- > 0;) {
+    if (stack[k].ts != start) continue;
+    Open o = std::move(stack[k]);
+    stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(k));
+    o.b.rest = o.rest.data();
+    Span(o.b, o.ts, o.b.dur_ns, std::string_view(e.rest, e.rest_len));
+    return;
+  }
+}
+
+void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::string_view end_rest) {
   const std::string_view rest(e.rest, e.rest_len);
+  const SpanArgs args{rest, end_rest};
   if (e.phase == 'X' && e.cat != 0 && e.cat != trace_cat_) {
     // HTA reads `X` rows with a category (trace_parser.py:305-306).
     // The correlation matters only under HTA's filter.
@@ -207,28 +255,27 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur) {
   }
   if (!dataloader_name_[e.name]) dataloader_name_[e.name] = IsDataloaderName(d_->strings[e.name]) ? 2 : 1;
   const bool full = collector_->mode() == TablesMode::kFull;
-  const bool loader = dataloader_name_[e.name] == 2 || (smdebug_ && HasDataloaderArgs(rest));
+  const bool loader = dataloader_name_[e.name] == 2 || (smdebug_ && HasDataloaderArgs(args));
   if (full || loader) {
-    const int64_t step = smdebug_ ? IntArg(rest, "step_num", -1) : StepAt(ts);
-    if (full) FrameworkRow(e, ts, dur, step);
-    if (loader) DataloaderRow(e, ts, dur, step);
+    const int64_t step = smdebug_ ? IntArg(args, "step_num", -1) : StepAt(ts);
+    if (full) FrameworkRow(e, ts, dur, step, args);
+    if (loader) DataloaderRow(e, ts, dur, step, args);
   }
   if (!steps_.empty()) Phases(e, ts, dur);
 }
 
-void TablesTap::FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step) {
-  const std::string_view rest(e.rest, e.rest_len);
+void TablesTap::FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args) {
   formats::RowBatch& b = framework_;
   TimeCells(ts, dur, &b);
   if (e.flags & formats::kHasTid) TokenCell(d_->strings[e.tid], &b); else b.Null();
   if (e.flags & formats::kHasPid) TokenCell(d_->processes[e.pid].pid_token, &b); else b.Null();
   // PandasFrame's framework_metric: args.layer_name, args.name, the name.
   std::optional<std::string> metric;
-  if (smdebug_) metric = StringArg(rest, "layer_name");
-  if (smdebug_ && !metric) metric = StringArg(rest, "name");
+  if (smdebug_) metric = StringArg(args, "layer_name");
+  if (smdebug_ && !metric) metric = StringArg(args, "name");
   b.Text(metric ? *metric : Plain(e.name));
   b.Int(step);
-  b.Int(smdebug_ ? IntArg(rest, "bytes_fetched", -1) : -1);
+  b.Int(smdebug_ ? IntArg(args, "bytes_fetched", -1) : -1);
   if (e.flags & formats::kHasPid) b.Text(ProcessName(e.pid)); else b.Null();
   if (!frame_node_.empty()) b.Text(frame_node_); else b.Null();
   if (r_.rank) b.Int(*r_.rank); else b.Null();
@@ -239,19 +286,18 @@ void TablesTap::FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, i
   Flush(&b, false);
 }
 
-void TablesTap::DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step) {
-  const std::string_view rest(e.rest, e.rest_len);
+void TablesTap::DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args) {
   formats::RowBatch& b = dataloader_;
   TimeCells(ts, dur, &b);
   b.Int(FloorDiv(dur, 1000));
   if (e.flags & formats::kHasPid) TokenCell(d_->processes[e.pid].pid_token, &b); else b.Null();
-  std::optional<std::string> metric = StringArg(rest, "layer_name");
-  if (!metric) metric = StringArg(rest, "name");
+  std::optional<std::string> metric = StringArg(args, "layer_name");
+  if (!metric) metric = StringArg(args, "name");
   b.Text(metric ? *metric : Plain(e.name));
   b.Int(step);
-  b.Int(IntArg(rest, "worker_id", -1));
-  b.Int(IntArg(rest, "num_workers", -1));
-  const std::string_view pin = formats::RestArgValue(rest, "pin_memory");
+  b.Int(IntArg(args, "worker_id", -1));
+  b.Int(IntArg(args, "num_workers", -1));
+  const std::string_view pin = args.Value("pin_memory");
   b.Text(pin.empty() ? "NA" : pin == "true" ? "True" : "False");
   if (e.flags & formats::kHasPid) b.Text(ProcessName(e.pid)); else b.Null();
   if (!frame_node_.empty()) b.Text(frame_node_); else b.Null();
@@ -332,6 +378,12 @@ void TablesTap::Flush(formats::RowBatch* b, bool force) {
 }
 
 InputTables TablesTap::Finish() {
+  for (auto& [key, stack] : open_)  // B events never closed (or closed in a later window)
+    for (Open& o : stack) {
+      o.b.rest = o.rest.data();
+      Span(o.b, o.ts, o.b.dur_ns, {});
+    }
+  open_.clear();
   Flush(&framework_, true);
   Flush(&system_rows_, true);
   Flush(&dataloader_, true);

@@ -39,6 +39,7 @@ struct InputTables {
 };
 
 class TablesCollector;
+struct SpanArgs;  // a span's args, and its E's (tables.cc)
 
 // PandasFrameNodeId: smdebug's node id as PandasFrame reports it in
 // framework and dataloader rows. SageMaker names framework files
@@ -59,10 +60,13 @@ class TablesTap {
   InputTables Finish();
 
  private:
-  void Span(const formats::Event& e, int64_t ts, int64_t dur);
+  // `end_rest`: the closing E's members of a B/E pair (its args win), else "".
+  void Span(const formats::Event& e, int64_t ts, int64_t dur, std::string_view end_rest);
+  void OpenSpan(const formats::Event& e, int64_t ts);
+  void CloseSpan(const formats::Event& e, int64_t ts);
   void Counter(const formats::Event& e, int64_t ts);
-  void FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step);
-  void DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step);
+  void FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args);
+  void DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args);
   void Phases(const formats::Event& e, int64_t ts, int64_t dur);
   const std::string& Plain(uint32_t string_id);  // unescaped, cached
   const std::string& ProcessName(uint32_t pid);
@@ -74,6 +78,14 @@ class TablesTap {
   const formats::TraceData* d_;
   bool smdebug_, system_;
   std::string frame_node_;  // PandasFrameNodeId(r_.node): nodeID of framework and dataloader rows
+  // B events waiting for their E, per (pid, tid), innermost last: the
+  // event, its aligned ts, a copy of its members.
+  struct Open {
+    formats::Event b;
+    int64_t ts;
+    std::string rest;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Open>> open_;
   std::vector<formats::StepSpan> steps_;  // by start
   std::vector<std::string> plain_;        // string id -> unescaped ("" unset)
   std::vector<uint8_t> plain_set_;

@@ -49,6 +49,34 @@ TEST_F(TablesConvertTest, HostileNamesAreData) {
   EXPECT_EQ(Query(db, "SELECT path FROM inputs")[1][0], in);
 }
 
+// A B/E pair's args are the B's with the E's merged over them (the Trace
+// Event Format's rule), in every row the pair makes; nested pairs each get
+// their own E; a B never closed keeps its own args.
+TEST_F(TablesConvertTest, EndArgsAreMergedIntoTheirSpan) {
+  const std::string in = tmp_.Join("pairs.json");
+  WriteFileBytes(in,
+                 "{\"traceEvents\":["
+                 "{\"ph\":\"B\",\"name\":\"enumerate(DataLoader)#outer\",\"pid\":1,\"tid\":1,\"ts\":100,"
+                 "\"args\":{\"num_workers\":2,\"worker_id\":0}},"
+                 "{\"ph\":\"B\",\"name\":\"enumerate(DataLoader)#inner\",\"pid\":1,\"tid\":1,\"ts\":110},"
+                 "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":120,\"args\":{\"worker_id\":5,\"pin_memory\":true}},"
+                 "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":150,\"args\":{\"worker_id\":3}},"
+                 "{\"ph\":\"B\",\"name\":\"enumerate(DataLoader)#open\",\"pid\":1,\"tid\":2,\"ts\":130,"
+                 "\"args\":{\"worker_id\":9}},"
+                 "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":2,\"ts\":160,\"dur\":10}]}");
+  Run r = Convert({in, "--tables=full", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Rows rows = Query(r.Output("tables.sqlite"),
+                          "SELECT framework_metric, worker_id, num_workers, pin_memory, dur_ns "
+                          "FROM dataloader_metrics ORDER BY start_ns");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"enumerate(DataLoader)#outer", "3", "2", "NA", "50000"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"enumerate(DataLoader)#inner", "5", "-1", "True", "10000"}));
+  // Open to the input's last time (170 us).
+  EXPECT_EQ(rows[3], (std::vector<std::string>{"enumerate(DataLoader)#open", "9", "-1", "NA", "40000"}));
+  EXPECT_EQ(Query(r.Output("tables.sqlite"), "SELECT count(*) FROM framework_metrics")[1][0], "4");
+}
+
 // A tables.sqlite that cannot be written (past `ulimit -f`, as a full disk)
 // is removed with its temporary and any earlier file of that name; the
 // manifest says why and the job exits 1; the traces are kept.

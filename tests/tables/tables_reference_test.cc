@@ -140,11 +140,14 @@ TEST_F(TablesReferenceTest, SystemMetricsArePandasFrames) {
   EXPECT_EQ(got, want);
 }
 
-// PandasFrame's de-duplicated framework metrics of two smdebug folders
+// PandasFrame's de-duplicated framework metrics of two smdebug folders, and
+// of a SageMaker-named job whose B/E pairs carry step_num on the E
 // (pid and tid aside: README, "Analysis tables").
 TEST_F(TablesReferenceTest, FrameworkMetricsArePandasFrames) {
   for (const auto& [folder, name] : std::vector<std::pair<std::string, std::string>>{
-           {"smdebug/merge_traces", "merge_traces"}, {"smdebug/model_timeline_traces", "model_timeline"}}) {
+           {"smdebug/merge_traces", "merge_traces"},
+           {"smdebug/model_timeline_traces", "model_timeline"},
+           {"rules/smdebug_algo_names", "algo_names"}}) {
     SCOPED_TRACE(folder);
     const std::string db = Tables({DataPath(folder)});
     const Rows pf = ReadCsv(ExpectedPath("pf_" + name + "_framework.csv"));
