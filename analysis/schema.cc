@@ -22,6 +22,10 @@ const std::vector<formats::TableSpec>& TableSpecs() {
         {"worker_id", "INTEGER"}, {"num_workers", "INTEGER"}, {"pin_memory", "TEXT"}, {"process", "TEXT"},
         {"node_id", "TEXT"}, {"rank", "INTEGER"}, {"start_ns", "INTEGER"}, {"dur_ns", "INTEGER"},
         {"input", "INTEGER"}}},
+      {"low_gpu_utilization",
+       {{"start_time", "TEXT"}, {"end_time", "TEXT"}, {"start_time_us", "INTEGER"}, {"end_time_us", "INTEGER"},
+        {"device", "TEXT"}, {"threshold_percent", "REAL"}, {"low_samples", "INTEGER"}, {"nodeID", "TEXT"},
+        {"rank", "INTEGER"}, {"start_ns", "INTEGER"}, {"dur_ns", "INTEGER"}, {"input", "INTEGER"}}},
       {"steps",
        {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"step", "INTEGER"}, {"start_ns", "INTEGER"},
         {"end_ns", "INTEGER"}, {"duration_ns", "INTEGER"}, {"start_time_us", "INTEGER"},
@@ -61,7 +65,8 @@ const std::vector<formats::TableSpec>& TableSpecs() {
 }
 
 std::vector<Table> PerInputTables() {
-  return {Table::kSystemMetrics, Table::kFrameworkMetrics, Table::kDataloaderMetrics, Table::kSteps,
+  return {Table::kSystemMetrics, Table::kFrameworkMetrics, Table::kDataloaderMetrics, Table::kLowGpuUtilization,
+          Table::kSteps,
           Table::kPhaseByStep,   Table::kTemporalBreakdown, Table::kKernelBreakdown,  Table::kKernelTypeBreakdown,
           Table::kCommCompOverlap, Table::kIdleTime};
 }

@@ -21,6 +21,7 @@ enum class Table : int {
   kSystemMetrics,      // PandasFrame.get_all_system_metrics
   kFrameworkMetrics,   // PandasFrame.get_all_framework_metrics (not with --tables summary)
   kDataloaderMetrics,  // PandasFrame.get_all_dataloader_metrics (data-loading events)
+  kLowGpuUtilization,  // tracemill's own: the derived low GPU utilization spans of smdebug system metrics
   kSteps,              // per rank and step
   kPhaseByStep,        // PandasFrame.get_framework_metrics_by_begin_and_end_timesteps per step
   kTemporalBreakdown,  // HTA get_temporal_breakdown

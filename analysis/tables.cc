@@ -149,6 +149,7 @@ TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats
       framework_(TableIndex(Table::kFrameworkMetrics)),
       system_rows_(TableIndex(Table::kSystemMetrics)),
       dataloader_(TableIndex(Table::kDataloaderMetrics)),
+      low_gpu_(TableIndex(Table::kLowGpuUtilization)),
       hta_([&] {
         // HTA's iteration filter (trace.py:873-886) needs two ProfilerStep
         // names; HTA counts them over all ranks, we per rank (README).
@@ -232,6 +233,10 @@ void TablesTap::CloseSpan(const formats::Event& e, int64_t ts) {
 }
 
 void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::string_view end_rest) {
+  // A system-metrics input's spans are the low GPU utilization ones derived
+  // from its samples (formats/smdebug/system_metrics_decoder.h): not
+  // framework events (PandasFrame has none), a table of their own.
+  if (system_) return LowGpuRow(e, ts, dur);
   const std::string_view rest(e.rest, e.rest_len);
   const SpanArgs args{rest, end_rest};
   if (e.phase == 'X' && e.cat != 0 && e.cat != trace_cat_) {
@@ -301,6 +306,25 @@ void TablesTap::DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, 
   b.Text(pin.empty() ? "NA" : pin == "true" ? "True" : "False");
   if (e.flags & formats::kHasPid) b.Text(ProcessName(e.pid)); else b.Null();
   if (!frame_node_.empty()) b.Text(frame_node_); else b.Null();
+  if (r_.rank) b.Int(*r_.rank); else b.Null();
+  b.Int(ts);
+  b.Int(dur);
+  b.Int(r_.index);
+  Flush(&b, false);
+}
+
+void TablesTap::LowGpuRow(const formats::Event& e, int64_t ts, int64_t dur) {
+  const std::string_view rest(e.rest, e.rest_len);
+  formats::RowBatch& b = low_gpu_;
+  TimeCells(ts, dur, &b);
+  std::optional<std::string> device = StringArg(SpanArgs{rest, {}}, "device");
+  if (device) b.Text(*device); else b.Null();
+  const std::string pct(formats::RestArgValue(rest, "threshold_percent"));  // a percent, not a time
+  char* end = nullptr;
+  const double x = std::strtod(pct.c_str(), &end);
+  if (end != pct.c_str()) b.Real(x); else b.Null();
+  b.Int(IntArg(rest, "low_samples", -1));
+  if (!r_.node.empty()) b.Text(r_.node); else b.Null();
   if (r_.rank) b.Int(*r_.rank); else b.Null();
   b.Int(ts);
   b.Int(dur);
@@ -387,6 +411,7 @@ InputTables TablesTap::Finish() {
   Flush(&framework_, true);
   Flush(&system_rows_, true);
   Flush(&dataloader_, true);
+  Flush(&low_gpu_, true);
   out_.hta = hta_.Finish([&](uint32_t id) { return Plain(id); });
   for (const auto& [key, v] : phases_) {
     const uint64_t p = key.second;

@@ -65,6 +65,7 @@ class TablesTap {
   void OpenSpan(const formats::Event& e, int64_t ts);
   void CloseSpan(const formats::Event& e, int64_t ts);
   void Counter(const formats::Event& e, int64_t ts);
+  void LowGpuRow(const formats::Event& e, int64_t ts, int64_t dur);
   void FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args);
   void DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args);
   void Phases(const formats::Event& e, int64_t ts, int64_t dur);
@@ -99,7 +100,7 @@ class TablesTap {
   // step and phase. Refreshed after every lookup (an insert may move others).
   std::pair<int64_t, uint64_t> last_phase_key_{INT64_MIN, 0};
   std::pair<int64_t, uint64_t>* last_phase_ = nullptr;
-  formats::RowBatch framework_, system_rows_, dataloader_;
+  formats::RowBatch framework_, system_rows_, dataloader_, low_gpu_;
   HtaTap hta_;
   bool hta_filter_ = false;  // HTA's iteration filter applies: correlations are read
   InputTables out_;

@@ -45,7 +45,7 @@ TEST_F(TablesConvertTest, HostileNamesAreData) {
   EXPECT_EQ(rows[3][0], "op\xEF\xBF\xBD\xEF\xBF\xBD" "end");  // U+FFFD per invalid byte, as the traces
   EXPECT_EQ(rows[1][3], "5000");
   // Every table is still there.
-  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "13");
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "14");
   EXPECT_EQ(Query(db, "SELECT path FROM inputs")[1][0], in);
 }
 
@@ -75,6 +75,31 @@ TEST_F(TablesConvertTest, EndArgsAreMergedIntoTheirSpan) {
   // Open to the input's last time (170 us).
   EXPECT_EQ(rows[3], (std::vector<std::string>{"enumerate(DataLoader)#open", "9", "-1", "NA", "40000"}));
   EXPECT_EQ(Query(r.Output("tables.sqlite"), "SELECT count(*) FROM framework_metrics")[1][0], "4");
+}
+
+// The low GPU utilization spans derived from smdebug's system metrics are
+// not framework events (PandasFrame has none): a table of their own, in
+// both modes.
+TEST_F(TablesConvertTest, LowGpuSpansHaveTheirOwnTable) {
+  for (const char* mode : {"--tables=full", "--tables=summary"}) {
+    SCOPED_TRACE(mode);
+    Run r = Convert({DataPath("smdebug/test_traces"), mode, "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string db = r.Output("tables.sqlite");
+    const Rows rows = Query(db,
+                            "SELECT device, threshold_percent, low_samples, nodeID, start_ns, dur_ns, start_time_us, "
+                            "end_time_us FROM low_gpu_utilization ORDER BY device");
+    ASSERT_EQ(rows.size(), 3u);
+    // gpu0: 8.00 % then 34.76 %, no later sample: the run ends at its last.
+    EXPECT_EQ(rows[1], (std::vector<std::string>{"gpu0", "85.0", "2", "algo-1", "1591160899757089400",
+                                                 "5799699950000", "1591160899757089", "1591166699457039"}));
+    EXPECT_EQ(rows[2], (std::vector<std::string>{"gpu1", "85.0", "2", "algo-1", "1591160999657089400",
+                                                 "6699800200000", "1591160999657089", "1591167699457289"}));
+  }
+  Run full = Convert({DataPath("smdebug/test_traces"), "--tables=full", "-q"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(Query(full.Output("tables.sqlite"), "SELECT count(*), count(DISTINCT framework_metric) FROM framework_metrics"),
+            (Rows{{"count(*)", "count(DISTINCT framework_metric)"}, {"4", "4"}}));  // event1..event4
 }
 
 // A tables.sqlite that cannot be written (past `ulimit -f`, as a full disk)
