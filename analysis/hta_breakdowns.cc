@@ -27,8 +27,6 @@ int TypeIndex(KernelType t) {
 
 // HTA's µs rounding (trace_parser.py:371-388): ts = ceil(ts), end =
 // floor(ts + dur), in µs; returned in ns.
-int64_t CeilUs(int64_t ns) { return (ns >= 0 ? (ns + 999) / 1000 : -((-ns) / 1000)) * 1000; }
-int64_t FloorUs(int64_t ns) { return (ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000)) * 1000; }
 
 // |exactly the types of `mask`| from the unions' measures (inclusion-exclusion).
 void ExactSets(const BreakdownState& s, int64_t out[1 << kKernelTypes]) {
@@ -115,7 +113,32 @@ double HtaPctg(double x, double total, int digits) {
   return std::nearbyint(v * scale) / scale;  // numpy.round: rint(v * 10^d) / 10^d
 }
 
-void HtaTap::Row(int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type,
+double MicrosAsParsed(int64_t ns) {
+  if (ns == 0) return 0.0;
+  const bool negative = ns < 0;
+  const uint64_t a = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  // M = round-half-even(a / 1000 * 2^s) with 2^52 <= M < 2^53 (the double
+  // is then M * 2^-s): s from a's bit length (1000 ~ 2^10), then
+  // corrected. |ns| <= 2^62 (ts_text.h), so s >= 0 and a * 2^s < 2^73.
+  const unsigned __int128 lo = static_cast<unsigned __int128>(1000) << 52, hi = lo << 1;
+  int s = std::max(0, 63 - (64 - __builtin_clzll(a)));
+  unsigned __int128 num = static_cast<unsigned __int128>(a) << s;
+  while (num < lo) num = static_cast<unsigned __int128>(a) << ++s;
+  while (num >= hi && s > 0) num = static_cast<unsigned __int128>(a) << --s;
+  unsigned __int128 m = num / 1000;
+  const unsigned __int128 r = num % 1000;
+  if (r > 500 || (r == 500 && (m & 1))) ++m;  // to nearest, ties to even (strtod)
+  const double v = std::ldexp(static_cast<double>(static_cast<uint64_t>(m)), -s);
+  return negative ? -v : v;
+}
+
+std::pair<int64_t, int64_t> HtaRoundedUs(int64_t file_ts_ns, int64_t dur_ns) {
+  const double ts = MicrosAsParsed(file_ts_ns);
+  const double end = ts + MicrosAsParsed(dur_ns);  // float64 addition, as pandas
+  return {static_cast<int64_t>(std::ceil(ts)), static_cast<int64_t>(std::floor(end))};
+}
+
+void HtaTap::Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type,
                  uint32_t name_id, bool sync_name) {
   const bool gpu_row = (stream >= 0 && correlation >= 0) || sync_name;
   if (ts_ns % 1000 != 0) sub_us_ = true;  // HTA: a float `ts` column is rounded
@@ -134,13 +157,18 @@ void HtaTap::Row(int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlat
   ++device_rows_;
   const int t = TypeIndex(type);
   exact_.Add(t, ts_ns, ts_ns + dur_ns);
-  rounded_.Add(t, CeilUs(ts_ns), FloorUs(ts_ns + dur_ns));
+  // HTA's rounded rows are in the file's own µs (its time base and our
+  // clock shift not applied): an offset common to the rank's rows, except
+  // where the double's steps fall.
+  const auto [start_us, end_us] = HtaRoundedUs(file_ts_ns, dur_ns);
+  rounded_.Add(t, start_us * 1000, end_us * 1000);
   auto& [u, rows] = streams_[stream];
   u.Add(ts_ns, ts_ns + dur_ns);
   ++rows;
   if (t >= 0) {
-    auto [it, fresh] = stats_.try_emplace(name_id, PerName{type, {}});
+    auto [it, fresh] = stats_.try_emplace(name_id, PerName{type, {}, {}});
     it->second.stats.Add(dur_ns);
+    it->second.rounded.Add((end_us - start_us) * 1000);
   }
 }
 
@@ -180,7 +208,8 @@ namespace {
 // One row of HTA's per-name table before grouping (µs as HTA).
 struct NameRow {
   std::string name;
-  const KernelStats* s;
+  const KernelStats* s;  // HTA's durations: exact, or rounded for a float-ts rank
+  const KernelStats* exact;
   double sum_us;
 };
 
@@ -210,7 +239,8 @@ void HtaTap::KernelRows(HtaResult* r) const {
     std::vector<NameRow> rows;
     for (const auto& [id, name] : names_) {
       const PerName& p = stats_.at(id);
-      if (p.type == type) rows.push_back(NameRow{name, &p.stats, Us(p.stats.sum_ns)});
+      const KernelStats& h = sub_us_ ? p.rounded : p.stats;
+      if (p.type == type) rows.push_back(NameRow{name, &h, &p.stats, Us(h.sum_ns)});
     }
     // HTA sorts by sum with an unstable sort; ties here go by name.
     std::sort(rows.begin(), rows.end(), [](const NameRow& a, const NameRow& b) {
@@ -219,8 +249,8 @@ void HtaTap::KernelRows(HtaResult* r) const {
     if (rows.size() <= kNumKernels) {
       for (const NameRow& n : rows)
         r->kernels.push_back(KernelRow{type, n.name, n.sum_us, Us(n.s->max_ns), Us(n.s->min_ns),
-                                       n.sum_us / static_cast<double>(n.s->count), StdDev(*n.s), n.s->count,
-                                       n.s->sum_ns});
+                                       n.sum_us / static_cast<double>(n.s->count), StdDev(*n.s), n.exact->count,
+                                       n.exact->sum_ns});
       continue;
     }
     // More than num_kernels names: past the 80% quantile of the running sum,
@@ -238,12 +268,13 @@ void HtaTap::KernelRows(HtaResult* r) const {
     for (size_t k = 0; k < rows.size(); ++k) {
       const NameRow& n = rows[k];
       if (cumsum[k] > q || k >= kNumKernels) {
-        others.count += n.s->count;
-        others.sum_ns += n.s->sum_ns;
+        others.count += n.exact->count;
+        others.sum_ns += n.exact->sum_ns;
         other_sums.push_back(n.sum_us);
         continue;
       }
-      r->kernels.push_back(KernelRow{type, n.name, n.sum_us, n.sum_us, n.sum_us, n.sum_us, 0, n.s->count, n.s->sum_ns});
+      r->kernels.push_back(KernelRow{type, n.name, n.sum_us, n.sum_us, n.sum_us, n.sum_us, 0, n.exact->count,
+                                     n.exact->sum_ns});
     }
     if (other_sums.empty()) continue;
     double sum = 0, mx = other_sums[0], mn = other_sums[0];

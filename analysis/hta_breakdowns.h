@@ -24,9 +24,12 @@
 //   (communication_analysis.py:29-85).
 // Our intervals are exact ns. HTA works in the file's µs and, when any `ts`
 // is a JSON float, rounds every event (ceil ts, floor ts+dur,
-// trace_parser.py:371-388); a second state keeps those rounded intervals and
-// the `(us)` columns use it when the rank has sub-µs times.
+// trace_parser.py:371-388) as float64 values of the file's µs
+// (HtaRoundedUs); a second state and second per-name statistics keep those
+// rounded intervals and durations, and the `(us)` columns use them when the
+// rank has sub-µs times.
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +111,18 @@ struct HtaResult {
   std::vector<Stream> streams;
 };
 
+// MicrosAsParsed: the float64 a JSON parser makes of `ns` / 1000 written
+// as a decimal µs number (nearest double, ties to even), computed exactly
+// from the ns. HTA's columns are such doubles: at epoch magnitudes
+// (~1.7e15 µs) a double steps by 0.25 µs.
+double MicrosAsParsed(int64_t ns);
+
+// HtaRoundedUs: HTA's rounding of a row of a trace with float `ts`
+// (trace_parser.py:371-388) as float64 does it: ts and dur parsed from the
+// file's µs, end = ts + dur in double, then (ceil(ts), floor(end)) in µs.
+// `file_ts_ns`: the ts as the file writes it (before its time base).
+std::pair<int64_t, int64_t> HtaRoundedUs(int64_t file_ts_ns, int64_t dur_ns);
+
 // HtaPctg: HTA's `round(100 * x / total, 2)` (numpy's round half to even
 // on the scaled double); `digits` 1 for the kernel-type table.
 double HtaPctg(double x, double total, int digits = 2);
@@ -126,7 +141,7 @@ class HtaTap {
   // `stream`/`correlation`: its args, -1 when absent or not numbers;
   // `type`: ClassifyKernel of its name (cached by the caller); `name_id`
   // keys the per-kernel statistics; `sync_name`: "Event Sync"/"Context Sync".
-  void Row(int64_t ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type, uint32_t name_id,
+  void Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type, uint32_t name_id,
            bool sync_name);
 
   // Finish: the results; `name_of(id)` gives a kernel's plain name.
@@ -141,7 +156,8 @@ class HtaTap {
  private:
   struct PerName {
     KernelType type;
-    KernelStats stats;
+    KernelStats stats;    // exact durations
+    KernelStats rounded;  // HTA's rounded ones (HtaRoundedUs), for the `(us)` columns of a float-ts rank
   };
   HtaResult Summarize() const;
   void KernelRows(HtaResult* r) const;

@@ -146,6 +146,7 @@ TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats
       smdebug_(r_.smdebug_kind != 0 || r_.format.find("smdebug_framework") != std::string::npos),
       system_(r_.format.find("smdebug_system_metrics") != std::string::npos),
       frame_node_(PandasFrameNodeId(r_.node)),
+      file_base_ns_(data->meta.has_base_time ? data->meta.base_time_ns : 0),
       framework_(TableIndex(Table::kFrameworkMetrics)),
       system_rows_(TableIndex(Table::kSystemMetrics)),
       dataloader_(TableIndex(Table::kDataloaderMetrics)),
@@ -202,6 +203,7 @@ int64_t TablesTap::StepAt(int64_t ts) const {
 void TablesTap::Event(const formats::Event& e, int64_t shift_ns) {
   if (!(e.flags & formats::kHasTs)) return;
   const int64_t ts = e.ts_ns + shift_ns;
+  shift_ns_ = shift_ns;
   if (e.phase == 'C') return Counter(e, ts);
   if (e.phase == 'X' && (e.flags & formats::kHasDur)) return Span(e, ts, e.dur_ns, {});
   // A B/E pair (formats/common/time_window.h) is one span, taken at its E
@@ -255,7 +257,8 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
                                                  (name == "Event Sync" || name == "Context Sync" ? kSyncName : 0));
     }
     const int8_t kt = kernel_type_[e.name];
-    hta_.Row(ts, dur, stream, correlation, static_cast<KernelType>((kt & (kSyncName - 1)) - 1), e.name,
+    // The file's own ts for HTA's rounding: before our shift and its time base.
+    hta_.Row(ts, ts - shift_ns_ - file_base_ns_, dur, stream, correlation, static_cast<KernelType>((kt & (kSyncName - 1)) - 1), e.name,
              (kt & kSyncName) != 0);
   }
   if (!dataloader_name_[e.name]) dataloader_name_[e.name] = IsDataloaderName(d_->strings[e.name]) ? 2 : 1;

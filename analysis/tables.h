@@ -79,6 +79,8 @@ class TablesTap {
   const formats::TraceData* d_;
   bool smdebug_, system_;
   std::string frame_node_;  // PandasFrameNodeId(r_.node): nodeID of framework and dataloader rows
+  int64_t file_base_ns_;    // the input's baseTimeNanoseconds (added to the file's ts when decoded)
+  int64_t shift_ns_ = 0;    // the clock shift of the event being tapped
   // B events waiting for their E, per (pid, tid), innermost last: the
   // event, its aligned ts, a copy of its members.
   struct Open {

@@ -96,6 +96,18 @@ TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTraceFilterPair) {
 // One more real trace: the PyTorch TensorBoard plugin's ResNet-50 (older
 // Kineto category names `Kernel`, `Memcpy`, `Memset`; 7,580 device rows,
 // more than ten kernel names: HTA's "others" grouping).
+// HTA's ns-resolution trace (its own test data): epoch-µs `ts` with three
+// decimals, which HTA parses into doubles (0.25 µs steps at that
+// magnitude) and rounds (ceil ts, floor ts + dur): 454 device rows round to
+// dur <= 0. Our `(us)` columns equal HTA's; the `_ns` ones stay exact.
+TEST_F(TablesReferenceTest, HtaBreakdownsOfANanosecondTrace) {
+  const std::string db = Tables({DataPath("hta/ns_resolution_trace")}, "--tables=summary");
+  ExpectHta(db, "ns_resolution");
+  EXPECT_EQ(Query(db, "SELECT idle_time_ns, compute_time_ns, kernel_time_ns, hta_us_rounding FROM temporal_breakdown"),
+            (Rows{{"idle_time_ns", "compute_time_ns", "kernel_time_ns", "hta_us_rounding"},
+                  {"6452701", "374738006", "384634463", "1"}}));
+}
+
 TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTensorBoardPluginTrace) {
   const std::string db = Tables({DataPath("kineto-tb-plugin/resnet50_num_workers_0")}, "--tables=summary");
   ExpectHta(db, "tb_plugin");

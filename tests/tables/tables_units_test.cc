@@ -1,5 +1,10 @@
 // Building blocks of --tables (issue 23): ISO-8601 text, HTA's kernel types,
 // percent rounding and interval merge.
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <utility>
+
 #include "analysis/hta_breakdowns.h"
 #include "analysis/tables.h"
 #include "analysis/tables_text.h"
@@ -42,6 +47,33 @@ TEST(TablesPandasFrame, NodeIdIsSwappedAsSmdebugDoes) {
   EXPECT_EQ(PandasFrameNodeId("algo-1"), "algo-1");  // a system file's node: no "-algo"
   EXPECT_EQ(PandasFrameNodeId("905-b88ab1bb8259"), "905-b88ab1bb8259");
   EXPECT_EQ(PandasFrameNodeId(""), "");
+}
+
+// MicrosAsParsed equals strtod on the decimal µs text (what Python's json
+// gives HTA), at every magnitude a trace has: epoch µs (0.25 µs steps),
+// relative µs, sub-µs durations, negatives, exact ties.
+TEST(TablesHta, MicrosAsParsedIsTheParsersDouble) {
+  std::mt19937_64 rng(7);
+  auto text = [](int64_t ns) {
+    const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), "%s%llu.%03llu", ns < 0 ? "-" : "", static_cast<unsigned long long>(a / 1000),
+                  static_cast<unsigned long long>(a % 1000));
+    return std::strtod(buf, nullptr);
+  };
+  for (int64_t scale : {int64_t{1000}, int64_t{1} << 30, int64_t{4458676522690655}, int64_t{1712195495519689047},
+                        (int64_t{1} << 62) - 1}) {
+    for (int k = 0; k < 20000; ++k) {
+      const int64_t ns = static_cast<int64_t>(rng() % static_cast<uint64_t>(scale)) * (k % 3 == 0 ? -1 : 1);
+      ASSERT_EQ(MicrosAsParsed(ns), text(ns)) << ns;
+    }
+  }
+  EXPECT_EQ(MicrosAsParsed(1712195495519689125), 1712195495519689.0);  // a tie: to the even step
+  EXPECT_EQ(MicrosAsParsed(1712195495519689375), 1712195495519689.5);
+  EXPECT_EQ(MicrosAsParsed(0), 0.0);
+  // HTA's rounding of a 0.1 µs kernel at 1712195495519689.1: the double is
+  // ...689.0, so HTA keeps [689, 689]; the exact ns would give [690, 689].
+  EXPECT_EQ(HtaRoundedUs(1712195495519689100, 100), (std::pair<int64_t, int64_t>{1712195495519689, 1712195495519689}));
 }
 
 TEST(TablesHta, PercentRoundsHalfToEvenLikeNumpy) {

@@ -52,6 +52,7 @@ def pandas_frame(case, folder):
 
 hta("trace_filter", ["hta/trace_filter/sampled_rank-0.json.gz", "hta/trace_filter/sampled_rank-1.json.gz"])
 hta("tb_plugin", ["kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"])
+hta("ns_resolution", ["hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"])
 pandas_frame("test_traces", "smdebug/test_traces")
 pandas_frame("merge_traces", "smdebug/merge_traces")
 pandas_frame("model_timeline", "smdebug/model_timeline_traces")
