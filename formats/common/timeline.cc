@@ -47,9 +47,9 @@ uint64_t NormalizeSteps(std::vector<StepSpan>* steps) {
   }
   v.resize(out + 1);
   uint64_t dropped = 0;
-  if (v.size() > kMaxStepsPerTrack) {
-    dropped = v.size() - kMaxStepsPerTrack;
-    v.resize(kMaxStepsPerTrack);
+  if (v.size() > kMaxStepsKept) {
+    dropped = v.size() - kMaxStepsKept;
+    v.resize(kMaxStepsKept);
   }
   return dropped;
 }

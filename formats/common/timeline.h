@@ -11,8 +11,11 @@
 //   and its workers) has one `TrackTimeline` per actor, each with its own
 //   steps and, for a worker that failed, the time and reason.
 //
-// Bounded: at most `kMaxStepsPerTrack` steps are kept per input or track
-// (the rest are counted in `steps_dropped`), so a manifest for 4,096 ranks
+// Bounded: at most `kMaxStepsKept` steps are kept per input or track (the
+// rest are counted in `steps_dropped`): the analysis tables and
+// `--start-step` see all of them (a 1-hour smdebug job has ~14,400 steps
+// per node). The manifest lists the first `kMaxStepsPerTrack` of each (and
+// counts the others in its `steps_dropped`), so a manifest for 4,096 ranks
 // stays small whatever the inputs hold.
 #include <cstdint>
 #include <optional>
@@ -22,7 +25,8 @@
 
 namespace tracemill::formats {
 
-inline constexpr size_t kMaxStepsPerTrack = 4096;
+inline constexpr size_t kMaxStepsPerTrack = 4096;           // listed in the manifest
+inline constexpr size_t kMaxStepsKept = size_t{1} << 20;     // kept per input or track (32 MiB)
 
 // StepSpan: one step of one input or track. Times are absolute ns (the
 // input's time base applied). `survivors`/`total` are set on rounds of a run
@@ -51,7 +55,7 @@ struct Timeline {
   std::vector<TrackTimeline> tracks;  // multi-actor inputs only
   uint64_t bytes_pushed = 0;          // run event logs: sum of push size_bytes
   uint64_t bytes_pulled = 0;          // run event logs: sum of pull size_bytes
-  uint64_t steps_dropped = 0;         // steps past kMaxStepsPerTrack
+  uint64_t steps_dropped = 0;         // steps past kMaxStepsKept (not kept at all)
 };
 
 // MatchStepName returns N if `name` (a sanitized JSON string body) names a
@@ -61,7 +65,7 @@ std::optional<int64_t> MatchStepName(std::string_view name);
 
 // NormalizeSteps sorts `steps` by step and merges spans of the same step
 // number (union: earliest start, latest end), then keeps the first
-// kMaxStepsPerTrack. Returns the number of steps dropped by the cap.
+// kMaxStepsKept. Returns the number of steps dropped by the cap.
 uint64_t NormalizeSteps(std::vector<StepSpan>* steps);
 
 }  // namespace tracemill::formats

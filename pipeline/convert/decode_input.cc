@@ -216,7 +216,7 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
   r.timeline = std::move(trace->timeline);
   if (r.timeline.steps_dropped)
     r.warnings.push_back(absl::StrCat(r.timeline.steps_dropped, " steps past the first ",
-                                      formats::kMaxStepsPerTrack, " per track are not kept for the report"));
+                                      formats::kMaxStepsKept, " per track are not kept (tables, report, --start-step)"));
   if (!r.timeline.tracks.empty()) {
     // A multi-actor input (run event log) is the whole job, not one rank.
   } else if (!r.files.empty()) {

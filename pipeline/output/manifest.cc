@@ -43,9 +43,14 @@ void Drops(const formats::DropCounts& d, std::string* o) {
 
 // Steps as compact arrays: [step, start_us, end_us] or, for rounds with
 // survivors, [step, start_us, end_us, survivors, total].
+// Steps lists the first kMaxStepsPerTrack of `steps` (Unlisted: how many
+// are not).
+size_t Unlisted(const std::vector<formats::StepSpan>& steps) {
+  return steps.size() > formats::kMaxStepsPerTrack ? steps.size() - formats::kMaxStepsPerTrack : 0;
+}
 void Steps(std::string* o, const std::vector<formats::StepSpan>& steps) {
   o->push_back('[');
-  for (size_t k = 0; k < steps.size(); ++k) {
+  for (size_t k = 0; k < steps.size() && k < formats::kMaxStepsPerTrack; ++k) {
     const formats::StepSpan& st = steps[k];
     absl::StrAppend(o, k ? ",[" : "[", st.step, ",");
     Micros(o, st.start_ns);
@@ -72,7 +77,10 @@ void TimelineJson(std::string* o, const InputRecord& r) {
   const formats::Timeline& tl = r.timeline;
   o->append(",\"steps\":");
   Steps(o, tl.steps);
-  absl::StrAppend(o, ",\"steps_dropped\":", tl.steps_dropped, ",\"bytes_pushed\":", tl.bytes_pushed,
+  // Not listed: the steps past the manifest's cap, and those not kept at all.
+  uint64_t unlisted = tl.steps_dropped + Unlisted(tl.steps);
+  for (const formats::TrackTimeline& tr : tl.tracks) unlisted += Unlisted(tr.steps);
+  absl::StrAppend(o, ",\"steps_dropped\":", unlisted, ",\"bytes_pushed\":", tl.bytes_pushed,
                   ",\"bytes_pulled\":", tl.bytes_pulled, ",\"tracks\":[");
   for (size_t t = 0; t < tl.tracks.size(); ++t) {
     const formats::TrackTimeline& tr = tl.tracks[t];

@@ -135,7 +135,7 @@ void CheckTrace(const formats::TraceData& data, const formats::DecodeReport& rep
   }
   for (const auto& [key, value] : data.meta.top_level) TM_FUZZ_CHECK(StrictJson(value));
   auto check_steps = [](const std::vector<formats::StepSpan>& steps) {
-    TM_FUZZ_CHECK(steps.size() <= formats::kMaxStepsPerTrack);
+    TM_FUZZ_CHECK(steps.size() <= formats::kMaxStepsKept);
     for (size_t i = 0; i < steps.size(); ++i) {
       TM_FUZZ_CHECK(formats::InTimeRange(steps[i].start_ns) && formats::InTimeRange(steps[i].end_ns));
       if (i) TM_FUZZ_CHECK(steps[i - 1].step < steps[i].step);

@@ -66,11 +66,11 @@ TEST(NormalizeSteps, SortsAndMergesSameStep) {
 
 TEST(NormalizeSteps, KeepsTheFirstStepsUpToTheCap) {
   std::vector<formats::StepSpan> s;
-  for (int64_t k = formats::kMaxStepsPerTrack + 3; k > 0; --k) s.push_back({k, k * 10, k * 10 + 5});
+  for (int64_t k = formats::kMaxStepsKept + 3; k > 0; --k) s.push_back({k, k * 10, k * 10 + 5});
   EXPECT_EQ(formats::NormalizeSteps(&s), 3u);
-  ASSERT_EQ(s.size(), formats::kMaxStepsPerTrack);
+  ASSERT_EQ(s.size(), formats::kMaxStepsKept);
   EXPECT_EQ(s.front().step, 1);
-  EXPECT_EQ(s.back().step, static_cast<int64_t>(formats::kMaxStepsPerTrack));
+  EXPECT_EQ(s.back().step, static_cast<int64_t>(formats::kMaxStepsKept));
 }
 
 // The hook in TraceBuilder: CPU-side `ProfilerStep#N` X events become steps,

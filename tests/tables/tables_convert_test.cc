@@ -102,6 +102,40 @@ TEST_F(TablesConvertTest, LowGpuSpansHaveTheirOwnTable) {
             (Rows{{"count(*)", "count(DISTINCT framework_metric)"}, {"4", "4"}}));  // event1..event4
 }
 
+// A long job (issue 40, point 1): one rank with 5,000 steps, more than the
+// manifest lists. The tables and --start-step see every step; the manifest
+// lists the first 4,096 and counts the others.
+TEST_F(TablesConvertTest, EveryStepOfALongJobIsKept) {
+  const std::string in = tmp_.Join("rank0.json");
+  std::string json = "{\"traceEvents\":[";
+  for (int step = 0; step < 5000; ++step) {
+    const std::string t = std::to_string(1000000 + step * 100), op = std::to_string(1000000 + step * 100 + 10);
+    json += (step ? "," : "") + std::string("{\"ph\":\"X\",\"name\":\"ProfilerStep#") + std::to_string(step) +
+            "\",\"cat\":\"user_annotation\",\"pid\":1,\"tid\":1,\"ts\":" + t + ",\"dur\":90}," +
+            "{\"ph\":\"X\",\"name\":\"op\",\"cat\":\"cpu_op\",\"pid\":1,\"tid\":1,\"ts\":" + op + ",\"dur\":20}";
+  }
+  WriteFileBytes(in, json + "]}");
+  Run r = Convert({in, "--tables", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Query(r.Output("tables.sqlite"), "SELECT count(*), min(step), max(step) FROM steps"),
+            (Rows{{"count(*)", "min(step)", "max(step)"}, {"5000", "0", "4999"}}));
+  ASSERT_NE(r.manifest, nullptr);
+  EXPECT_EQ(r.manifest->ArraySize(Manifest::InputPointer(0, "/steps")), 4096u);
+  EXPECT_EQ(r.manifest->Int(Manifest::InputPointer(0, "/steps_dropped")), 904);
+
+  // Steps 4500-4509, past the manifest's 4,096: their 10 steps and 10 ops.
+  Run w = Convert({in, "--start-step", "4500", "--end-step", "4509", "-q"});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  auto t = OnlyTrace(w);
+  ASSERT_NE(t, nullptr);
+  const auto ops = t->Named("op");
+  ASSERT_EQ(ops.size(), 10u);
+  EXPECT_EQ(ops.front()->ts, "1450010");
+  EXPECT_EQ(ops.back()->ts, "1450910");
+  EXPECT_EQ(t->Named("ProfilerStep#4500").size(), 1u);
+  EXPECT_EQ(t->Named("ProfilerStep#4499").size(), 0u);
+}
+
 // A tables.sqlite that cannot be written (past `ulimit -f`, as a full disk)
 // is removed with its temporary and any earlier file of that name; the
 // manifest says why and the job exits 1; the traces are kept.
