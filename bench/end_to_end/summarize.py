@@ -108,6 +108,7 @@ def main(args):
                       f"{two[0]['best'] / one[0]['best']:.2f}x (bests)")
         print()
         targets(rows, w_json, w_gzip)
+        scaling_model(rows)
 
 
 def targets(rows, w_json, w_gzip):
@@ -130,6 +131,32 @@ def targets(rows, w_json, w_gzip):
     parts = [f"{name} {value:.3f}{unit} >= {goal}{unit}: {'met' if value >= goal else 'NOT met'}"
              for name, value, goal, unit in checks]
     print("Issue 22 targets (real job): " + "; ".join(parts))
+    print()
+
+
+def scaling_model(rows, cores=(16, 64), outputs=8):
+    """Issue 34's scaling model, from the `group:all` rows (one output) of one run.
+
+    With one output, decoding spreads over the threads but the output's merge, format and
+    write run on one: per MB, t1 = p + s at 1 thread and t2 = p/2 + s at 2, so
+    s = 2 t2 - t1 (the serial part) and p = t1 - s. On N cores with k outputs, decoding
+    spreads over N cores and the k outputs' merges over min(k, N):
+    T(N, k) = p/N + s/min(k, N); the speed-up is t1 / T, the efficiency speed-up / N.
+    Pessimistic where merges overlap decoding (per-GPU outputs start as soon as their
+    inputs are decoded); exact for a job whose outputs all wait for its last input.
+    """
+    one = [v for k, v in rows.items() if "/json/group:all/threads:1" in k]
+    two = [v for k, v in rows.items() if "/json/group:all/threads:2" in k]
+    if not one or not two:
+        return
+    t1, t2 = 1 / one[0]["mbps"], 1 / two[0]["mbps"]  # s per MB
+    serial = min(max(2 * t2 - t1, 0.0), t1)
+    parallel = t1 - serial
+    print(f"--group-by all, 1 -> 2 threads: {t1 / t2:.2f}x (medians). Scaling model (one output's merge + "
+          f"write on one core): serial {serial / t1:.0%} of the 1-thread time, parallel {parallel / t1:.0%}; "
+          f"with {outputs} outputs: " + ", ".join(
+              f"{n} cores {t1 / (parallel / n + serial / min(outputs, n)):.1f}x "
+              f"(efficiency {t1 / (parallel / n + serial / min(outputs, n)) / n:.2f})" for n in cores))
     print()
 
 
