@@ -138,8 +138,8 @@ std::pair<int64_t, int64_t> HtaRoundedUs(int64_t file_ts_ns, int64_t dur_ns) {
   return {static_cast<int64_t>(std::ceil(ts)), static_cast<int64_t>(std::floor(end))};
 }
 
-void HtaTap::Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type,
-                 uint32_t name_id, bool sync_name) {
+void HtaTap::Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation,
+                 KernelType type, uint32_t name_id, bool sync_name) {
   const bool gpu_row = (stream >= 0 && correlation >= 0) || sync_name;
   if (ts_ns % 1000 != 0) sub_us_ = true;  // HTA: a float `ts` column is rounded
   if (filter_end_ns_ != INT64_MIN) {

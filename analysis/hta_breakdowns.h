@@ -137,12 +137,13 @@ class HtaTap {
   // Whether the iteration filter applies (rows need their correlation).
   bool filtering() const { return filter_end_ns_ != INT64_MIN; }
 
-  // Row: an `X` event with a category other than `Trace` (aligned ts).
+  // Row: an `X` event with a category other than `Trace` (aligned ts;
+  // `file_ts_ns`: its ts as the file writes it, for HTA's rounding).
   // `stream`/`correlation`: its args, -1 when absent or not numbers;
   // `type`: ClassifyKernel of its name (cached by the caller); `name_id`
   // keys the per-kernel statistics; `sync_name`: "Event Sync"/"Context Sync".
-  void Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type, uint32_t name_id,
-           bool sync_name);
+  void Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type,
+           uint32_t name_id, bool sync_name);
 
   // Finish: the results; `name_of(id)` gives a kernel's plain name.
   template <typename NameOf>

@@ -33,20 +33,15 @@ namespace {
 
 constexpr size_t kBatchBytes = 1 << 20;  // a batch handed to the writer thread
 
-
 // An integer argument (`"step_num": 3`, `"step_num": "3"`), or `fallback`.
-int64_t IntArg(std::string_view rest, std::string_view key, int64_t fallback) {
-  std::string_view v = formats::RestArgValue(rest, key);
-  if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
-  if (auto n = formats::ParseInt64(v)) return *n;
-  return fallback;
-}
-
 int64_t IntArg(const SpanArgs& args, std::string_view key, int64_t fallback) {
   std::string_view v = args.Value(key);
   if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
   if (auto n = formats::ParseInt64(v)) return *n;
   return fallback;
+}
+int64_t IntArg(std::string_view rest, std::string_view key, int64_t fallback) {
+  return IntArg(SpanArgs{rest, {}}, key, fallback);
 }
 
 // A string argument, unescaped; nullopt if absent or not a string.
@@ -258,8 +253,8 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
     }
     const int8_t kt = kernel_type_[e.name];
     // The file's own ts for HTA's rounding: before our shift and its time base.
-    hta_.Row(ts, ts - shift_ns_ - file_base_ns_, dur, stream, correlation, static_cast<KernelType>((kt & (kSyncName - 1)) - 1), e.name,
-             (kt & kSyncName) != 0);
+    hta_.Row(ts, ts - shift_ns_ - file_base_ns_, dur, stream, correlation,
+             static_cast<KernelType>((kt & (kSyncName - 1)) - 1), e.name, (kt & kSyncName) != 0);
   }
   if (!dataloader_name_[e.name]) dataloader_name_[e.name] = IsDataloaderName(d_->strings[e.name]) ? 2 : 1;
   const bool full = collector_->mode() == TablesMode::kFull;
