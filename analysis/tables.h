@@ -8,13 +8,16 @@
 // and data-loader metrics) leave the tap in ~1 MiB batches for the SQLite
 // writer thread (formats/sqlite/sqlite_writer.h: a bounded queue, so memory
 // stays fixed); per-input aggregates (steps, phases per step, HTA's breakdowns)
-// are kept until the account stage (a few KB per input) and written there with
-// the manifest's inputs and outputs, then the file is renamed into place. A
-// failure removes the temporary and fails the job (exit 1).
+// follow them when the input's output is complete (Done: then a commit, so
+// that `convert --resume` after an interrupt keeps that output and its rows;
+// TablesStart::resumable); the account stage adds the rest and the
+// manifest's inputs and outputs, then the file is renamed into place. A
+// failure removes the file and fails the job (exit 1).
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,16 +112,35 @@ class TablesTap {
   uint32_t trace_cat_ = UINT32_MAX;  // string id of category "Trace"
 };
 
+// TablesStart: how a TablesCollector opens its file.
+struct TablesStart {
+  std::string out_dir;    // OUTDIR
+  std::string file_name;  // tables.sqlite (TablesFileName)
+  std::string tmp_dir;    // SQLite's temporary files
+  TablesMode mode = TablesMode::kSummary;
+  uint64_t cache_bytes = 8 << 20;  // SQLite's page cache (TablesBudget)
+  uint64_t queue_bytes = 8 << 20;  // row batches waiting for the writer thread
+  // Resumable (a convert job): written at OUTDIR/PartialTablesName(file_name)
+  // with a commit point per completed output (Done), so that --resume after
+  // an interrupt keeps those outputs; `fingerprint` marks the job. Empty:
+  // a temporary that an interrupt removes.
+  bool resumable = false;
+  std::string fingerprint;
+  // --resume: every per-input row of the `carried` inputs is copied from
+  // `previous` (an earlier file of this job) at the start.
+  std::string previous;
+  std::vector<int64_t> carried;
+};
+
+// PartialTablesName: ".<file>.partial", where a resumable tables file is
+// written until the job ends (then renamed to <file>).
+std::string PartialTablesName(const std::string& file_name);
+
 class TablesCollector {
  public:
-  // Start opens OUTDIR/<file> through a temporary (sqlite_writer.h);
-  // `cache_bytes`: SQLite's page cache, `queue_bytes`: row batches waiting
-  // for the writer thread (both from the memory budget, TablesBudget).
-  // Errors: of the open.
-  static absl::StatusOr<std::unique_ptr<TablesCollector>> Start(const std::string& out_dir,
-                                                                const std::string& file_name,
-                                                                const std::string& tmp_dir, TablesMode mode,
-                                                                uint64_t cache_bytes, uint64_t queue_bytes);
+  // Start opens the file (see TablesStart; sqlite_writer.h).
+  // Errors: of the open, or of the copy from `previous`.
+  static absl::StatusOr<std::unique_ptr<TablesCollector>> Start(const TablesStart& how);
   TablesMode mode() const { return mode_; }
   // Tap: a fresh tap for input `r` (one output at a time holds it).
   TablesTap Tap(InputFacts r, const formats::TraceData* data) { return TablesTap(this, std::move(r), data); }
@@ -126,15 +148,20 @@ class TablesCollector {
   void Keep(int64_t index, InputTables t);
   // Push: a full batch from a tap (thread-safe, may block).
   void Push(formats::RowBatch* b) { writer_->Push(b); }
+  // Done: the inputs `rs` (kept already) are complete, their output on
+  // disk: their steps and aggregates follow their rows to the writer, then
+  // a commit point (a resumable file keeps them through an interrupt).
+  // Steps outside `window` are left out. Thread-safe, may block.
+  void Done(const std::vector<InputFacts>& rs, const formats::TimeWindow& window);
 
-  // Finish (account stage): the steps of every input in `records` reported
-  // here, the aggregates, rows of `carried` inputs from `previous` (an
-  // earlier tables.sqlite; --resume), the job's kernel-type rows, the
-  // inputs and outputs tables and the meta rows; then the rename.
-  // Errors: of the writes, the copy or the rename (the temporary is removed).
+  // Finish (account stage): the steps and aggregates of every input in
+  // `summary` not Done, the job's kernel-type rows, the inputs and outputs
+  // tables and the meta rows; the per-input aggregate tables in input
+  // order; then the rename.
+  // Errors: of the writes or the rename (the file is removed).
   // Steps outside `window` (aligned ns, as the traces') are left out.
-  absl::Status Finish(const JobFacts& summary, const std::vector<int64_t>& carried, const std::string& previous,
-                      const std::vector<std::pair<std::string, std::string>>& meta, const formats::TimeWindow& window);
+  absl::Status Finish(const JobFacts& summary, const std::vector<std::pair<std::string, std::string>>& meta,
+                      const formats::TimeWindow& window);
   // Abort removes the temporary.
   void Abort() { writer_->Abort(); }
   // BreakdownJson: after Finish, the `temporal_breakdown` array for the
@@ -144,13 +171,14 @@ class TablesCollector {
  private:
   friend absl::Status JoinShardTables(const std::string&, int, const JobFacts&, std::string*);
   TablesCollector() = default;
-  absl::Status WriteInput(const InputFacts& r, const InputTables* t, const formats::TimeWindow& window);
+  absl::Status Seed(formats::SqliteWriter& w, const TablesStart& how);
   absl::Status WriteRecords(const JobFacts& summary);
 
   TablesMode mode_ = TablesMode::kOff;
   std::unique_ptr<formats::SqliteWriter> writer_;
   std::mutex mu_;
   std::map<int64_t, InputTables> inputs_;
+  std::set<int64_t> done_;  // inputs whose rows Done pushed
   std::string breakdown_json_;
 };
 
@@ -168,7 +196,9 @@ absl::Status CopyInputRows(formats::SqliteWriter* writer, const std::string& ali
 absl::Status WriteJobKernelTypes(formats::SqliteWriter* writer);
 // InputsWithRows: the `input` indexes an earlier tables.sqlite at `path`
 // holds rows for (--resume keeps only outputs whose inputs it has), with
-// its `fingerprint` meta value; empty if it cannot be read.
+// its `fingerprint` meta value; empty if it cannot be read. A partial
+// file (an interrupted run's, PartialTablesName) names the inputs its
+// commit points committed; opening it rolls back what they did not.
 std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint);
 
 // JoinShardTables (`manifest merge`): when shard 0 of `shard_count` wrote

@@ -100,30 +100,20 @@ void HtaRows(const InputFacts& r, const HtaResult& h, std::vector<formats::RowBa
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TablesCollector>> TablesCollector::Start(const std::string& out_dir,
-                                                                        const std::string& file_name,
-                                                                        const std::string& tmp_dir, TablesMode mode,
-                                                                        uint64_t cache_bytes, uint64_t queue_bytes) {
-  auto c = std::unique_ptr<TablesCollector>(new TablesCollector);
-  c->mode_ = mode;
-  formats::SqliteWriter::Options o;
-  o.final_path = out_dir + "/" + file_name;
-  o.tmp_dir = tmp_dir;
-  o.cache_bytes = cache_bytes;
-  o.queue_bytes = queue_bytes;
-  o.tables = TableSpecs();
-  TM_ASSIGN_OR_RETURN(c->writer_, formats::SqliteWriter::Create(std::move(o)));
-  return c;
-}
+std::string PartialTablesName(const std::string& file_name) { return absl::StrCat(".", file_name, ".partial"); }
 
-void TablesCollector::Keep(int64_t index, InputTables t) {
-  std::lock_guard<std::mutex> lock(mu_);
-  inputs_[index] = std::move(t);
-}
+namespace {
 
-absl::Status TablesCollector::WriteInput(const InputFacts& r, const InputTables* t,
-                                         const formats::TimeWindow& window) {
-  formats::RowBatch steps(TableIndex(Table::kSteps));
+// The meta keys of a partial file: the job, and one row per input whose
+// rows a commit point committed. Finish removes them.
+constexpr char kPartialFingerprint[] = "partial_fingerprint";
+constexpr char kPartialInput[] = "partial_input";
+
+// InputRows: input `r`'s steps (those in `window`) and, if it was tapped
+// (`t`), its phases and HTA breakdowns.
+std::vector<formats::RowBatch> InputRows(const InputFacts& r, const InputTables* t, const formats::TimeWindow& window) {
+  std::vector<formats::RowBatch> out;
+  formats::RowBatch& steps = out.emplace_back(TableIndex(Table::kSteps));
   for (const formats::StepSpan& s : r.steps) {
     if (s.end_ns < window.start_ns || s.start_ns > window.end_ns) continue;
     InputCells(r, &steps);
@@ -135,9 +125,8 @@ absl::Status TablesCollector::WriteInput(const InputFacts& r, const InputTables*
     steps.Int(FloorDiv(s.end_ns, 1000));
     AppendIsoTime(s.start_ns, &steps);
   }
-  TM_RETURN_IF_ERROR(writer_->Insert(steps));
-  if (!t) return absl::OkStatus();
-  formats::RowBatch phases(TableIndex(Table::kPhaseByStep));
+  if (!t) return out;
+  formats::RowBatch& phases = out.emplace_back(TableIndex(Table::kPhaseByStep));
   for (const auto& [key, v] : t->phases) {
     InputCells(r, &phases);
     phases.Int(key.first);
@@ -145,15 +134,90 @@ absl::Status TablesCollector::WriteInput(const InputFacts& r, const InputTables*
     phases.Int(v.first);
     phases.Int(static_cast<int64_t>(v.second));
   }
-  TM_RETURN_IF_ERROR(writer_->Insert(phases));
-  if (!t->hta.has_device_rows) return absl::OkStatus();  // HTA raises IndexError: no row
+  if (!t->hta.has_device_rows) return out;  // HTA raises IndexError: no row
   std::vector<formats::RowBatch> hta = {
       formats::RowBatch(TableIndex(Table::kTemporalBreakdown)), formats::RowBatch(TableIndex(Table::kKernelBreakdown)),
       formats::RowBatch(TableIndex(Table::kKernelTypeBreakdown)), formats::RowBatch(TableIndex(Table::kCommCompOverlap)),
       formats::RowBatch(TableIndex(Table::kIdleTime))};
   HtaRows(r, t->hta, &hta);
-  for (const auto& b : hta) TM_RETURN_IF_ERROR(writer_->Insert(b));
+  for (auto& h : hta) out.push_back(std::move(h));
+  return out;
+}
+
+formats::RowBatch MetaRow(std::string_view key, std::string_view value) {
+  formats::RowBatch m(TableIndex(Table::kMeta));
+  m.Text(key);
+  m.Text(value);
+  return m;
+}
+
+// SortAggregates rewrites the per-input aggregate tables (steps ..
+// idle_time_breakdown) in input order, each input's rows in the order they
+// were written: Done writes them as outputs complete, carried ones first.
+absl::Status SortAggregates(formats::SqliteWriter* w) {
+  for (Table t : PerInputTables()) {
+    if (TableIndex(t) < TableIndex(Table::kSteps)) continue;  // per-event rows keep the merge's order
+    const std::string name = absl::StrCat("main.\"", TableName(t), "\"");
+    TM_RETURN_IF_ERROR(w->Exec(absl::StrCat("CREATE TEMP TABLE tm_sorted AS SELECT * FROM ", name,
+                                            " ORDER BY \"input\", rowid; DELETE FROM ", name, "; INSERT INTO ", name,
+                                            " SELECT * FROM temp.tm_sorted ORDER BY rowid; DROP TABLE temp.tm_sorted")));
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TablesCollector>> TablesCollector::Start(const TablesStart& how) {
+  auto c = std::unique_ptr<TablesCollector>(new TablesCollector);
+  c->mode_ = how.mode;
+  formats::SqliteWriter::Options o;
+  o.final_path = how.out_dir + "/" + how.file_name;
+  if (how.resumable) o.work_path = how.out_dir + "/" + PartialTablesName(how.file_name);
+  o.tmp_dir = how.tmp_dir;
+  o.cache_bytes = how.cache_bytes;
+  o.queue_bytes = how.queue_bytes;
+  o.tables = TableSpecs();
+  TablesCollector* self = c.get();
+  o.seed = [self, &how](formats::SqliteWriter& w) { return self->Seed(w, how); };
+  TM_ASSIGN_OR_RETURN(c->writer_, formats::SqliteWriter::Create(std::move(o)));
+  return c;
+}
+
+absl::Status TablesCollector::Seed(formats::SqliteWriter& w, const TablesStart& how) {
+  if (how.resumable) TM_RETURN_IF_ERROR(w.Insert(MetaRow(kPartialFingerprint, how.fingerprint)));
+  if (how.carried.empty() || how.previous.empty()) return w.Exec("COMMIT; BEGIN");
+  // ATTACH and DETACH are refused inside a transaction.
+  TM_RETURN_IF_ERROR(w.Exec("COMMIT"));
+  TM_RETURN_IF_ERROR(w.AttachDatabase(how.previous, "prev"));
+  TM_RETURN_IF_ERROR(w.Exec("BEGIN"));
+  TM_RETURN_IF_ERROR(CopyInputRows(&w, "prev", how.carried));
+  for (int64_t i : how.carried) {
+    done_.insert(i);
+    if (how.resumable) TM_RETURN_IF_ERROR(w.Insert(MetaRow(kPartialInput, absl::StrCat(i))));
+  }
+  TM_RETURN_IF_ERROR(w.Exec("COMMIT"));
+  TM_RETURN_IF_ERROR(w.Exec("DETACH prev"));
+  return w.Exec("BEGIN");
+}
+
+void TablesCollector::Keep(int64_t index, InputTables t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  inputs_[index] = std::move(t);
+}
+
+void TablesCollector::Done(const std::vector<InputFacts>& rs, const formats::TimeWindow& window) {
+  for (const InputFacts& r : rs) {
+    std::vector<formats::RowBatch> rows;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!done_.insert(r.index).second) continue;
+      auto it = inputs_.find(r.index);
+      rows = InputRows(r, it == inputs_.end() ? nullptr : &it->second, window);
+    }
+    rows.push_back(MetaRow(kPartialInput, absl::StrCat(r.index)));
+    for (auto& b : rows) writer_->Push(&b);
+  }
+  writer_->PushCommitPoint();
 }
 
 absl::Status TablesCollector::WriteRecords(const JobFacts& s) {
@@ -193,26 +257,19 @@ absl::Status TablesCollector::WriteRecords(const JobFacts& s) {
   return writer_->Insert(out);
 }
 
-absl::Status TablesCollector::Finish(const JobFacts& summary, const std::vector<int64_t>& carried,
-                                     const std::string& previous,
+absl::Status TablesCollector::Finish(const JobFacts& summary,
                                      const std::vector<std::pair<std::string, std::string>>& meta,
                                      const formats::TimeWindow& window) {
   TM_RETURN_IF_ERROR(writer_->Drain());
   for (const InputFacts& r : summary.inputs) {
-    if (r.owner_shard >= 0 || r.reused || r.skipped) continue;
+    if (r.owner_shard >= 0 || r.reused || r.skipped || done_.count(r.index)) continue;
     auto it = inputs_.find(r.index);
-    TM_RETURN_IF_ERROR(WriteInput(r, it == inputs_.end() ? nullptr : &it->second, window));
+    for (const auto& b : InputRows(r, it == inputs_.end() ? nullptr : &it->second, window))
+      TM_RETURN_IF_ERROR(writer_->Insert(b));
   }
-  if (!carried.empty() && !previous.empty()) {
-    // ATTACH and DETACH are refused inside a transaction.
-    TM_RETURN_IF_ERROR(writer_->Exec("COMMIT"));
-    TM_RETURN_IF_ERROR(writer_->AttachDatabase(previous, "prev"));
-    TM_RETURN_IF_ERROR(writer_->Exec("BEGIN"));
-    TM_RETURN_IF_ERROR(CopyInputRows(writer_.get(), "prev", carried));
-    TM_RETURN_IF_ERROR(writer_->Exec("COMMIT"));
-    TM_RETURN_IF_ERROR(writer_->Exec("DETACH prev"));
-    TM_RETURN_IF_ERROR(writer_->Exec("BEGIN"));
-  }
+  TM_RETURN_IF_ERROR(SortAggregates(writer_.get()));
+  TM_RETURN_IF_ERROR(writer_->Exec(absl::StrCat("DELETE FROM main.tables_meta WHERE key IN ('", kPartialFingerprint,
+                                                "', '", kPartialInput, "')")));
   TM_RETURN_IF_ERROR(WriteJobKernelTypes(writer_.get()));
   TM_RETURN_IF_ERROR(WriteRecords(summary));
   formats::RowBatch m(TableIndex(Table::kMeta));
@@ -359,20 +416,23 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
 std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint) {
   std::vector<int64_t> out;
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+  // Read-write first: a partial file's rollback journal is replayed by
+  // the first read, which a read-only connection may not do.
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
     sqlite3_close(db);
-    return out;
+    db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      sqlite3_close(db);
+      return out;
+    }
   }
+  const std::string partial = MetaValue(db, "main", kPartialFingerprint);
+  const bool same_job = fingerprint == (partial.empty() ? MetaValue(db, "main", "fingerprint") : partial);
   sqlite3_stmt* st = nullptr;
-  bool same_job = false;
-  if (sqlite3_prepare_v2(db, "SELECT value FROM tables_meta WHERE key = 'fingerprint'", -1, &st, nullptr) ==
-          SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    same_job = fingerprint == reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  if (same_job &&
-      sqlite3_prepare_v2(db, "SELECT \"input\" FROM inputs WHERE output IS NOT NULL AND error IS NULL", -1, &st,
-                         nullptr) == SQLITE_OK) {
+  const char* sql = partial.empty()
+                        ? "SELECT \"input\" FROM inputs WHERE output IS NOT NULL AND error IS NULL"
+                        : "SELECT CAST(value AS INTEGER) FROM tables_meta WHERE key = 'partial_input'";
+  if (same_job && sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK) {
     while (sqlite3_step(st) == SQLITE_ROW) out.push_back(sqlite3_column_int64(st, 0));
   }
   sqlite3_finalize(st);

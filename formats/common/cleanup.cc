@@ -52,7 +52,6 @@ void RemoveDirectoryInHandler(const char* dir) {
   ::rmdir(dir);
 }
 
-std::atomic<bool> g_resume_redoes{false};  // SetResumeRedoesOutputs
 
 void OnInterrupt(int sig) {
   // Finish first: record the first signal and return; the job polls it.
@@ -82,14 +81,10 @@ void OnInterrupt(int sig) {
   static constexpr char kInt[] = "tracemill: interrupted (SIGINT): no partial output left; ";
   static constexpr char kTerm[] = "tracemill: interrupted (SIGTERM): no partial output left; ";
   static constexpr char kKeep[] = "rerun the same command with --resume to keep the outputs already written\n";
-  static constexpr char kRedo[] =
-      "with --tables, rerunning with --resume writes every output again (tables.sqlite is written only at the "
-      "end, and an interrupted run leaves none)\n";
   const char* msg = sig == SIGINT ? kInt : kTerm;
   const size_t len = sig == SIGINT ? sizeof(kInt) - 1 : sizeof(kTerm) - 1;
   [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, msg, len);
-  const bool redo = g_resume_redoes.load();
-  n = ::write(STDERR_FILENO, redo ? kRedo : kKeep, redo ? sizeof(kRedo) - 1 : sizeof(kKeep) - 1);
+  n = ::write(STDERR_FILENO, kKeep, sizeof(kKeep) - 1);
   _exit(128 + sig);
 }
 
@@ -113,7 +108,6 @@ int RegisterTemporary(const std::string& path) { return RegisterIn(g_state, g_pa
 
 }  // namespace
 
-void SetResumeRedoesOutputs(bool on) { g_resume_redoes.store(on); }
 
 DeferInterrupts::DeferInterrupts() {
   g_creating.fetch_add(1);

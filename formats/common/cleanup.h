@@ -34,12 +34,6 @@ void UnregisterTemporary(int slot);
 // SIGXFSZ, so that a write past `ulimit -f` fails with EFBIG (idempotent).
 void InstallInterruptCleanup();
 
-// SetResumeRedoesOutputs: the interrupt's line says that --resume keeps the
-// outputs already written, or, with `on` (`convert --tables`: the tables
-// are written only at the end, so --resume redoes every output for them),
-// that it writes every output again.
-void SetResumeRedoesOutputs(bool on);
-
 // Finish first (`convert --follow`): with `on`, the first SIGINT/SIGTERM
 // only records the signal (PendingInterrupt) and says that the work in
 // progress is being finished; a second one cleans up and exits as above.

@@ -1,5 +1,6 @@
 #include "formats/sqlite/sqlite_writer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,7 +56,10 @@ void RowBatch::Text(std::string_view s) {
 absl::StatusOr<std::unique_ptr<SqliteWriter>> SqliteWriter::Create(Options opts) {
   auto w = std::unique_ptr<SqliteWriter>(new SqliteWriter);
   w->opts_ = std::move(opts);
-  if (absl::Status st = w->Open(); !st.ok()) {
+  absl::Status st = w->Open();
+  if (st.ok() && w->opts_.seed) st = w->opts_.seed(*w);
+  w->opts_.seed = nullptr;  // it may hold references to the caller's frame
+  if (!st.ok()) {
     w->Abort();
     return st;
   }
@@ -75,10 +79,14 @@ absl::Status SqliteWriter::Error(int rc, std::string_view what) {
 }
 
 absl::Status SqliteWriter::Open() {
-  temp_path_ = TempPathOf(opts_.final_path);
+  const bool resumable = !opts_.work_path.empty();
+  temp_path_ = resumable ? opts_.work_path : TempPathOf(opts_.final_path);
   // Created (empty: a valid empty database) through the interrupt cleanup's
-  // table, so SIGINT/SIGTERM remove it like a trace output's temporary.
-  const int fd = OpenTemporary(temp_path_, &temp_slot_);
+  // table, so SIGINT/SIGTERM remove it like a trace output's temporary; a
+  // resumable file stays (its stale journal would roll a new file back).
+  if (resumable) ::unlink((temp_path_ + "-journal").c_str());
+  const int fd = resumable ? ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                           : OpenTemporary(temp_path_, &temp_slot_);
   if (fd < 0) {
     const int e = errno;
     return absl::ErrnoToStatus(e, absl::StrCat("cannot create ", temp_path_));
@@ -94,7 +102,10 @@ absl::Status SqliteWriter::Open() {
   // temp_store_directory is deprecated but still compiled into Debian's
   // 3.40; SQLITE_TMPDIR would need setenv before any thread starts.
   const int64_t cache_kib = std::max<int64_t>(static_cast<int64_t>(opts_.cache_bytes >> 10), 1024);
-  TM_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; ",
+  // A rollback journal holds only the pages a transaction changes that an
+  // earlier commit wrote (appended pages need none): cheap for appends.
+  TM_RETURN_IF_ERROR(Exec(absl::StrCat("PRAGMA page_size=65536; PRAGMA journal_mode=", resumable ? "DELETE" : "OFF",
+                                       "; PRAGMA synchronous=OFF; ",
                                        "PRAGMA cache_size=-", cache_kib, "; PRAGMA temp_store=FILE")));
   if (!opts_.tmp_dir.empty()) {
     sqlite3_stmt* st = nullptr;
@@ -153,6 +164,13 @@ void SqliteWriter::Push(RowBatch* batch) {
   cv_.notify_all();
 }
 
+void SqliteWriter::PushCommitPoint() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!status_.ok() || !running_) return;
+  queue_.push_back(RowBatch(RowBatch::kCommitPoint));
+  cv_.notify_all();
+}
+
 void SqliteWriter::Run() {
   while (true) {
     RowBatch b;
@@ -165,7 +183,9 @@ void SqliteWriter::Run() {
       queue_.pop_front();
       ok = status_.ok();
     }
-    absl::Status st = ok ? InsertRows(b) : absl::OkStatus();
+    absl::Status st = !ok                                    ? absl::OkStatus()
+                      : b.table() == RowBatch::kCommitPoint ? Exec("COMMIT; BEGIN")
+                                                            : InsertRows(b);
     std::lock_guard<std::mutex> lock(mu_);
     queued_bytes_ -= b.bytes();
     if (!st.ok() && status_.ok()) status_ = st;
@@ -264,6 +284,7 @@ void SqliteWriter::Abort() {
   db_ = nullptr;
   if (!temp_path_.empty()) {
     ::unlink(temp_path_.c_str());
+    if (!opts_.work_path.empty()) ::unlink((temp_path_ + "-journal").c_str());
     UnregisterTemporary(temp_slot_);
     temp_slot_ = -1;
   }

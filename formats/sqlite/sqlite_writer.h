@@ -15,6 +15,9 @@
 // `cache_bytes` and temporary files in `tmp_dir`; `Commit` renames it into
 // place (the rename is the commit). Any failure (disk full, EFBIG from
 // `ulimit -f`, an I/O error) removes the temporary; nothing partial is left.
+// A resumable file (`work_path`) is written there instead, with a rollback
+// journal: what `PushCommitPoint` committed survives SIGINT, SIGTERM and
+// SIGKILL (the next open rolls the rest back), for `convert --resume`.
 // Every value is bound to a prepared statement: a string from an input is
 // data, never SQL.
 #include <sqlite3.h>
@@ -22,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,6 +60,8 @@ class RowBatch {
   RowBatch() = default;
   explicit RowBatch(int table) : table_(table) {}
   int table() const { return table_; }
+  // kCommitPoint: the table of PushCommitPoint's marker batch.
+  static constexpr int kCommitPoint = -2;
   void Int(int64_t v) { cells_.push_back(Cell{Cell::kInt, v, 0, 0}); }
   void Real(double v);
   void Text(std::string_view s);
@@ -92,6 +98,14 @@ class SqliteWriter {
     uint64_t cache_bytes = 8 << 20;   // page cache (PRAGMA cache_size)
     uint64_t queue_bytes = 8 << 20;   // batches waiting for the writer thread
     std::vector<TableSpec> tables;    // created at open; batches name them by index
+    // work_path: if set, the file is written there, not as an interrupt
+    // temporary (a stale one is replaced, its rollback journal removed
+    // first), with journal_mode=DELETE, so that an interrupted run leaves
+    // what its commit points committed. Failures still remove it.
+    std::string work_path;
+    // seed: run on the open database before the writer thread starts (in
+    // the open transaction; e.g. rows copied from an earlier file).
+    std::function<absl::Status(SqliteWriter&)> seed;
   };
 
   // Create opens the temporary database, creates the tables, prepares one
@@ -105,6 +119,10 @@ class SqliteWriter {
   // empty for reuse). Blocks while the queue holds `queue_bytes`. After a
   // failure, batches are dropped (the failure is in `Drain`'s status).
   void Push(RowBatch* batch);
+  // PushCommitPoint: once every batch pushed before it is inserted, the
+  // writer thread commits and begins a new transaction (a resumable file's
+  // rows up to here then survive an interrupt).
+  void PushCommitPoint();
 
   // Drain waits until every pushed batch is inserted and stops the writer
   // thread; then `db()` may be used by the caller's thread (more tables,

@@ -108,8 +108,6 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   // 1. The output directory, made ready before any input is read.
   OutputDirectory out_dir(job, opts.out_dir);
   if (!out_dir.Open("-o ", opts.tmp_dir, opts.shard)) return job.summary();
-  // An interrupt's line says what --resume will keep (formats/common/cleanup.h).
-  formats::SetResumeRedoesOutputs(opts.tables != TablesMode::kOff && !opts.follow_window);
   // 2. The inputs.
   ConvertContext cx{opts, job, *ranks};
   if (!ListInputs(opts.inputs, opts.out_dir, out_dir.id(), opts.no_system_metrics, job, &cx.records))
@@ -127,13 +125,15 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   LoadClocksFile(cx, &clocks);
   if (!opts.shard.sharded() && !opts.follow_window)  // shards share OUTDIR; a window's is new
     cx.earlier_files = EarlierRunFiles(opts.out_dir, ManifestFileName(opts.shard));
-  ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job, KeepForTables(cx));
+  RemoveStaleTables(cx);
+  const std::string previous_tables = PreviousTables(cx);
+  ResumeState resume = ResumeOrStartOver(opts, cx.plan, cx.records, job, KeepForTables(cx, previous_tables));
   ChooseInputsToRead(cx, resume);
 
   // 4-6. Decode and sort, group and place, merge and write: one flow graph.
   const MemoryPlan memory = PlanMemory(opts.memory_limit ? opts.memory_limit : DefaultMemoryLimit());
   std::string tables_error;  // --tables: OUTDIR/tables.sqlite (tables_job.h)
-  std::unique_ptr<analysis::TablesCollector> tables = StartTables(cx, memory.limit, &tables_error);
+  std::unique_ptr<analysis::TablesCollector> tables = StartTables(cx, memory.limit, resume, previous_tables, &tables_error);
   ChunkPoolScope chunk_pool(memory);
   const DecodeSchedule schedule = ScheduleDecodes(cx, memory);
   DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir);
@@ -153,7 +153,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
 
   // 7. Account: records, manifest, journal, report.
   AccountForConvert(cx, groups, resume, &overview,
-                    [&] { return FinishTables(cx, resume, tables.get(), tables_error, times.window); });
+                    [&] { return FinishTables(cx, tables.get(), tables_error, times.window); });
   return job.summary();
 }
 

@@ -51,9 +51,15 @@ void OutputWriter::Write(const OutputGroup& og) {
     // Each input belongs to one output: free its run now (and its bytes
     // in the spill file, so they never reach the disk).
     for (size_t i : og.inputs) runs_.Free(i);
-    if (st.ok())
+    if (st.ok()) {
       Succeeded(og, winputs, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    else
+      defer.reset();  // the rename and the journal line are done: an interrupt may come
+      if (tables_) {  // the inputs' tables rows are complete too: --resume keeps them
+        std::vector<analysis::InputFacts> done;
+        for (size_t i : og.inputs) done.push_back(InputFactsOf(cx_.records[i]));
+        tables_->Done(done, times_.window);
+      }
+    } else
       Failed(og, out, StdView(st.message()));
   } catch (const std::exception& e) {
     for (size_t i : og.inputs) runs_.Free(i);

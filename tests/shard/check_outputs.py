@@ -4,10 +4,14 @@
   check_outputs.py valid DIR...        every *.json / *.json.gz / *.jsonl in DIRs parses
   check_outputs.py same DIR_A DIR_B    same trace files, byte for byte; manifests equal
                                        apart from run-specific fields
+  check_outputs.py tables DIR_A DIR_B  the tables.sqlite files hold the same rows (every
+                                       table, rows in any order; the run-specific columns
+                                       and meta rows left out)
 """
 import gzip
 import json
 import os
+import sqlite3
 import sys
 
 RUN_SPECIFIC = ("command_line", "wall_seconds", "threads", "shards", "fingerprint", "resume", "shard")
@@ -63,10 +67,42 @@ def same(a, b):
     return 0
 
 
+def table_rows(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    out = {}
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+        cols = [r[1] for r in db.execute(f'PRAGMA table_info("{name}")')]
+        keep = [c for c in cols if c != "reused"]
+        select = ", ".join('quote("%s")' % c for c in keep)
+        rows = db.execute('SELECT %s FROM "%s"' % (select, name)).fetchall()
+        if name == "tables_meta":
+            rows = [r for r in rows if r[0] not in ("'fingerprint'", "'shard'")]
+        out[name] = sorted(rows)
+    db.close()
+    return out
+
+
+def tables(a, b):
+    ra, rb = table_rows(os.path.join(a, "tables.sqlite")), table_rows(os.path.join(b, "tables.sqlite"))
+    if ra.keys() != rb.keys():
+        print(f"different tables: {sorted(ra)} vs {sorted(rb)}")
+        return 1
+    for name in ra:
+        if ra[name] != rb[name]:
+            extra_a = [r for r in ra[name] if r not in rb[name]][:3]
+            extra_b = [r for r in rb[name] if r not in ra[name]][:3]
+            print(f"table {name} differs: {len(ra[name])} vs {len(rb[name])} rows; only in A {extra_a}; only in B {extra_b}")
+            return 1
+    print(f"tables: {len(ra)} tables, {sum(len(v) for v in ra.values())} rows equal")
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "valid":
         sys.exit(valid(sys.argv[2:]))
     if len(sys.argv) == 4 and sys.argv[1] == "same":
         sys.exit(same(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[1] == "tables":
+        sys.exit(tables(sys.argv[2], sys.argv[3]))
     print(__doc__)
     sys.exit(2)
