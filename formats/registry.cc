@@ -1,6 +1,7 @@
 #include "formats/registry.h"
 
 #include "formats/chrome/tef_format.h"
+#include "formats/dcgm/dcgm_format.h"
 #include "formats/orchestrator/run_event_log_format.h"
 #include "formats/paddle/net_log_format.h"
 #include "formats/paddle/paddle_format.h"
@@ -11,6 +12,7 @@ namespace tracemill::formats {
 const std::vector<const InputFormat*>& Formats() {
   // Recognition order: the first entry that accepts an input decodes it.
   static const std::vector<const InputFormat*> kFormats = {
+      &DcgmFormat(),           // `dcgmi dmon` text (its first bytes may look like a protobuf field)
       &PaddleProfileFormat(),  // protobuf wire shape (Sniff checks it before JSON)
       &TefArrayFormat(),       // `[`
       &NetLogFormat(),         // a first line that is a tx/rx sample (Paddle network logs)

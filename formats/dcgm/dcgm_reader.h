@@ -64,8 +64,8 @@ struct DcgmFile {
 
 // LooksLikeDcgmDmon: `head` (the first bytes of a file) is a dmon log: a
 // line that begins, after spaces, with `# Entity` and names `TIMESTAMP`, or
-// dcgmi's own first line `Started host engine`. For `convert`, which reads
-// no DCGM log (csp does) and must not take one for a broken rank's trace.
+// dcgmi's own first line `Started host engine` (the registry's test for
+// `dcgm_dmon`, formats/dcgm/dcgm_format.h).
 bool LooksLikeDcgmDmon(std::string_view head);
 
 // ParseDcgmDmon parses the text of one dmon log (see the file comment).

@@ -9,7 +9,6 @@
 #include "formats/common/status_macros.h"
 #include "formats/common/time_window.h"
 #include "formats/common/ts_text.h"
-#include "formats/dcgm/dcgm_reader.h"
 #include "formats/detect.h"
 #include "formats/gzip/gzip_reader.h"
 #include "pipeline/budget.h"
@@ -99,20 +98,6 @@ void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, co
       return;
     }
     if (r.status.ok()) r.status = absl::InvalidArgumentError("empty input: no JSON document");
-    r.rejected = true;
-    return;
-  }
-  // Paddle's dcgm/<name>.<trainer> beside its profiles: a DCGM log, not a
-  // rank whose trace failed (its suffix matches the rank pattern).
-  if (plain && r.status.ok() && formats::LooksLikeDcgmDmon(data.substr(0, 4096))) {
-    if (r.from_directory) {
-      r.skipped = true;
-      r.warnings.push_back("skipped: dcgmi dmon output (Paddle CrossStackProfiler's dcgm/ folder: `tracemill csp` "
-                           "draws it)");
-      return;
-    }
-    r.status = absl::InvalidArgumentError(
-        "a DCGM dmon log, not a trace: `tracemill csp` draws it beside the profiles of its job");
     r.rejected = true;
     return;
   }

@@ -1,14 +1,20 @@
-// Fuzzes the `dcgmi dmon` text reader (`formats/dcgm/`) and the DCGM lanes
-// `tracemill csp` writes from it. Oracles: every `GPU` row is a sample or
+// Fuzzes the `dcgmi dmon` text reader (`formats/dcgm/`), both ways it is
+// used: `tracemill convert`'s mapping (`DecodeDcgmToTrace`) and the DCGM
+// lanes `tracemill csp` writes. Oracles: every `GPU` row is a sample or
 // counted as dropped (N/A or malformed); a rejected file (no header, a
-// column missing) has no samples; every sample's exact ns time and the
-// reference's float time agree to within float64 rounding; the DCGM lanes written from the samples of GPU 0 are strict
-// JSON (no NaN or Infinity, whatever the values).
+// column missing) has no samples, and convert skips it; `CheckTrace` (kept
+// = samples, strict JSON args) and the sorted run writes as strict JSON;
+// every sample's exact ns time and the reference's float time agree to
+// within float64 rounding; the DCGM lanes written from the samples of GPU 0
+// are strict JSON (no NaN or Infinity, whatever the values).
 #include <cmath>
 
 #include "formats/chrome/output_file.h"
+#include "formats/common/trace_data.h"
+#include "formats/dcgm/dcgm_format.h"
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/csp_trace.h"
+#include "merge/sorted_run.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,6 +24,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   TM_FUZZ_CHECK(f.status.ok() || absl::IsInvalidArgument(f.status));
   if (!f.status.ok()) TM_FUZZ_CHECK(f.samples.empty());
   TM_FUZZ_CHECK(f.rows == f.samples.size() + f.dropped_na + f.dropped_malformed);
+
+  formats::TraceBuilder builder;
+  formats::DecodeReport conv = formats::DecodeDcgmToTrace("dcgm.3", text, &builder);
+  auto trace = builder.Finish();
+  TM_FUZZ_CHECK(trace->events.size() == f.samples.size());
+  TM_FUZZ_CHECK(trace->meta.name_number_is_trainer);
+  TM_FUZZ_CHECK(conv.skip_note.empty() == f.status.ok());
+  if (conv.skip_note.empty()) {
+    fuzz::CheckTrace(*trace, conv);
+    auto run = merge::SortedRun::Sort(std::move(trace));
+    fuzz::WriteAndCheck(*run, 0);
+  }
 
   formats::CspTraceInput in;
   in.gpu = 0;

@@ -217,22 +217,56 @@ TEST_F(TerminalNewsTest, RanksOnRelativeClocksAreSaid) {
 
 // Issue 40, point 2: a Paddle job folder's dcgm/dcgm.<trainer> files were
 // rejected as "unrecognized format" and, their suffix read as a rank, shown
-// as dead ranks (exit 3). In a folder they are skipped, named as what they
-// are; named on the command line, rejected saying so.
-TEST_F(TerminalNewsTest, DcgmLogsBesideTheProfilesAreNotDeadRanks) {
-  const std::string rank = Write("job/profile/rank-0.json", Kineto(0, 0, 1700000000000000));
+// as dead ranks (exit 3). They are drawn now, as csp draws them: a counter
+// per GPU row on the trainer's first GPU (trainer 1 x 8 GPUs per node:
+// rank 8); an N/A row is dropped and said; a log without the columns
+// CrossStackProfiler plots is skipped, saying which are missing.
+TEST_F(TerminalNewsTest, DcgmLogsBesideTheProfilesAreDrawn) {
+  Write("job/profile/rank-0.json", Kineto(0, 0, 1700000000000000, 100));  // 0 .. 995 us past the second
+  const std::string header =
+      "# Entity  TIMESTAMP  GPUTL  GRACT  SMACT  SMOCC  FBUSD  FBTTL  DRAMA  NVLTX  NVLRX  PCITX  PCIRX  FP32A  "
+      "FP16A  TENSO\n      Id\n";
   const std::string dcgm = Write("job/dcgm/dcgm.1",
-                                 "Started host engine version 2.2.9 using socket path /tmp/nv-hostengine\n"
-                                 "# Entity  TIMESTAMP  GPUTL\n      Id\n    GPU 0  1700000000.000  81\n");
-  Run run = Convert({tmp_.Join("job")});
+                                 "Started host engine version 2.2.9 using socket path /tmp/nv-hostengine\n" + header +
+                                     "    GPU 0  1700000000.0005  81  0.494  0.183  0.346  31123  32510  0.939  "
+                                     "62106086  11442642  42250777  54105825  0.680  0.777  0.734\n"
+                                     "    GPU 1  1700000000.0005  N/A  0.809  0.124  0.755  18147  32510  0.709  "
+                                     "1  2  3  4  0.048  0.540  0.017\n");
+  const std::string other = Write("job/dcgm/other.2", "# Entity  TIMESTAMP  GPUTL\n      Id\n    GPU 0  1700000000.000  81\n");
+  Run run = Convert({tmp_.Join("job"), "--gpus-per-node", "8", "--group-by", "all", "--align-clocks", "off"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(NewsLines(run.err),
-            std::vector<std::string>{"skipped 1 file: 1 dcgmi dmon output (" + dcgm + ")"});
+            (std::vector<std::string>{"dropped 1 event: na_sample 1; na_sample: DCGM row with N/A or a non-numeric "
+                                      "value (row dropped) (1 in " + dcgm + ")",
+                                      "skipped 1 file: 1 dcgmi dmon output that tracemill cannot draw (" + other +
+                                          ")"}));
   ASSERT_NE(run.manifest, nullptr);
   EXPECT_EQ(run.manifest->Int("/totals/inputs_with_errors"), 0);
-  CommandResult named = Tracemill({"convert", dcgm, "-o", tmp_.Join("named")});
-  EXPECT_EQ(named.exit_code, 2) << named.err;
-  EXPECT_THAT(named.err, HasSubstr(dcgm + ": at byte 0: a DCGM dmon log, not a trace: `tracemill csp` draws it"));
+  const int i = run.manifest->InputIndex("dcgm/dcgm.1");
+  EXPECT_EQ(run.manifest->Str(Manifest::InputPointer(i, "/format")), "dcgm_dmon");
+  EXPECT_EQ(run.manifest->Int(Manifest::InputPointer(i, "/rank")), 8);
+  EXPECT_EQ(run.manifest->Int(Manifest::InputPointer(i, "/events_read")), 2);
+  EXPECT_EQ(run.manifest->Int(Manifest::InputPointer(i, "/events_written")), 1);
+  EXPECT_EQ(run.manifest->Int(Manifest::InputPointer(i, "/dropped_by_reason/na_sample")), 1);
+  EXPECT_TRUE(ManifestBalances(*run.manifest));
+  EXPECT_EQ(run.manifest->Str(Manifest::InputPointer(i, "/warnings/0")),
+            "dcgm.1: 1 GPU row with N/A or a non-numeric value dropped (as CrossStackProfiler does)");
+  const int o = run.manifest->InputIndex("dcgm/other.2");
+  EXPECT_TRUE(run.manifest->Bool(Manifest::InputPointer(o, "/skipped")));
+  EXPECT_THAT(run.manifest->Str(Manifest::InputPointer(o, "/warnings/0")),
+              HasSubstr("skipped: dcgmi dmon output that tracemill cannot draw: dcgm: the `# Entity` header has no "
+                        "GRACT, SMACT"));
+  const std::string trace = ReadFileBytes(run.Output("all.trace.json"));
+  EXPECT_THAT(trace, HasSubstr("\"name\":\"GPU 0\",\"pid\":"));
+  EXPECT_THAT(trace, HasSubstr(",\"ts\":1700000000000500,\"args\":{\"GPUTL\":81,\"GRACT\":0.494,\"SMACT\":0.183,"
+                               "\"SMOCC\":0.346,\"FBUSD\":31123,\"FBTTL\":32510,\"DRAMA\":0.939,\"NVLTX\":62106086,"
+                               "\"NVLRX\":11442642,\"PCITX\":42250777,\"PCIRX\":54105825,\"FP32A\":0.68,"
+                               "\"FP16A\":0.777,\"TENSO\":0.734}}"));
+  EXPECT_THAT(trace, HasSubstr("\"args\":{\"name\":\"rank 8 (trainer 1) \xC2\xB7 DCGM\"}"));
+  EXPECT_THAT(trace, ::testing::Not(HasSubstr("\"name\":\"GPU 1\"")));
+  // Named on the command line: drawn too.
+  CommandResult named = Tracemill({"convert", dcgm, "-o", tmp_.Join("named"), "-q"});
+  EXPECT_EQ(named.exit_code, 0) << named.err;
 }
 
 // A folder of Paddle CrossStackProfiler outputs (ts in ns where the Trace
