@@ -93,6 +93,11 @@ struct ConvertOptions {
   // Set by the follow job on each window's convert: keep the events that
   // start in the window, and add a `follow` member to its manifest.
   std::optional<FollowWindow> follow_window;
+  // A follow window's smdebug system-metrics files just before and after
+  // its own, of the same nodes: read for the low-GPU runs that cross its
+  // edges, so that each window holds exactly its part of a one-shot
+  // convert's slices (follow/window_plan.h ContextFiles).
+  std::vector<std::string> follow_context_files;
   int debug_write_delay_ms = 0;  // hidden: sleep this long per 1,000 events written (tests)
 };
 

@@ -36,7 +36,7 @@ SystemMetricsDecoder::SystemMetricsDecoder(TraceBuilder* out, double low_gpu_thr
 SystemMetricsDecoder::~SystemMetricsDecoder() { delete parser_; }
 
 DecodeReport SystemMetricsDecoder::AddFile(std::string_view file_name, std::string_view text,
-                                           size_t capacity) {
+                                           size_t capacity, bool context) {
   DecodeReport rep;
   size_t pos = 0;
   uint64_t line_no = 0;
@@ -132,8 +132,8 @@ DecodeReport SystemMetricsDecoder::AddFile(std::string_view file_name, std::stri
     std::string_view stored = out_->rest_arena().Copy(rest_);
     e.rest = stored.data();
     e.rest_len = static_cast<uint32_t>(stored.size());
-    out_->AddEvent(e);
-    if (dim == "GPUUtilization") gpu_.push_back(GpuSample{e.name, e.ts_ns, value < threshold_});
+    if (!context) out_->AddEvent(e);
+    if (dim == "GPUUtilization") gpu_.push_back(GpuSample{e.name, e.ts_ns, value < threshold_, context});
   }
   return rep;
 }
@@ -161,9 +161,12 @@ uint64_t SystemMetricsDecoder::Finish(DecodeReport* report) {
       if (!last && !(cuts_ns_[c] > from && cuts_ns_[c] < end_ns)) continue;
       const int64_t to = last ? end_ns : cuts_ns_[c];
       size_t samples = 0;
-      while (k < j && (last || gpu_[k].ts_ns < to)) ++k, ++samples;
-      AddLowSlice(gpu_[i].device, from, to, samples, thr_text);
-      ++added;
+      bool own = false;  // a sample of the window's own files
+      while (k < j && (last || gpu_[k].ts_ns < to)) own |= !gpu_[k].context, ++k, ++samples;
+      if (own || InWindow(from)) {
+        AddLowSlice(gpu_[i].device, from, to, samples, thr_text);
+        ++added;
+      }
       from = to;
     }
     i = j;
@@ -175,6 +178,10 @@ uint64_t SystemMetricsDecoder::Finish(DecodeReport* report) {
                                             "samples below ", thr_text, "% (counted as events read)"));
   }
   return added;
+}
+
+bool SystemMetricsDecoder::InWindow(int64_t t) const {
+  return (cuts_ns_[0] == INT64_MIN || t >= cuts_ns_[0]) && (cuts_ns_[1] == INT64_MIN || t < cuts_ns_[1]);
 }
 
 void SystemMetricsDecoder::AddLowSlice(uint32_t device, int64_t from_ns, int64_t to_ns, size_t samples,

@@ -55,10 +55,17 @@ class SystemMetricsDecoder {
   // AddFile decodes one file (`text` needs SIMDJSON_PADDING readable bytes
   // past its end: `capacity` >= text.size() + padding). `file_name` names
   // it in messages (`<file_name>:<line>`). `text` may be freed afterwards.
-  DecodeReport AddFile(std::string_view file_name, std::string_view text, size_t capacity);
+  // `context`: a neighbour of a follow window's files (the node's file
+  // before or after them): its GPUUtilization samples only tell where the
+  // low runs that cross the window's edges begin and end; it adds no event
+  // (the report is to be ignored).
+  DecodeReport AddFile(std::string_view file_name, std::string_view text, size_t capacity, bool context = false);
 
   // CutSlicesAt: low-utilisation slices are cut at these times (a follow
   // window's edges; INT64_MIN: none): a run crossing one becomes two slices.
+  // A slice made of context samples alone (AddFile) is left out unless it
+  // starts inside the window [cuts[0], cuts[1]): each window then holds
+  // exactly its part of a one-shot convert's slice.
   void CutSlicesAt(std::array<int64_t, 2> cuts_ns) {
     if (cuts_ns[1] < cuts_ns[0]) std::swap(cuts_ns[0], cuts_ns[1]);
     cuts_ns_ = cuts_ns;
@@ -76,7 +83,10 @@ class SystemMetricsDecoder {
     uint32_t device;  // string id of Name
     int64_t ts_ns;
     bool low;
+    bool context;  // from a context file (AddFile)
   };
+  // InWindow: `t` is inside the cuts' window (no cuts: everywhere).
+  bool InWindow(int64_t t) const;
   TraceBuilder* out_;
   double threshold_;
   std::array<int64_t, 2> cuts_ns_ = {INT64_MIN, INT64_MIN};

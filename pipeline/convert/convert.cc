@@ -21,6 +21,7 @@
 #include "pipeline/convert/tables_job.h"
 #include "pipeline/convert/write_output.h"
 #include "pipeline/inputs/inputs.h"
+#include "pipeline/inputs/smdebug_inputs.h"
 #include "pipeline/output/earlier_run.h"
 #include "pipeline/output/output_dir.h"
 #include "pipeline/output/overview.h"
@@ -112,6 +113,7 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   ConvertContext cx{opts, job, *ranks};
   if (!ListInputs(opts.inputs, opts.out_dir, out_dir.id(), opts.no_system_metrics, job, &cx.records))
     return job.summary();
+  AttachContextFiles(opts.follow_context_files, &cx.records);
   cx.threads = job.StartThreads(opts.threads, opts.quiet);
   if (opts.verbose)
     job.Say(absl::StrCat(cx.records.size(), " inputs, ", cx.threads, " threads, simdjson kernel ",

@@ -335,8 +335,19 @@ void FileTable::Done(const std::string& path) {
   auto it = files_.find(path);
   if (it == files_.end()) return;
   done_[DonePathKey(path)] = {it->second.size, it->second.mtime_ns};
-  if (!it->second.series.empty()) series_[it->second.series].erase(it->second.name_time_ns);
+  if (!it->second.series.empty()) {
+    series_[it->second.series].erase(it->second.name_time_ns);
+    auto [last, fresh] = last_done_in_series_.try_emplace(it->second.series, it->second.name_time_ns, path);
+    if (!fresh && it->second.name_time_ns >= last->second.first) last->second = {it->second.name_time_ns, path};
+  }
   files_.erase(it);
+}
+
+const std::string* FileTable::LastDoneInSeries(const std::string& series, int64_t* name_time_ns) const {
+  auto it = last_done_in_series_.find(series);
+  if (it == last_done_in_series_.end()) return nullptr;
+  *name_time_ns = it->second.first;
+  return &it->second.second;
 }
 
 void FileTable::Restore(FollowFile f, bool done, int64_t now_ns) {

@@ -129,11 +129,16 @@ class FileTable {
 
   // The files not done with, by path; and the sources.
   std::map<std::string, FollowFile>& files() { return files_; }
+  const std::map<std::string, FollowFile>& files() const { return files_; }
   std::map<std::string, Source>& sources() { return sources_; }
 
   // Done moves a file whose every event is in written windows out of the
   // table (its signature stays: a later change is a rewrite).
   void Done(const std::string& path);
+  // LastDoneInSeries: the path of the latest file (by its name's start)
+  // of an smdebug system-metrics `series` done with, or null (a window's
+  // context file before its own: window_plan.h).
+  const std::string* LastDoneInSeries(const std::string& series, int64_t* name_time_ns) const;
   // Restore re-enters a file from the follow journal (--resume): ready as
   // `f` says (the next scan finds out whether it changed since), or, with
   // `done`, done with; either way its source's progress counts it.
@@ -165,8 +170,10 @@ class FileTable {
   // with the same size and mtime too, done.
   absl::flat_hash_map<uint64_t, std::pair<uint64_t, int64_t>> done_;
   std::map<std::string, Source> sources_;
-  // smdebug system metrics: per series, the start times of its files.
+  // smdebug system metrics: per series, the start times of its files; and
+  // the latest file done with (name start, path): one per series.
   std::map<std::string, std::set<int64_t>> series_;
+  std::map<std::string, std::pair<int64_t, std::string>> last_done_in_series_;
   // smdebug job folders: (has framework/, has system/, framework ended, system ended).
   struct SmdebugRoot {
     bool framework = false, system = false, framework_end = false, system_end = false;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/tables_text.h"
@@ -124,7 +126,45 @@ std::optional<PlannedWindow> WindowPlanner::Next(FileTable& table, int64_t now_n
   for (const auto& [path, f] : table.files())
     if (f.stage == FileStage::kReady && f.has_events() && f.min_ns() < end && f.max_ns() >= start)
       w.files.push_back(path);
+  w.context_files = ContextFiles(w.files, table);
   return w;
+}
+
+std::vector<std::string> ContextFiles(const std::vector<std::string>& files, const FileTable& table) {
+  // Per series of the window: its files' first and last name start, and
+  // the nearest files before and after them (name start, path).
+  struct Around {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    std::pair<int64_t, const std::string*> before{INT64_MIN, nullptr}, after{INT64_MAX, nullptr};
+  };
+  std::map<std::string, Around> series;
+  const std::set<std::string> own(files.begin(), files.end());
+  const auto& all = table.files();
+  for (const std::string& path : files) {
+    const FollowFile& f = all.at(path);
+    if (f.series.empty() || f.name_time_ns == kNoTime) continue;
+    Around& a = series[f.series];
+    a.first = std::min(a.first, f.name_time_ns);
+    a.last = std::max(a.last, f.name_time_ns);
+  }
+  if (series.empty()) return {};
+  for (const auto& [path, f] : all) {
+    auto it = series.find(f.series);
+    if (it == series.end() || own.count(path) || f.name_time_ns == kNoTime) continue;
+    Around& a = it->second;
+    if (f.name_time_ns < a.first && f.name_time_ns > a.before.first) a.before = {f.name_time_ns, &path};
+    if (f.name_time_ns > a.last && f.name_time_ns < a.after.first) a.after = {f.name_time_ns, &path};
+  }
+  std::vector<std::string> out;
+  for (auto& [name, a] : series) {
+    int64_t done_time = kNoTime;
+    if (const std::string* done = table.LastDoneInSeries(name, &done_time);
+        done && done_time < a.first && done_time > a.before.first)
+      a.before = {done_time, done};
+    if (a.before.second) out.push_back(*a.before.second);
+    if (a.after.second) out.push_back(*a.after.second);
+  }
+  return out;
 }
 
 void WindowPlanner::Written(const PlannedWindow& w, FileTable& table) {

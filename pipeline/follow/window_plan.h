@@ -37,6 +37,7 @@ namespace tracemill::pipeline::follow {
 struct PlannedWindow {
   FollowWindow window;
   std::vector<std::string> files;
+  std::vector<std::string> context_files;  // ContextFiles (regular windows)
 };
 
 // WindowName: the folder name of window [start_ns, end_ns): UTC times
@@ -46,6 +47,14 @@ std::string WindowName(int64_t start_ns, int64_t end_ns, bool micros);
 
 // LateWindowName: "late-0001", ... (`n` from 1).
 std::string LateWindowName(int n);
+
+// ContextFiles: for each smdebug system-metrics series (a node's stream of
+// files) among a regular window's `files`, the series' file just before
+// them (still in the table, or the last one done with) and just after them
+// (if it exists yet, complete or not): the window's decode reads their GPU
+// samples so that a low-GPU run crossing the window's edges is cut exactly
+// where a one-shot convert's slice crosses them (ConvertOptions::follow_context_files).
+std::vector<std::string> ContextFiles(const std::vector<std::string>& files, const FileTable& table);
 
 class WindowPlanner {
  public:

@@ -58,6 +58,7 @@ WindowWrite WriteWindow(const ConvertOptions& opts, const PlannedWindow& w,
   c.follow.reset();
   c.follow_window = w.window;
   c.inputs = w.files;
+  c.follow_context_files = w.context_files;
   c.out_dir = tmp;
   c.quiet = true;  // the follow job says one line per window; error lines are still said
   c.progress = false;

@@ -50,6 +50,9 @@ struct InputRecord {
   // smdebug profiler folders (pipeline/inputs/smdebug_inputs.h): one record per node
   // and kind holds that node's files; `path` then names the group.
   std::vector<std::string> files;  // member files in time order; empty: `path` is the file
+  // smdebug system metrics in a follow window: the node's files just before
+  // and after the window's (read for the low-GPU runs crossing its edges only).
+  std::vector<std::string> context_files;
   std::string node;                // smdebug node id: labels the output's processes
   int smdebug_kind = 0;            // formats::SmdebugFileKind of the members
   std::optional<int64_t> base_ns;  // TF profiler trace: start from its `.metadata` marker

@@ -139,6 +139,17 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
   *records = std::move(out);
 }
 
+void AttachContextFiles(const std::vector<std::string>& paths, std::vector<InputRecord>* records) {
+  for (const std::string& path : paths) {
+    formats::SmdebugPath p = formats::ClassifySmdebugPath(path);
+    if (p.kind != SmdebugFileKind::kSystemMetrics) continue;
+    const std::string group = absl::StrCat(SmdebugJobRoot(path, "system"), "/system [node ", p.node, "]");
+    for (InputRecord& r : *records)
+      if (r.smdebug_kind == static_cast<int>(SmdebugFileKind::kSystemMetrics) && r.path == group)
+        r.context_files.push_back(path);
+  }
+}
+
 std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const ReadMember& read,
                                                        formats::TefDecoder* tef,
                                                        const formats::DecodeSettings& settings) {
@@ -178,6 +189,9 @@ std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const Rea
     for (auto& w : rep.warnings) total.warnings.push_back(absl::StrCat(AbslView(BaseName(file)), ": ", w));
     if (!rep.status.ok()) note_error(file, rep.status, rep.error_offset);
   }
+  if (sys)
+    for (const std::string& file : r.context_files)
+      if (auto bytes = read(file); bytes.ok()) metrics->AddFile(BaseName(file), bytes->first, bytes->second, true);
   if (sys) metrics->Finish(&total);
   r.events_read = total.events_read;
   r.dropped = total.dropped;

@@ -42,6 +42,11 @@ std::string SmdebugJobRoot(std::string_view path, std::string_view folder);
 // `no_system_metrics` the system-metrics files are skipped records too.
 void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metrics);
 
+// AttachContextFiles gives each grouped system-metrics record (a node) the
+// `paths` of its own job folder and node (a follow window's context files,
+// ConvertOptions::follow_context_files); paths of no record's node are ignored.
+void AttachContextFiles(const std::vector<std::string>& paths, std::vector<InputRecord>* records);
+
 // ReadMember reads (and inflates) one member file: the bytes, and the
 // capacity of their allocation (>= size + SIMDJSON_PADDING). The view stays
 // valid until the next call.
@@ -52,6 +57,8 @@ using ReadMember = std::function<absl::StatusOr<std::pair<std::string_view, size
 // first error (with `error_file` and its byte offset) go into `r`. A member
 // that cannot be read or is no trace is an error of the record; the others
 // are still decoded. `settings`: the low-GPU threshold (percent) and cuts.
+// A system-metrics record's context files are read for their GPU samples
+// only (SystemMetricsDecoder::AddFile); one that cannot be read is ignored.
 std::unique_ptr<formats::TraceData> DecodeSmdebugGroup(InputRecord& r, const ReadMember& read,
                                                        formats::TefDecoder* tef,
                                                        const formats::DecodeSettings& settings);

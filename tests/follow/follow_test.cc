@@ -167,6 +167,9 @@ struct SmdebugJob {
   int nodes = 2;
   int seconds = 8;
   int ms_per_second = 120;
+  int system_file_seconds = 2;  // trace seconds per system-metrics file
+  // GPUUtilization in trace second k (default 95: never low).
+  std::function<double(int k)> gpu_value;
   // Called before trace second k is written (the tests' synchronization).
   std::function<void(int k)> before_second;
   // Filled by Write: timed events written, and each framework event as
@@ -209,12 +212,15 @@ struct SmdebugJob {
         std::string lines;
         for (int half = 0; half < 2; ++half) {
           const std::string ts = std::to_string(kT0s + k) + (half ? ".5" : ".0");
-          lines += "{\"Type\":\"gpu\",\"Name\":\"gpu0\",\"Dimension\":\"GPUUtilization\",\"Value\":95.0,\"NodeId\":\"algo-" +
-                   std::to_string(n + 1) + "\",\"Timestamp\":" + ts + "}\n";
+          lines += "{\"Type\":\"gpu\",\"Name\":\"gpu0\",\"Dimension\":\"GPUUtilization\",\"Value\":" +
+                   std::to_string(gpu_value ? gpu_value(k) : 95.0) + ",\"NodeId\":\"algo-" + std::to_string(n + 1) +
+                   "\",\"Timestamp\":" + ts + "}\n";
           lines += "{\"Type\":\"cpu\",\"Name\":\"cpu0\",\"Dimension\":\"CPUUtilization\",\"Value\":40.0,\"NodeId\":\"algo-" +
                    std::to_string(n + 1) + "\",\"Timestamp\":" + ts + "}\n";
         }
-        AppendTo(sys + "/" + std::to_string(kT0s + k - k % 2) + ".algo-" + std::to_string(n + 1) + ".json", lines);
+        AppendTo(sys + "/" + std::to_string(kT0s + k - k % system_file_seconds) + ".algo-" + std::to_string(n + 1) +
+                     ".json",
+                 lines);
         events += 4;
       }
       SleepMs(ms_per_second);
@@ -390,6 +396,59 @@ TEST_F(FollowTest, SmdebugJobEveryEventOnceWindowsWhileWritingStopsAtEndMarkers)
   EXPECT_EQ(m->Str("/follow/latest"), "windows/" + want.back());
   struct stat st;
   EXPECT_EQ(::stat((Out() + "/report.html").c_str(), &st), 0);
+}
+
+// LowGpuSlices: the `low GPU utilization` slices of the traces in `dir`
+// (the windows' folders under it, or its own), as (start, end) in ms after
+// T0, sorted.
+std::vector<std::pair<int64_t, int64_t>> LowGpuSlices(const std::vector<std::string>& dirs) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const std::string& dir : dirs)
+    for (const std::string& file : ListDir(dir)) {
+      if (file.find(".trace.json") == std::string::npos || file == "overview.trace.json") continue;
+      std::string error;
+      auto t = OutputTrace::Load(dir + "/" + file, &error);
+      if (!t) {
+        ADD_FAILURE() << dir << "/" << file << ": " << error;
+        continue;
+      }
+      for (const OutEvent& e : t->events)
+        if (e.name == "low GPU utilization") {
+          const int64_t ts = MicrosToNanos(e.ts).value_or(0), dur = MicrosToNanos(e.dur).value_or(-1);
+          out.push_back({(ts - kT0s * 1'000'000'000) / 1'000'000, (ts + dur - kT0s * 1'000'000'000) / 1'000'000});
+        }
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Issue 37, point 9: a low-GPU run crossing a window's edge ended early in
+// follow mode (at the last low sample of the window's files), and the next
+// window's part began at its first low sample, unlike a one-shot convert's
+// slice. One-second system files and windows, low in seconds 2-4: the
+// windows' parts are the one-shot slice [2 s, 5 s) cut at the edges.
+TEST_F(FollowTest, LowGpuRunsAcrossWindowEdgesAreTheOneShotSliceCut) {
+  SmdebugJob job;
+  job.root = Job();
+  job.nodes = 1;
+  job.seconds = 7;
+  job.ms_per_second = 60;
+  job.system_file_seconds = 1;
+  job.gpu_value = [](int k) { return k >= 2 && k <= 4 ? 10.0 : 95.0; };
+  MakeDirs(job.root);
+  Child follower({"convert", "--follow", Job(), "-o", Out(), "--window", "1s", "--grace", "30s", "--idle-timeout",
+                  "20s"},
+                 tmp_.Join("follow.err"));
+  std::thread writer([&] { job.Write(); });
+  writer.join();
+  ASSERT_EQ(follower.Wait(30000), 0) << follower.err();
+  const CommandResult one = RunCommand({TracemillBinary(), "convert", Job(), "-o", Out("one"), "-q"}, tmp_.path());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  using Spans = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(LowGpuSlices({Out("one")}), (Spans{{2000, 5000}}));
+  std::vector<std::string> windows;
+  for (const std::string& w : WindowFolders(Out())) windows.push_back(Out() + "/windows/" + w);
+  EXPECT_EQ(LowGpuSlices(windows), (Spans{{2000, 3000}, {3000, 4000}, {4000, 5000}})) << follower.err();
 }
 
 // The acceptance test for PyTorch's per-cycle files: one window per cycle,

@@ -17,6 +17,7 @@
 #include "analysis/schema.h"
 #include "formats/common/time_window.h"
 #include "formats/common/trace_data.h"
+#include "formats/smdebug/system_metrics_decoder.h"
 #include "formats/smdebug/system_metrics_format.h"
 #include "formats/sqlite/sqlite_writer.h"
 #include "gtest/gtest.h"
@@ -127,6 +128,60 @@ TEST(FollowLowGpuSlices, RunsAreCutAtTheWindowEdges) {
   const int64_t t0 = 1'700'000'000'000'000'000;
   EXPECT_EQ(slices({t0 + 3'000'000'000, t0 + 4'000'000'000}), (Spans{{1, 3}, {3, 4}, {4, 5}}));
   EXPECT_EQ(slices({t0, t0 + 2'000'000'000}), (Spans{{1, 2}, {2, 5}}));  // an edge before the run: no cut
+}
+
+// Issue 37, point 9: a low run crossing a window's edge ended early in
+// follow mode (at the window data's last low sample, or with dur 0), and the
+// next window's part began at its first low sample, not at the edge: unlike
+// a one-shot convert's slice. With the node's files before and after the
+// window's read as context, the windows' parts are exactly the one-shot
+// slice cut at the edges. File k holds seconds k.0 and k.5; low in 2..4.
+TEST(FollowLowGpuSlices, ContextFilesGiveEachWindowItsPartOfTheOneShotSlice) {
+  constexpr int kFiles = 7;
+  std::vector<std::string> files(kFiles);
+  for (int k = 0; k < kFiles; ++k)
+    for (const char* half : {".0", ".5"})
+      files[static_cast<size_t>(k)] +=
+          absl::StrCat("{\"Type\":\"gpu\",\"Name\":\"gpu0\",\"Dimension\":\"GPUUtilization\",\"Value\":",
+                       k >= 2 && k <= 4 ? "10" : "95", ",\"Timestamp\":", 1700000000 + k, half, "}\n");
+  for (auto& f : files) f.append(64, '\0');  // simdjson's padding
+  const int64_t t0 = 1'700'000'000'000'000'000, s = 1'000'000'000;
+  using Spans = std::vector<std::pair<int64_t, int64_t>>;  // (start, end) in ms after T0
+  // Window k: file k, and with `context` files k - 1 and k + 1.
+  auto window = [&](int k, bool context) {
+    formats::TraceBuilder b;
+    formats::SystemMetricsDecoder dec(&b, 85);
+    dec.CutSlicesAt({t0 + k * s, t0 + (k + 1) * s});
+    auto add = [&](int f, bool ctx) {
+      if (f < 0 || f >= kFiles) return;
+      const std::string& text = files[static_cast<size_t>(f)];
+      dec.AddFile("f", std::string_view(text.data(), text.size() - 64), text.size(), ctx);
+    };
+    add(k, false);
+    if (context) add(k - 1, true), add(k + 1, true);
+    formats::DecodeReport rep;
+    const uint64_t added = dec.Finish(&rep);
+    const std::unique_ptr<formats::TraceData> data = b.Finish();
+    Spans out;
+    size_t counters = 0;
+    for (const formats::Event& e : data->events) {
+      if (e.phase == 'X') out.push_back({(e.ts_ns - t0) / 1'000'000, (e.ts_ns + e.dur_ns - t0) / 1'000'000});
+      counters += e.phase == 'C';
+    }
+    EXPECT_EQ(counters, 2u) << "window " << k << ": context samples are no events";
+    EXPECT_EQ(added, out.size());
+    return out;
+  };
+  // Before: the parts end at the data's last low sample and start at the first.
+  EXPECT_EQ(window(2, false), (Spans{{2000, 2500}}));
+  EXPECT_EQ(window(3, false), (Spans{{3000, 3500}}));
+  EXPECT_EQ(window(4, false), (Spans{{4000, 4500}}));
+  // With context: the one-shot slice [2 s, 5 s) cut at the window edges.
+  EXPECT_EQ(window(1, true), (Spans{}));
+  EXPECT_EQ(window(2, true), (Spans{{2000, 3000}}));
+  EXPECT_EQ(window(3, true), (Spans{{3000, 4000}}));
+  EXPECT_EQ(window(4, true), (Spans{{4000, 5000}}));
+  EXPECT_EQ(window(5, true), (Spans{}));
 }
 
 // Probes of files in a scratch folder.
@@ -394,7 +449,7 @@ TEST(FollowWindowWriter, AWindowWithoutEventsIsNotWritten) {
   ::mkdir(WindowsFolder(opts.out_dir).c_str(), 0755);
   const int64_t start = int64_t{1'700'000'060} * 1'000'000'000;  // the minute between a and b
   PlannedWindow w{FollowWindow{WindowName(start, start + 60'000'000'000, false), start, start + 60'000'000'000, false},
-                  {file}};
+                  {file}, {}};
   bool journaled = false;
   WindowWrite out = WriteWindow(opts, w, [&](const WindowWrite&) { journaled = true; });
   EXPECT_TRUE(out.empty);
