@@ -68,6 +68,9 @@ struct HeadPlan {
   std::optional<int64_t> rank;
   int device_count = -1;         // GPUs described in the head (Kineto deviceProperties), -1 unknown
   uint32_t bytes_per_event = 0;  // JSON bytes per event in the head, 0 unknown (pipeline/budget.h)
+  // Every event time in the head is before 2000 and no epoch base was seen
+  // (tef_head.h HeadTimesBefore2000): the input may count from its own start.
+  bool times_before_2000 = false;
 };
 
 // FormatDecoder: decodes inputs of one format (InputBytes -> TraceBuilder).

@@ -153,14 +153,31 @@ void TimeNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
     else
       absolute.push_back(r);
   }
-  std::set<int64_t> relative_ranks;
-  for (const InputRecord* r : inputs)
-    if (r->has_span && r->last_ts_ns < kYear2000Ns && r->rank) relative_ranks.insert(*r->rank);
-  if (absolute.empty() && relative_ranks.size() >= 2)
-    notices->push_back(absl::StrCat(
+  // Ranks on their own clocks: aligned from their collectives (each its own
+  // clock domain, `rank N`, shift applied) or drawn as if started together.
+  std::set<int64_t> relative_ranks, unaligned_ranks;
+  std::vector<std::string> unaligned;
+  for (const InputRecord* r : inputs) {
+    if (!r->has_span || r->last_ts_ns >= kYear2000Ns || !r->rank) continue;
+    relative_ranks.insert(*r->rank);
+    if (r->clock_applied && absl::StartsWith(r->clock_domain, "rank ")) continue;
+    unaligned_ranks.insert(*r->rank);
+    unaligned.push_back(r->path);
+  }
+  if (absolute.empty() && relative_ranks.size() >= 2 && !unaligned_ranks.empty()) {
+    const std::string what =
         "every input's times are relative to its own start (no epoch base, e.g. PyTorch 1.x traces without "
-        "baseTimeNanoseconds): the ", relative_ranks.size(), " ranks are drawn on one time axis as if they had "
-        "started together, and their clocks are not aligned (", Files(relative), ")"));
+        "baseTimeNanoseconds): ";
+    if (unaligned_ranks.size() == relative_ranks.size())
+      notices->push_back(absl::StrCat(what, "the ", relative_ranks.size(), " ranks are drawn on one time axis as if "
+                                      "they had started together, and their clocks are not aligned (",
+                                      Files(relative), ")"));
+    else
+      notices->push_back(absl::StrCat(what, relative_ranks.size() - unaligned_ranks.size(), " of the ",
+                                      relative_ranks.size(), " ranks were aligned from their collectives; ",
+                                      unaligned_ranks.size(), " are drawn as if they had started with them (",
+                                      Files(unaligned), "; see manifest.json `clocks`)"));
+  }
   if (!relative.empty() && !absolute.empty()) {
     std::vector<std::string> abs_paths;
     for (const InputRecord* r : absolute) abs_paths.push_back(r->path);

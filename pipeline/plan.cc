@@ -51,6 +51,19 @@ bool ReadHead(int fd, size_t limit, std::string* out) {
   return true;
 }
 
+// TailHasBase: the last 4 KiB of a plain file of `size` bytes name
+// `baseTimeNanoseconds` (newer Kineto writes it after the events), or
+// cannot be read.
+bool TailHasBase(int fd, uint64_t size) {
+  constexpr size_t kTail = 4096;
+  std::string tail(kTail, '\0');
+  const uint64_t at = size > kTail ? size - kTail : 0;
+  const ssize_t n = ::pread(fd, tail.data(), kTail, static_cast<off_t>(at));
+  if (n < 0) return true;
+  tail.resize(static_cast<size_t>(n));
+  return tail.find("\"baseTimeNanoseconds\"") != std::string::npos;
+}
+
 InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s) {
   InputPlan p;
   if (r.rejected) return p;  // could not even stat it
@@ -109,6 +122,7 @@ InputPlan ScanOne(const InputRecord& r, const RankMatcher& ranks, HeadScratch& s
     const formats::HeadPlan h = s.decoders.For(*format).PlanHead(data, whole);
     p.device_count = h.device_count;
     p.bytes_per_event = h.bytes_per_event;
+    p.relative_clock = h.times_before_2000 && (whole || (data.data() == s.raw.data() && !TailHasBase(fd, p.bytes)));
     if (h.kind == formats::HeadPlan::Kind::kOutput) {
       p.kind = PlanKind::kOutput;
       p.rank = h.rank ? h.rank : ranks.Match(r.path);

@@ -81,6 +81,11 @@ struct InputPlan {
   uint32_t bytes_per_event = 0;
   uint64_t bytes = 0;           // size on disk
   int64_t mtime_ns = 0;         // for the job fingerprint
+  // Its times count from its own start (no epoch base: PyTorch 1.x): every
+  // time in the head before 2000, no baseTimeNanoseconds in the head nor in
+  // the last 4 KiB of a plain file (a gzip file's tail is not read: false).
+  // Such a rank is a clock domain of its own (pipeline/clocks/clocks.h).
+  bool relative_clock = false;
 };
 
 // PreScan plans every input of `records` (in parallel; records already

@@ -21,6 +21,7 @@ class TefFormatDecoder final : public FormatDecoder {
     HeadPlan p;
     p.device_count = h.device_count;
     p.bytes_per_event = HeadBytesPerEvent(head);
+    p.times_before_2000 = HeadTimesBefore2000(head);
     if (h.shape == TefHead::Shape::kArray) {
       p.kind = HeadPlan::Kind::kOutput;  // no top-level keys: the file name tells
     } else if (h.malformed) {

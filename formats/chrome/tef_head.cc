@@ -121,4 +121,27 @@ uint32_t HeadBytesPerEvent(std::string_view data) {
   return static_cast<uint32_t>((data.size() - start) / events);
 }
 
+bool HeadTimesBefore2000(std::string_view data) {
+  constexpr int64_t kYear2000Us = int64_t{946684800} * 1000000;
+  if (data.find("\"baseTimeNanoseconds\"") != std::string_view::npos) return false;
+  size_t start = data.find("\"traceEvents\"");
+  if (start == std::string_view::npos) start = 0;  // JSON Array Format
+  size_t seen = 0;
+  for (size_t at = data.find("\"ts\"", start); at != std::string_view::npos; at = data.find("\"ts\"", at + 4)) {
+    size_t v = at + 4;
+    while (v < data.size() && (data[v] == ' ' || data[v] == ':' || data[v] == '"' || data[v] == '\t')) ++v;
+    size_t end = v + (v < data.size() && data[v] == '-');
+    int64_t whole = 0;
+    bool digits = false;
+    while (end < data.size() && data[end] >= '0' && data[end] <= '9' && whole < kYear2000Us) {
+      whole = whole * 10 + (data[end++] - '0');
+      digits = true;
+    }
+    if (!digits || end == data.size()) continue;  // not a number, or cut by the head's end
+    if (whole >= kYear2000Us) return false;
+    ++seen;
+  }
+  return seen > 0;
+}
+
 }  // namespace tracemill::formats

@@ -62,4 +62,12 @@ inline constexpr size_t kDensitySampleEvents = 16;
 // `"ph"` keys among them. 0 if fewer than kDensitySampleEvents were seen.
 uint32_t HeadBytesPerEvent(std::string_view data);
 
+// HeadTimesBefore2000: every `"ts"` value in `data` (the first bytes of a
+// TEF document, from `"traceEvents"` on; at least one) is a number of
+// microseconds before 2000-01-01, and `data` has no `baseTimeNanoseconds`:
+// the times may count from the file's own start (PyTorch 1.x traces), unless
+// the document's tail gives a base (newer Kineto writes it after the
+// events: the caller looks there).
+bool HeadTimesBefore2000(std::string_view data);
+
 }  // namespace tracemill::formats

@@ -7,6 +7,7 @@
 #include <libdeflate.h>
 #include <simdjson.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "formats/chrome/output_file.h"
@@ -18,10 +19,12 @@
 namespace tracemill::pipeline {
 namespace {
 
-// The domain of a planned input: its node folder (smdebug) or its planned
-// rank's node; "" if it has no rank.
+// The domain of a planned input: its node folder (smdebug), its planned
+// rank alone (times from its own start), or its planned rank's node; "" if
+// it has no rank.
 std::string PlannedDomain(const InputRecord& r, const InputPlan& p, int gpn) {
   if (!r.node.empty()) return absl::StrCat("smdebug node ", r.node);
+  if (p.rank && p.relative_clock) return absl::StrCat("rank ", *p.rank);
   if (p.rank) return absl::StrCat("node ", *p.rank / gpn);
   return {};
 }
@@ -67,10 +70,22 @@ void ShiftTimes(InputRecord& r, int64_t shift) {
 
 }  // namespace
 
-std::string ClockAlignment::DomainOf(const InputRecord& r, int gpus_per_node) {
+std::string ClockAlignment::DomainOf(const InputRecord& r, int gpus_per_node, bool relative_clock) {
   if (!r.node.empty()) return absl::StrCat("smdebug node ", r.node);
+  if (r.rank && relative_clock) return absl::StrCat("rank ", *r.rank);
   if (r.rank) return absl::StrCat("node ", *r.rank / gpus_per_node);
   return {};
+}
+
+bool ClockAlignment::RelativeClock(const InputRecord& r) const {
+  return r.index >= 0 && static_cast<size_t>(r.index) < cx_.plan.inputs.size() &&
+         cx_.plan.inputs[static_cast<size_t>(r.index)].relative_clock;
+}
+
+const char* ClockAlignment::DomainsWord() const {
+  for (const Domain& d : domains_)
+    if (absl::StartsWith(d.name, "rank ")) return "clock domains";
+  return "nodes";
 }
 
 ClockAlignment::ClockAlignment(ConvertContext& cx) : cx_(cx), candidate_(cx.records.size(), false) {
@@ -105,7 +120,7 @@ void ClockAlignment::Solve() {
     for (size_t i = 0; i < cx_.records.size(); ++i) {
       const InputRecord& r = cx_.records[i];
       if (!candidate_[i] || r.rejected || r.skipped) continue;
-      const std::string d = DomainOf(r, gpn);
+      const std::string d = DomainOf(r, gpn, RelativeClock(r));
       if (d.empty()) continue;
       auto [it, fresh] = domain_of_name_.try_emplace(d, domains_.size());
       if (fresh) {
@@ -149,8 +164,10 @@ void ClockAlignment::Solve() {
 void ClockAlignment::NoteBadProbes() {
   const Domain* ref = reference_ >= 0 ? &domains_[reference_] : nullptr;
   if (!ref) {  // nothing to align with: one line, not one per node
-    warnings_.push_back(absl::StrCat("not aligned: no collective operations in any of the ", domains_.size(),
-                                     " nodes' lowest ranks; each node keeps its own clock"));
+    const bool nodes = std::string_view(DomainsWord()) == "nodes";
+    warnings_.push_back(absl::StrCat("not aligned: no collective operations in any of the ", domains_.size(), " ",
+                                     DomainsWord(), "' lowest ranks; each ", nodes ? "node" : "clock domain",
+                                     " keeps its own clock"));
     return;
   }
   for (const Domain& d : domains_) {
@@ -198,7 +215,7 @@ std::string ClockAlignment::Note(const Domain& d, size_t index_of_r) const {
 void ClockAlignment::Assign(InputRecord& r) {
   if (!solved_flag_ || domains_.size() < 2 || r.clock_decided) return;
   r.clock_decided = true;
-  r.clock_domain = DomainOf(r, cx_.plan.gpus_per_node);
+  r.clock_domain = DomainOf(r, cx_.plan.gpus_per_node, RelativeClock(r));
   auto it = domain_of_name_.find(r.clock_domain);
   if (it == domain_of_name_.end()) {
     r.clock_note = r.clock_domain.empty() ? "no rank, so no clock domain: never shifted"
@@ -248,7 +265,7 @@ void ClockAlignment::SayOutcome() const {
     ++shifted;
   }
   if (shifted)
-    cx_.job.Say(absl::StrCat(topic, shifted, " of ", domains_.size(), " nodes shifted onto ",
+    cx_.job.Say(absl::StrCat(topic, shifted, " of ", domains_.size(), " ", DomainsWord(), " shifted onto ",
                              domains_[reference_].name, "'s clock (by ", lo / 1000,
                              lo / 1000 == hi / 1000 ? "" : absl::StrCat(" to ", hi / 1000), " us",
                              guessed ? absl::StrCat("; ", guessed, " of them not confident, applied by "
@@ -272,9 +289,9 @@ std::string ClockAlignment::GuessNotice() const {
   size_t guessed = 0;
   for (const Domain& d : domains_) guessed += d.applied && d.offset.shift_ns != 0 && !d.offset.confident;
   if (guessed == 0) return "";
-  return absl::StrCat("clocks: ", guessed, " of ", domains_.size(), " nodes shifted by offsets that are not "
-                      "confident (--align-clocks on applies them anyway): their times across nodes are a guess; "
-                      "see manifest.json `clocks`");
+  return absl::StrCat("clocks: ", guessed, " of ", domains_.size(), " ", DomainsWord(),
+                      " shifted by offsets that are not confident (--align-clocks on applies them anyway): their "
+                      "times across ", DomainsWord(), " are a guess; see manifest.json `clocks`");
 }
 
 std::string ClockAlignment::ManifestJson() const {

@@ -3,7 +3,10 @@
 //
 // Domains: the ranks of one node share a clock (`node N` = rank /
 // --gpus-per-node; an smdebug node folder is its own domain; unranked inputs
-// are in none). Each domain's offset is measured on its probe, its lowest
+// are in none). A rank whose times count from its own start (no epoch base,
+// PyTorch 1.x: InputPlan::relative_clock, from its head and tail) is a
+// domain of its own (`rank N`), so it is a probe and is aligned from its
+// own collectives. Each domain's offset is measured on its probe, its lowest
 // rank, against the reference domain's probe (the lowest rank of the job).
 //
 // In the job (pipeline/convert/convert.h):
@@ -104,8 +107,11 @@ class ClockAlignment {
   // `*note` saying why.
   bool LoadSolution(const std::string& path, const std::string& fingerprint, std::string* note);
 
-  // DomainOf: the clock domain of a decoded input ("" for none).
-  static std::string DomainOf(const InputRecord& r, int gpus_per_node);
+  // DomainOf: the clock domain of a decoded input ("" for none): its
+  // smdebug node, itself (`rank N`) when its times count from its own start
+  // (`relative_clock`, InputPlan::relative_clock), else `node <rank / gpus
+  // per node>`.
+  static std::string DomainOf(const InputRecord& r, int gpus_per_node, bool relative_clock);
 
  private:
   struct Domain {
@@ -131,6 +137,10 @@ class ClockAlignment {
   // NoteBadProbes adds a warning per domain whose probe is damaged, has no
   // offset, or counts other collectives than the reference's.
   void NoteBadProbes();
+  // RelativeClock: the plan found input `r`'s times counting from its own start.
+  bool RelativeClock(const InputRecord& r) const;
+  // DomainsWord: "nodes", or "clock domains" when some are single ranks.
+  const char* DomainsWord() const;
 
   ConvertContext& cx_;
   bool considered_ = false;

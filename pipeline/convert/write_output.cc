@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "formats/chrome/output_file.h"
@@ -257,10 +258,11 @@ std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<for
   o.append(cx_.opts.relative_time ? "true" : "false");
   // What the inputs' own times are: since the epoch, or (a trace with no
   // epoch base, times before 2000) since each input's own start.
-  size_t own_start = 0, epoch = 0;
+  size_t own_start = 0, epoch = 0, aligned = 0;  // aligned: own-start inputs shifted onto one clock
   for (size_t i : og.inputs) {
     const InputRecord& r = cx_.records[i];
     if (r.has_span) ++(r.last_ts_ns < kYear2000Ns ? own_start : epoch);
+    aligned += r.has_span && r.last_ts_ns < kYear2000Ns && r.clock_applied && absl::StartsWith(r.clock_domain, "rank ");
   }
   const char* clock = own_start == 0 ? "epoch" : epoch == 0 ? "input_start" : "mixed";
   absl::StrAppend(&o, ",\"offset_ns\":", times_.offset_ns, ",\"inputs_clock\":\"", clock, "\",\"note\":\"",
@@ -268,6 +270,9 @@ std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<for
                   : epoch == 0 && own_start == 1
                       ? "ts = (ns since the input's own start, as its file gives them: it has no epoch base - "
                         "offset_ns) / 1000"
+                  : epoch == 0 && aligned == own_start
+                      ? "ts = (ns since the reference rank's own start: each input's own clock aligned onto it "
+                        "from their collective operations, manifest.json clocks - offset_ns) / 1000"
                   : epoch == 0 ? "ts = (ns since each input's own start, as its file gives them - offset_ns) / "
                                  "1000: the inputs are not on one clock"
                                  : "ts = (ns as each input gives them - offset_ns) / 1000: some inputs count from "

@@ -109,6 +109,51 @@ TEST_F(ClockAlignmentTest, AGuessIsSaidAsAGuess) {
   EXPECT_NE(c.err.find("2 probes decoded; no node shifted (see the warnings) -> "), std::string::npos) << c.err;
 }
 
+// Issue 37, point 3: ranks whose times count from their own start (PyTorch
+// 1.x: no baseTimeNanoseconds, ts near 0; here each rank of a node starts
+// at another time too) were drawn as if they had started together, with a
+// warning. Each is a clock domain of its own now, aligned from its
+// collectives: the offsets exactly, and the k-th collective of every rank
+// ends at one instant. A trace that gives its base after the events
+// (newer Kineto) is not such a rank.
+TEST_F(ClockAlignmentTest, RanksOnTheirOwnClocksAreAlignedFromTheirCollectives) {
+  const std::string job =
+      MakeJob("job", {"--nodes", "2", "--gpus", "2", "--offsets-us", "0,2500", "--jitter-us", "0", "--collectives", "40",
+                      "--steps", "--relative", "--rank-skew-us", "1:700", "--rank-skew-us", "3:-400"});
+  Run run = Convert({job, "--group-by", "all"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("tracemill: clocks: 3 of 4 clock domains shifted onto rank 0's clock (by -2500 to -700 us; "
+                         "manifest.json `clocks`)\n"),
+            std::string::npos)
+      << run.err;
+  const std::vector<int64_t> want = {0, -700 * kUs, -2500 * kUs, -2100 * kUs};
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(run.manifest->Str("/clocks/domains/" + std::to_string(k) + "/domain"), "rank " + std::to_string(k));
+    EXPECT_EQ(DomainOffset(*run.manifest, k), want[k]) << k;
+  }
+  EXPECT_FALSE(run.manifest->Has("/notices")) << run.manifest->Json("/notices");
+  const auto ends = KernelEnds(run.Output("all.trace.json"));
+  ASSERT_EQ(ends.size(), 4u);
+  for (const auto& [rank, v] : ends) EXPECT_EQ(v, ends.at(0)) << "rank " << rank;
+  EXPECT_NE(ReadFileBytes(run.Output("all.trace.json"))
+                .find("\"inputs_clock\":\"input_start\",\"note\":\"ts = (ns since the reference rank's own start: "
+                      "each input's own clock aligned onto it from their collective operations"),
+            std::string::npos);
+
+  // The same files with an epoch base after their events: one node's ranks
+  // share its clock again (2 domains, not 4).
+  for (int r = 0; r < 4; ++r) {
+    const std::string path = job + "/rank" + std::to_string(r) + ".json";
+    std::string text = ReadFileBytes(path);
+    text.insert(text.rfind('}'), ", \"baseTimeNanoseconds\": 1682725898000000000");
+    WriteFileBytes(path, text);
+  }
+  Run based = Convert({job, "--group-by", "all"});
+  ASSERT_EQ(based.exit_code, 0) << based.err;
+  EXPECT_EQ(based.manifest->Str("/clocks/domains/0/domain"), "node 0");
+  EXPECT_EQ(based.manifest->ArraySize("/clocks/domains"), 2u);
+}
+
 // Four nodes, one of them behind the reference: each offset is recovered
 // within the jitter bound (collective ends jitter by +-2 us on every rank,
 // so a node's estimate is within 5 us), and in the merged outputs the k-th

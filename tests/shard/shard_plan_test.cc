@@ -80,6 +80,19 @@ TEST(TefHead, FirstDistributedInfoWins) {
   EXPECT_EQ(h.rank, 1);
 }
 
+// Issue 37, point 3: a head whose every ts is before 2000 and that names no
+// baseTimeNanoseconds may count from the file's own start (PyTorch 1.x).
+TEST(TefHead, TimesBefore2000) {
+  using formats::HeadTimesBefore2000;
+  EXPECT_TRUE(HeadTimesBefore2000(R"({"traceEvents":[{"ph":"X","ts":100,"dur":5},{"ts": "250.5"}]})"));
+  EXPECT_FALSE(HeadTimesBefore2000(R"({"traceEvents":[{"ph":"X","ts":100},{"ts":1700000000000000}]})"));
+  EXPECT_FALSE(HeadTimesBefore2000(R"({"baseTimeNanoseconds":1700000000000000000,"traceEvents":[{"ts":100}]})"));
+  EXPECT_FALSE(HeadTimesBefore2000(R"({"traceEvents":[{"ph":"M","name":"process_name"}]})"));  // no ts at all
+  // A number cut by the head's end says nothing: "17" may be 1700000000000000.
+  EXPECT_FALSE(HeadTimesBefore2000(R"({"traceEvents":[{"ts":17)"));
+  EXPECT_TRUE(HeadTimesBefore2000(R"([{"ph":"X","ts":-5,"dur":1})"));  // JSON Array Format
+}
+
 TEST(TefHead, ArrayAndOther) {
   TefDecoder d;
   EXPECT_EQ(ScanTefHead("  [{\"ph\":\"X\"", false, &d).shape, TefHead::Shape::kArray);

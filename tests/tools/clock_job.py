@@ -4,7 +4,7 @@
 
   clock_job.py make OUT --nodes N --gpus G --offsets-us a,b,... [--jitter-us J]
       [--collectives K] [--seed S] [--membership SPEC] [--drop RANK:EVERY]
-      [--truncate RANK:BYTES] [--rank-skew-us RANK:US] [--steps]
+      [--truncate RANK:BYTES] [--rank-skew-us RANK:US] [--steps] [--relative]
   clock_job.py shift IN OUT US
 
 `make` writes rank<r>.json for N x G ranks. Collective k of a process group
@@ -85,6 +85,10 @@ def make(args):
                 start = t0 + s * 20000 + clock
                 events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (s + 1),
                                "pid": 1000 + r, "tid": 1000 + r, "ts": start, "dur": 19000})
+        if args.relative:  # PyTorch 1.x: times from the rank's own start, no epoch base
+            for e in events:
+                if "ts" in e:
+                    e["ts"] -= t0
         jr.shuffle(events)  # Kineto files are not sorted
         doc = {"schemaVersion": 1, "deviceProperties": [{"id": i, "name": "GPU"} for i in range(args.gpus)],
                "distributedInfo": {"backend": "nccl", "rank": r, "world_size": ranks}, "traceEvents": events}
@@ -128,6 +132,7 @@ def main():
     m.add_argument("--truncate", action="append", default=[])
     m.add_argument("--rank-skew-us", action="append", default=[])
     m.add_argument("--steps", action="store_true")
+    m.add_argument("--relative", action="store_true")
     s = sub.add_parser("shift")
     s.add_argument("inp")
     s.add_argument("out")
