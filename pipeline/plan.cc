@@ -253,6 +253,10 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
     if (gpn <= 0) gpn = 8;
   }
   jp.gpus_per_node = gpn;
+  // A SageMaker host's smdebug files: node n - 1, on its first GPU.
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (records[i].sagemaker_host > 0 && !plans[i].rank && plans[i].kind == PlanKind::kOutput)
+      plans[i].rank = (records[i].sagemaker_host - 1) * gpn;
   jp.cpu_only = ListsNoGpu(plans);
   jp.group_by = jp.cpu_only && opts.group_by == GroupBy::kLocalGpu ? GroupBy::kRank : opts.group_by;
   jp.planned_key.resize(plans.size());

@@ -102,6 +102,15 @@ std::optional<int64_t> SmdebugNodeRank(std::string_view node) {
   return std::nullopt;
 }
 
+std::optional<int64_t> SageMakerHost(std::string_view node, std::string* name) {
+  const size_t at = node.rfind("algo-");
+  if (at == std::string_view::npos || (at > 0 && node[at - 1] != '-')) return std::nullopt;
+  const std::optional<int64_t> n = Digits(node.substr(at + 5));
+  if (!n || *n < 1) return std::nullopt;
+  if (name) *name = std::string(node.substr(at));
+  return n;
+}
+
 int SmdebugPhaseOrder(std::string_view phase) {
   if (phase.rfind("Step:", 0) == 0) return 0;
   static constexpr std::string_view kOrder[] = {"Forward", "Backward", "DataIterator", "Dataset"};

@@ -49,6 +49,12 @@ SmdebugPath ClassifySmdebugPath(std::string_view path);
 // depending on the job, so it gives none (the node stays unranked).
 std::optional<int64_t> SmdebugNodeRank(std::string_view node);
 
+// SageMakerHost: the SageMaker host a node id names (`algo-<n>`, the
+// system files' id, or `<pid>-algo-<n>`, a framework file's): n >= 1, and
+// its name `algo-<n>` in `*name` (may be null); nullopt for other ids. A
+// host's framework and system files are one node.
+std::optional<int64_t> SageMakerHost(std::string_view node, std::string* name = nullptr);
+
 // SmdebugPhaseOrder: the position of a framework phase (a pseudo-process
 // name) in the output's process order: Step (`Step:*`), Forward, Backward,
 // DataIterator, Dataset, /device, /host, gpu_functions, cpu_functions,

@@ -14,16 +14,24 @@
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "formats/common/ts_text.h"
+#include "formats/smdebug/smdebug_layout.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
 namespace {
 
+// An smdebug node's domain: its SageMaker host (a host's framework and
+// system files share its clock), else its node id.
+std::string SmdebugDomain(const std::string& node) {
+  std::string host;
+  return absl::StrCat("smdebug node ", formats::SageMakerHost(node, &host) ? host : node);
+}
+
 // The domain of a planned input: its node folder (smdebug), its planned
 // rank alone (times from its own start), or its planned rank's node; "" if
 // it has no rank.
 std::string PlannedDomain(const InputRecord& r, const InputPlan& p, int gpn) {
-  if (!r.node.empty()) return absl::StrCat("smdebug node ", r.node);
+  if (!r.node.empty()) return SmdebugDomain(r.node);
   if (p.rank && p.relative_clock) return absl::StrCat("rank ", *p.rank);
   if (p.rank) return absl::StrCat("node ", *p.rank / gpn);
   return {};
@@ -71,7 +79,7 @@ void ShiftTimes(InputRecord& r, int64_t shift) {
 }  // namespace
 
 std::string ClockAlignment::DomainOf(const InputRecord& r, int gpus_per_node, bool relative_clock) {
-  if (!r.node.empty()) return absl::StrCat("smdebug node ", r.node);
+  if (!r.node.empty()) return SmdebugDomain(r.node);
   if (r.rank && relative_clock) return absl::StrCat("rank ", *r.rank);
   if (r.rank) return absl::StrCat("node ", *r.rank / gpus_per_node);
   return {};

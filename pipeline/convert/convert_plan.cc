@@ -10,6 +10,13 @@ namespace tracemill::pipeline {
 
 void PlanJob(ConvertContext& cx) {
   cx.plan = MakePlan(cx.records, PreScan(cx.records, cx.ranks), cx.opts, cx.opts.shard.count);
+  for (size_t i = 0; i < cx.records.size(); ++i) {
+    InputRecord& r = cx.records[i];
+    if (r.sagemaker_host <= 0 || r.rank || !cx.plan.inputs[i].rank) continue;
+    r.rank = cx.plan.inputs[i].rank;
+    r.rank_source = absl::StrCat("SageMaker host algo-", r.sagemaker_host, " (node ", r.sagemaker_host - 1, " x ",
+                                 cx.plan.gpus_per_node, " GPUs per node)");
+  }
   RunSummary& s = cx.job.summary();
   s.gpus_per_node = cx.plan.gpus_per_node;
   s.group_by = GroupByName(cx.plan.group_by);

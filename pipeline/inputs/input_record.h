@@ -54,6 +54,10 @@ struct InputRecord {
   // and after the window's (read for the low-GPU runs crossing its edges only).
   std::vector<std::string> context_files;
   std::string node;                // smdebug node id: labels the output's processes
+  // SageMaker host `algo-<n>` of an smdebug node without a rank of its own
+  // (formats::SageMakerHost): n, 0 for none. The plan gives it node n - 1's
+  // first GPU, rank (n - 1) x GPUs per node (MakePlan).
+  int64_t sagemaker_host = 0;
   int smdebug_kind = 0;            // formats::SmdebugFileKind of the members
   std::optional<int64_t> base_ns;  // TF profiler trace: start from its `.metadata` marker
   std::string error_file;          // the member file `status` is about (else `path`)

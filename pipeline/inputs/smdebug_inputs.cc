@@ -118,6 +118,7 @@ void GroupSmdebugInputs(std::vector<InputRecord>* records, bool no_system_metric
           g.from_directory = true;
           g.rank = formats::SmdebugNodeRank(p.node);
           if (g.rank) g.rank_source = "smdebug node id";
+          else g.sagemaker_host = formats::SageMakerHost(p.node).value_or(0);
           out.push_back(std::move(g));
           group_at.push_back(static_cast<int>(it->second));
         }

@@ -2,6 +2,7 @@
 // PROVENANCE.md there): each expected number is what smdebug's reader
 // returns for the same files and window (its tests, or measured with it).
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,40 @@ TEST_F(SmdebugAcceptance, HorovodAndBluefogEveryEndPaired) {
     EXPECT_TRUE(EveryEndPaired(*t)) << f;
     for (auto* e : Timed(*t, "E")) EXPECT_FALSE(e->name.empty()) << f;
   }
+}
+
+// Issue 40, point 3: a SageMaker job's nodes were not nodes: every event in
+// one unranked.trace.json (even with --group-by node), the report's cards
+// 0 ranks, 0 nodes, 0 GPUs, and a host's framework files (`<pid>-algo-1`)
+// and its system files (`algo-1`) two clock domains ("4 nodes" for 2).
+// Host algo-n is node n - 1 now, on its first GPU (rank (n - 1) x GPUs per
+// node), its framework and system files one node.
+TEST_F(SmdebugAcceptance, SageMakerHostsAreNodes) {
+  Run run = Convert({DataPath("rules/smdebug_algo_names"), "--group-by", "node"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, StartsWith("tracemill: clocks: not aligned: no collective operations in any of the 2 nodes' "
+                                  "lowest ranks"));
+  ASSERT_NE(run.manifest, nullptr);
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"framework [node 1234-algo-1]", 0}, {"framework [node 5678-algo-2]", 8},
+      {"system [node algo-1]", 0}, {"system [node algo-2]", 8}};
+  for (const auto& [path, rank] : want) {
+    const int i = run.manifest->InputIndex(path);
+    EXPECT_EQ(run.manifest->Int(Manifest::InputPointer(i, "/rank")), rank) << path;
+    EXPECT_EQ(run.manifest->Str(Manifest::InputPointer(i, "/output")), rank ? "node1.trace.json" : "node0.trace.json");
+    EXPECT_EQ(run.manifest->Str(Manifest::InputPointer(i, "/rank_source")),
+              "SageMaker host algo-" + std::to_string(rank / 8 + 1) + " (node " + std::to_string(rank / 8) +
+                  " x 8 GPUs per node)");
+  }
+  auto node1 = LoadTrace(run.Output("node1.trace.json"));
+  ASSERT_TRUE(node1);
+  std::set<std::string> names;
+  for (const auto& [pid, name] : node1->ProcessNames()) names.insert(name);
+  EXPECT_TRUE(names.count("rank 8 (5678-algo-2) \xC2\xB7 Step:ModeKeys.TRAIN")) << ::testing::PrintToString(names);
+  EXPECT_TRUE(names.count("rank 8 (algo-2) \xC2\xB7 system metrics")) << ::testing::PrintToString(names);
+  const std::string report = ReadFileBytes(run.Output("report.html"));
+  EXPECT_THAT(report, HasSubstr("id=\"card-ranks\" data-value=\"2\""));
+  EXPECT_THAT(report, HasSubstr("id=\"card-nodes\" data-value=\"2\""));
 }
 
 }  // namespace

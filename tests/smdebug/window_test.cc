@@ -178,7 +178,7 @@ TEST_F(WindowTest, BadSystemMetricsLineIsAnErrorWithFileAndLine) {
   ASSERT_EQ(slices.size(), 1u);
   EXPECT_EQ(slices[0]->ts, "1591160699500000");
   EXPECT_EQ(slices[0]->dur, "1750000");
-  EXPECT_THAT(t->ProcessNames()[*slices[0]->pid], HasSubstr("algo-1 \xC2\xB7 GPU bottlenecks"));
+  EXPECT_THAT(t->ProcessNames()[*slices[0]->pid], HasSubstr("rank 0 (algo-1) \xC2\xB7 GPU bottlenecks"));
 }
 
 TEST_F(WindowTest, LowGpuThresholdAndNoSystemMetrics) {
