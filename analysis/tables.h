@@ -151,7 +151,8 @@ class TablesCollector {
   // Done: the inputs `rs` (kept already) are complete, their output on
   // disk: their steps and aggregates follow their rows to the writer, then
   // a commit point (a resumable file keeps them through an interrupt).
-  // Steps outside `window` are left out. Thread-safe, may block.
+  // Steps outside `window` are left out (by start for a follow window).
+  // Thread-safe, may block.
   void Done(const std::vector<InputFacts>& rs, const formats::TimeWindow& window);
 
   // Finish (account stage): the steps and aggregates of every input in

@@ -115,7 +115,12 @@ std::vector<formats::RowBatch> InputRows(const InputFacts& r, const InputTables*
   std::vector<formats::RowBatch> out;
   formats::RowBatch& steps = out.emplace_back(TableIndex(Table::kSteps));
   for (const formats::StepSpan& s : r.steps) {
-    if (s.end_ns < window.start_ns || s.start_ns > window.end_ns) continue;
+    // A follow window (by start) holds the steps that start in it, so a step
+    // crossing its edge is in the job's tables once; --start/--end keep
+    // the steps that overlap the window, as they keep events.
+    if (window.by_start ? s.start_ns < window.start_ns || s.start_ns >= window.end_ns
+                        : s.end_ns < window.start_ns || s.start_ns > window.end_ns)
+      continue;
     InputCells(r, &steps);
     steps.Int(s.step);
     steps.Int(s.start_ns);

@@ -168,6 +168,10 @@ struct SmdebugJob {
   int seconds = 8;
   int ms_per_second = 120;
   int system_file_seconds = 2;  // trace seconds per system-metrics file
+  // > 0: each step lasts 1 s + this (crossing into the next second's window)
+  // and its file holds one more op, starting 1 s + this / 2 after it, so
+  // that the next window reads the file too.
+  int64_t step_spill_us = 0;
   // GPUUtilization in trace second k (default 95: never low).
   std::function<double(int k)> gpu_value;
   // Called before trace second k is written (the tests' synchronization).
@@ -192,8 +196,14 @@ struct SmdebugJob {
                          "{\"start_time_since_epoch_in_micros\": " + std::to_string(base_us) + "}},\n"
                          "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"Step:ModeKeys.TRAIN\"}},\n"
                          "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 2, \"args\": {\"name\": \"Forward\"}},\n";
-        t += "{\"name\": \"Step:ModeKeys.TRAIN\", \"pid\": 1, \"ph\": \"X\", \"ts\": 0, \"dur\": 900000, "
-             "\"args\": {\"step_num\": \"" + std::to_string(k) + "\"}}";
+        t += "{\"name\": \"Step:ModeKeys.TRAIN\", \"pid\": 1, \"ph\": \"X\", \"ts\": 0, \"dur\": " +
+             std::to_string(step_spill_us ? 1'000'000 + step_spill_us : 900000) +
+             ", \"args\": {\"step_num\": \"" + std::to_string(k) + "\"}}";
+        if (step_spill_us) {
+          t += ",\n{\"name\": \"late_op\", \"pid\": 2, \"ph\": \"X\", \"ts\": " +
+               std::to_string(1'000'000 + step_spill_us / 2) + ", \"dur\": 1000}";
+          ++events;
+        }
         const std::string rank = "rank " + std::to_string(n);
         framework_keys.push_back("Step:ModeKeys.TRAIN|" + std::to_string(base_us * 1000) + "|" + rank);
         for (int i = 0; i < 3; ++i) {
@@ -449,6 +459,32 @@ TEST_F(FollowTest, LowGpuRunsAcrossWindowEdgesAreTheOneShotSliceCut) {
   std::vector<std::string> windows;
   for (const std::string& w : WindowFolders(Out())) windows.push_back(Out() + "/windows/" + w);
   EXPECT_EQ(LowGpuSlices(windows), (Spans{{2000, 3000}, {3000, 4000}, {4000, 5000}})) << follower.err();
+}
+
+// Issue 40, point 4: a step crossing a window's edge was in the job's
+// tables.sqlite `steps` twice (each window kept the steps overlapping it).
+// A follow window keeps the steps that start in it, as its events.
+TEST_F(FollowTest, StepsCrossingWindowEdgesAreInTheJobTablesOnce) {
+  SmdebugJob job;
+  job.root = Job();
+  job.nodes = 1;
+  job.seconds = 5;
+  job.ms_per_second = 60;
+  job.step_spill_us = 300'000;  // step k: [k, k + 1.3 s); an op at k + 1.15 s
+  MakeDirs(job.root);
+  Child follower({"convert", "--follow", Job(), "-o", Out(), "--window", "1s", "--grace", "30s", "--idle-timeout",
+                  "20s", "--tables"},
+                 tmp_.Join("follow.err"));
+  std::thread writer([&] { job.Write(); });
+  writer.join();
+  ASSERT_EQ(follower.Wait(30000), 0) << follower.err();
+  const std::string db = Out() + "/tables.sqlite";
+  EXPECT_EQ(Query(db, "SELECT count(*), count(DISTINCT step) FROM steps"), (Rows{{"count(*)", "count(DISTINCT step)"},
+                                                                                 {"5", "5"}}));
+  // Each in the window its start is in.
+  const Rows rows = Query(db, "SELECT step, \"window\" FROM steps ORDER BY step");
+  ASSERT_EQ(rows.size(), 6u);
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(rows[static_cast<size_t>(k) + 1][1], SecondsWindow(k, k + 1)) << k;
 }
 
 // The acceptance test for PyTorch's per-cycle files: one window per cycle,
