@@ -3,11 +3,14 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
+#include "formats/common/status_macros.h"
 #include "pipeline/follow/duration.h"
 #include "report/html_report.h"
 
@@ -77,6 +80,37 @@ InputRecord WithoutWindowDrops(const InputRecord& r, bool reread = false) {
   return c;
 }
 
+// LeadingCount: the count a warning starts with ("3 low GPU utilization
+// slices ...": each window counts its own), its digits in `*digits`.
+std::optional<uint64_t> LeadingCount(std::string_view w, size_t* digits) {
+  size_t d = 0;
+  while (d < w.size() && w[d] >= '0' && w[d] <= '9') ++d;
+  uint64_t n = 0;
+  if (d == 0 || d >= w.size() || w[d] != ' ' || std::from_chars(w.data(), w.data() + d, n).ec != std::errc())
+    return std::nullopt;
+  *digits = d;
+  return n;
+}
+
+// FoldWarning adds window warning `w` to a source's `warnings`: once, and
+// a counted one into the one with the same words after the count, the
+// counts added (the low-GPU line was repeated for every window).
+void FoldWarning(const std::string& w, std::vector<std::string>* warnings) {
+  size_t d = 0;
+  if (const std::optional<uint64_t> n = LeadingCount(w, &d)) {
+    const std::string_view words = std::string_view(w).substr(d);
+    for (std::string& have : *warnings) {
+      size_t hd = 0;
+      const std::optional<uint64_t> hn = LeadingCount(have, &hd);
+      if (!hn || std::string_view(have).substr(hd) != words) continue;
+      have = absl::StrCat(*hn + *n, AbslView(words));
+      return;
+    }
+  }
+  if (warnings->size() < kMaxFoldedWarnings && std::find(warnings->begin(), warnings->end(), w) == warnings->end())
+    warnings->push_back(w);
+}
+
 // Fold adds window record `r` to the source's record `agg`; its steps go
 // to `steps`, the source's history (the record keeps none).
 void Fold(const InputRecord& r, bool reread, InputRecord* agg, StepHistory* steps) {
@@ -95,10 +129,7 @@ void Fold(const InputRecord& r, bool reread, InputRecord* agg, StepHistory* step
   agg->events_written += c.events_written;
   for (int k = 0; k < formats::kNumDropReasons; ++k) agg->dropped.n[k] += c.dropped.n[k];
   agg->events_read = agg->events_written + agg->dropped.Total();
-  for (const std::string& w : c.warnings)
-    if (agg->warnings.size() < kMaxFoldedWarnings &&
-        std::find(agg->warnings.begin(), agg->warnings.end(), w) == agg->warnings.end())
-      agg->warnings.push_back(w);
+  for (const std::string& w : c.warnings) FoldWarning(w, &agg->warnings);
   if (agg->status.ok() && !c.status.ok()) {
     agg->status = c.status;
     agg->error_offset = c.error_offset;

@@ -430,6 +430,29 @@ TEST_F(FollowCumulative, AFileReadAgainIsNotCountedAgain) {
   EXPECT_EQ(m->Str("/inputs/0/error/message"), "input ends inside an event object (truncated)");
 }
 
+// Issue 40, point 4: the low-GPU line ("N low GPU utilization slices
+// derived ...", each window's count) was repeated once per window in the
+// job's manifest (60 times a node an hour). Counted warnings fold into one
+// with the counts added; others are kept once.
+TEST_F(FollowCumulative, CountedWarningsAreAddedUpNotRepeated) {
+  const std::string words = " low GPU utilization slices derived from GPUUtilization samples below 85% (counted as "
+                            "events read)";
+  const int64_t start = int64_t{1'700'000'000} * 1'000'000'000;
+  for (int w = 0; w < 5; ++w) {
+    RunSummary s = UnrankedWindow(w, {"/job/system [node algo-1]"}, false);
+    s.inputs[0].warnings = {absl::StrCat(w + 1, words), "gpu0: a line kept once", absl::StrCat(w, "x")};
+    cumulative.Add(FollowWindow{absl::StrCat("window-", w), start + w * 60'000'000'000,
+                                start + (w + 1) * 60'000'000'000, false},
+                   s, 10);
+  }
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->ArraySize("/inputs"), 1u);
+  EXPECT_EQ(m->Json("/inputs/0/warnings"),
+            "[\"15" + words + "\",\"gpu0: a line kept once\",\"0x\",\"1x\",\"2x\",\"3x\",\"4x\"]");
+}
+
 // A window without any event of its own (a resumed job does not know yet
 // where a file's events go on, and plans the window after the last one
 // written) is not written: no folder, no journal line, so the resumed job
