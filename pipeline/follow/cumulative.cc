@@ -1,11 +1,14 @@
 #include "pipeline/follow/cumulative.h"
 
+#include <sys/stat.h>
+
 #include <simdjson.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -171,6 +174,19 @@ size_t RecordHeldBytes(const InputRecord& r) {
   return n;
 }
 
+// RereadBytes: the bytes of window record `r` that an earlier window read
+// already (`reread`: files read whole, unchanged since): all of them for a
+// file read again, the members read again of an smdebug node's record. The
+// job's input bytes count each file once.
+uint64_t RereadBytes(const InputRecord& r, const std::set<std::string>& reread) {
+  if (reread.count(r.path)) return r.bytes;
+  uint64_t n = 0;
+  struct stat st;
+  for (const std::string& f : r.files)
+    if (reread.count(f) && ::stat(f.c_str(), &st) == 0) n += static_cast<uint64_t>(st.st_size);
+  return std::min(n, r.bytes);
+}
+
 }  // namespace
 
 uint64_t WindowEvents(std::string_view manifest_json) {
@@ -209,8 +225,10 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
     Source& src = it->second;
     if (fresh && key[0] == 'b') ++path_sources_;
     const bool again = reread.count(r.path) > 0;
+    const uint64_t again_bytes = RereadBytes(r, reread);
     if (fresh) {
       src.record = WithoutWindowDrops(r, again);
+      src.record.bytes -= again_bytes;
       if (key == kOverflowKey)
         src.record.warnings.push_back(absl::StrCat("unranked files past the first ", kMaxPathSources,
                                                    " sources of this follow job are folded into this record"));
@@ -218,6 +236,7 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
       std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
     } else {
       Fold(r, again, &src.record, &src.steps);
+      src.record.bytes -= again_bytes;
     }
   }
   for (const OutputRecord& o : window.outputs) {

@@ -453,6 +453,36 @@ TEST_F(FollowCumulative, CountedWarningsAreAddedUpNotRepeated) {
             "[\"15" + words + "\",\"gpu0: a line kept once\",\"0x\",\"1x\",\"2x\",\"3x\",\"4x\"]");
 }
 
+// Issue 40, point 4: the job's INPUT BYTES counted a file once per window
+// that read it (77.1 MB for a 44 MB smdebug job): a file read whole by an
+// earlier window, and an smdebug node's member read again, count once.
+TEST_F(FollowCumulative, AFilesBytesCountOnce) {
+  const std::string a = tmp.Join("1700000000000000_1001-algo-1_pythontimeline.json");
+  const std::string b = tmp.Join("1700000060000000_1001-algo-1_pythontimeline.json");
+  testing::WriteFileBytes(a, std::string(1000, ' '));
+  testing::WriteFileBytes(b, std::string(300, ' '));
+  const int64_t start = int64_t{1'700'000'000} * 1'000'000'000;
+  // Window 0 reads a; window 1 reads a again and b; window 2 reads b again.
+  const std::vector<std::vector<std::string>> files = {{a}, {a, b}, {b}};
+  for (int w = 0; w < 3; ++w) {
+    RunSummary s = UnrankedWindow(w, {"/job/framework [node 1001-algo-1]"}, false);
+    s.inputs[0].files = files[static_cast<size_t>(w)];
+    s.inputs[0].bytes = w == 0 ? 1000 : w == 1 ? 1300 : 300;
+    std::set<std::string> reread;
+    if (w == 1) reread = {a};
+    if (w == 2) reread = {b};
+    cumulative.Add(FollowWindow{absl::StrCat("window-", w), start + w * 60'000'000'000,
+                                start + (w + 1) * 60'000'000'000, false},
+                   s, 10, reread);
+  }
+  ASSERT_TRUE(cumulative.Write("following", 1.0, 2).ok());
+  auto m = testing::Manifest::Load(tmp.Join("manifest.json"));
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->ArraySize("/inputs"), 1u);
+  EXPECT_EQ(m->Int("/inputs/0/bytes"), 1300);
+  EXPECT_EQ(m->Int("/totals/input_bytes"), 1300);
+}
+
 // A window without any event of its own (a resumed job does not know yet
 // where a file's events go on, and plans the window after the last one
 // written) is not written: no folder, no journal line, so the resumed job
