@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/status_macros.h"
+#include "formats/common/ts_text.h"
 #include "formats/dcgm/dcgm_reader.h"
 
 namespace tracemill::formats {
@@ -67,7 +68,12 @@ DecodeReport DecodeDcgmToTrace(std::string_view name, std::string_view text, Tra
   std::map<int64_t, uint32_t> gpu_name;  // Entity id -> interned "GPU <n>"
   std::string rest;
   out->ReserveEvents(f.samples.size());
+  uint64_t bad_ts = 0;
   for (const DcgmSample& s : f.samples) {
+    if (!InTimeRange(s.ts_ns)) {  // as every format: kept times are within +-2^62 ns
+      ++bad_ts;
+      continue;
+    }
     auto [it, fresh] = gpu_name.try_emplace(s.gpu, 0);
     if (fresh) it->second = out->InternString(out->arena().Copy(absl::StrCat("GPU ", s.gpu)));
     Event e{};
@@ -88,6 +94,11 @@ DecodeReport DecodeDcgmToTrace(std::string_view name, std::string_view text, Tra
     e.rest = stored.data();
     e.rest_len = static_cast<uint32_t>(stored.size());
     out->AddEvent(e);
+  }
+  if (bad_ts) {
+    rep.dropped.Add(DropReason::kBadTs, bad_ts);
+    rep.warnings.push_back(absl::StrCat(AbslView(name), ": ", bad_ts, bad_ts == 1 ? " GPU row" : " GPU rows",
+                                        " with a TIMESTAMP more than 2^62 ns from the epoch dropped"));
   }
   return rep;
 }

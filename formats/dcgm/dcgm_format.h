@@ -22,8 +22,9 @@ const InputFormat& DcgmFormat();
 // the string pid `"DCGM"`, its args the 14 columns CrossStackProfiler
 // plots as written (GPUTL in percent; shortest decimal of the parsed
 // double). Rows with N/A are dropped (`na_sample`), rows with the wrong
-// number of columns or before a header too (`bad_row`), each counted and
-// said in a warning. The file's `.N` suffix is a trainer
+// number of columns or before a header too (`bad_row`), rows whose
+// TIMESTAMP is more than 2^62 ns from the epoch (`bad_ts`, as in every
+// format), each counted and said in a warning. The file's `.N` suffix is a trainer
 // (`InputMetadata::name_number_is_trainer`). A log without the columns
 // CrossStackProfiler needs is skipped with a note saying which are missing
 // (nothing drawn). `name` names the file in warnings.
