@@ -15,7 +15,8 @@ const std::vector<formats::TableSpec>& TableSpecs() {
        {{"start_time", "TEXT"}, {"end_time", "TEXT"}, {"start_time_us", "INTEGER"}, {"end_time_us", "INTEGER"},
         {"tid", ""}, {"pid", ""}, {"framework_metric", "TEXT"}, {"step", "INTEGER"}, {"bytes", "INTEGER"},
         {"process", "TEXT"}, {"nodeID", "TEXT"}, {"rank", "INTEGER"}, {"dur_ns", "INTEGER"}, {"category", "TEXT"},
-        {"start_ns", "INTEGER"}, {"input", "INTEGER"}}},
+        {"start_ns", "INTEGER"}, {"input", "INTEGER"}, {"worker_id", "INTEGER"}, {"num_workers", "INTEGER"},
+        {"pin_memory", "TEXT"}}},
       {"dataloader_metrics",
        {{"start_time", "TEXT"}, {"end_time", "TEXT"}, {"start_time_us", "INTEGER"}, {"end_time_us", "INTEGER"},
         {"duration_us", "INTEGER"}, {"pid", ""}, {"framework_metric", "TEXT"}, {"step", "INTEGER"},
@@ -62,6 +63,17 @@ const std::vector<formats::TableSpec>& TableSpecs() {
         {"crc32", "INTEGER"}, {"parts", "INTEGER"}, {"error", "TEXT"}, {"reused", "INTEGER"}}},
   };
   return kSpecs;
+}
+
+const std::vector<std::string>& ViewSqls() {
+  // PandasFrame.get_all_dataloader_metrics: every framework event with the
+  // data loader's columns (smdebug's profiler_data_to_pandas.py filters no
+  // name), duration_us its end_time - start_time as there.
+  static const std::vector<std::string> kViews = {
+      "CREATE VIEW IF NOT EXISTS \"all_dataloader_metrics\" AS SELECT start_time, end_time, start_time_us, "
+      "end_time_us, end_time_us - start_time_us AS duration_us, pid, framework_metric, step, worker_id, num_workers, "
+      "pin_memory, process, nodeID AS node_id, rank, start_ns, dur_ns, \"input\" FROM framework_metrics"};
+  return kViews;
 }
 
 std::vector<Table> PerInputTables() {

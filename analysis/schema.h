@@ -39,6 +39,11 @@ const std::vector<formats::TableSpec>& TableSpecs();
 inline int TableIndex(Table t) { return static_cast<int>(t); }
 inline const char* TableName(Table t) { return TableSpecs()[static_cast<size_t>(t)].name; }
 
+// ViewSqls: the `CREATE VIEW` statements of the views over those tables
+// (`all_dataloader_metrics`: PandasFrame's get_all_dataloader_metrics, every
+// framework_metrics row), made with them in every tables file.
+const std::vector<std::string>& ViewSqls();
+
 // PerInputTables: the tables whose rows belong to one input (column
 // `input`): carried by --resume, copied by `manifest merge`.
 std::vector<Table> PerInputTables();

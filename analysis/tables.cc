@@ -267,6 +267,19 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
   if (!steps_.empty()) Phases(e, ts, dur);
 }
 
+namespace {
+
+// DataloaderCells: PandasFrame's data loader columns from a span's args:
+// worker_id, num_workers (-1 when absent), pin_memory (True, False, NA).
+void DataloaderCells(const SpanArgs& args, formats::RowBatch* b) {
+  b->Int(IntArg(args, "worker_id", -1));
+  b->Int(IntArg(args, "num_workers", -1));
+  const std::string_view pin = args.Value("pin_memory");
+  b->Text(pin.empty() ? "NA" : pin == "true" ? "True" : "False");
+}
+
+}  // namespace
+
 void TablesTap::FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, int64_t step, const SpanArgs& args) {
   formats::RowBatch& b = framework_;
   TimeCells(ts, dur, &b);
@@ -286,6 +299,7 @@ void TablesTap::FrameworkRow(const formats::Event& e, int64_t ts, int64_t dur, i
   if (e.cat) b.Text(Plain(e.cat)); else b.Null();
   b.Int(ts);
   b.Int(r_.index);
+  DataloaderCells(args, &b);
   Flush(&b, false);
 }
 
@@ -298,10 +312,7 @@ void TablesTap::DataloaderRow(const formats::Event& e, int64_t ts, int64_t dur, 
   if (!metric) metric = StringArg(args, "name");
   b.Text(metric ? *metric : Plain(e.name));
   b.Int(step);
-  b.Int(IntArg(args, "worker_id", -1));
-  b.Int(IntArg(args, "num_workers", -1));
-  const std::string_view pin = args.Value("pin_memory");
-  b.Text(pin.empty() ? "NA" : pin == "true" ? "True" : "False");
+  DataloaderCells(args, &b);
   if (e.flags & formats::kHasPid) b.Text(ProcessName(e.pid)); else b.Null();
   if (!frame_node_.empty()) b.Text(frame_node_); else b.Null();
   if (r_.rank) b.Int(*r_.rank); else b.Null();

@@ -182,6 +182,7 @@ absl::StatusOr<std::unique_ptr<TablesCollector>> TablesCollector::Start(const Ta
   o.cache_bytes = how.cache_bytes;
   o.queue_bytes = how.queue_bytes;
   o.tables = TableSpecs();
+  o.views = ViewSqls();
   TablesCollector* self = c.get();
   o.seed = [self, &how](formats::SqliteWriter& w) { return self->Seed(w, how); };
   TM_ASSIGN_OR_RETURN(c->writer_, formats::SqliteWriter::Create(std::move(o)));
@@ -386,6 +387,7 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   formats::SqliteWriter::Options o;
   o.final_path = out_dir + "/" + TablesFileName(0, 1);
   o.tables = TableSpecs();
+  o.views = ViewSqls();
   TM_ASSIGN_OR_RETURN(auto w, formats::SqliteWriter::Create(std::move(o)));
   TM_RETURN_IF_ERROR(w->Drain());
   TM_RETURN_IF_ERROR(w->Exec("COMMIT"));

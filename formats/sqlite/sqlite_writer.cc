@@ -126,6 +126,7 @@ absl::Status SqliteWriter::Open() {
     if (rc != SQLITE_OK) return Error(rc, "prepare");
     insert_.push_back(st);
   }
+  for (const std::string& v : opts_.views) TM_RETURN_IF_ERROR(Exec(v));
   return absl::OkStatus();
 }
 

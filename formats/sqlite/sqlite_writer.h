@@ -98,6 +98,7 @@ class SqliteWriter {
     uint64_t cache_bytes = 8 << 20;   // page cache (PRAGMA cache_size)
     uint64_t queue_bytes = 8 << 20;   // batches waiting for the writer thread
     std::vector<TableSpec> tables;    // created at open; batches name them by index
+    std::vector<std::string> views;   // `CREATE VIEW` statements run after the tables (ours, not input data)
     // work_path: if set, the file is written there, not as an interrupt
     // temporary (a stale one is replaced, its rollback journal removed
     // first), with journal_mode=DELETE, so that an interrupted run leaves

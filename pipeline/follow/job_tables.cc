@@ -126,6 +126,8 @@ absl::Status JobTables::Create(const std::string& fingerprint) {
   absl::Status st;
   for (const formats::TableSpec& t : analysis::TableSpecs())
     if (st.ok()) st = Run(CreateJobTableSql(t), {});
+  for (const std::string& v : analysis::ViewSqls())
+    if (st.ok()) st = Run(v, {});
   if (st.ok())
     st = Run(absl::StrCat("CREATE TABLE IF NOT EXISTS ", kWindowsTable,
                           " (\"window\" TEXT PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, late INTEGER, "

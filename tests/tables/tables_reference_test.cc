@@ -185,6 +185,43 @@ TEST_F(TablesReferenceTest, FrameworkMetricsArePandasFrames) {
   }
 }
 
+// Issue 40, point 5: PandasFrame's get_all_dataloader_metrics is every
+// framework event with the data loader's columns (no filter by name: 229,748
+// rows on the issue's job, where dataloader_metrics, tracemill's data-loading
+// spans, had 0). The view all_dataloader_metrics is that frame.
+TEST_F(TablesReferenceTest, AllDataloaderMetricsArePandasFrames) {
+  for (const auto& [folder, name] : std::vector<std::pair<std::string, std::string>>{
+           {"smdebug/merge_traces", "merge_traces"},
+           {"smdebug/model_timeline_traces", "model_timeline"},
+           {"rules/smdebug_algo_names", "algo_names"}}) {
+    SCOPED_TRACE(folder);
+    const std::string db = Tables({DataPath(folder)});
+    const Rows pf = ReadCsv(ExpectedPath("pf_" + name + "_dataloader.csv"));
+    const int64_t base = std::atoll(ReadFileBytes(ExpectedPath("pf_" + name + "_start_time.txt")).c_str());
+    std::multiset<std::string> want, got;
+    for (size_t i = 1; i < pf.size(); ++i) {
+      const auto& r = pf[i];  // start_time .. duration_us, pid, framework_metric .. node_id
+      std::string key = r[0] + "|" + r[1] + "|" + std::to_string(std::atoll(r[2].c_str()) + base) + "|" +
+                        std::to_string(std::atoll(r[3].c_str()) + base);
+      for (size_t c = 4; c < r.size(); ++c)
+        if (c != 5) key += "|" + r[c];
+      want.insert(key);
+    }
+    const Rows ours = Query(db,
+                            "SELECT start_time, end_time, start_time_us, end_time_us, duration_us, framework_metric, "
+                            "step, worker_id, num_workers, pin_memory, process, node_id FROM all_dataloader_metrics");
+    auto pf_time = [](const std::string& iso) { return iso.substr(0, 19) + ":" + iso.substr(20, 6); };
+    for (size_t i = 1; i < ours.size(); ++i) {
+      const auto& r = ours[i];
+      std::string key = pf_time(r[0]) + "|" + pf_time(r[1]);
+      for (size_t c = 2; c < r.size(); ++c) key += "|" + r[c];
+      got.insert(key);
+    }
+    EXPECT_EQ(ours.size(), pf.size());
+    EXPECT_EQ(got, want);
+  }
+}
+
 // SageMaker's node ids (`<pid>-algo-<n>` in framework file names) as
 // PandasFrame reports them: swapped in framework rows (and dataloader rows,
 // which this job has none of), the system files' `algo-<n>` as they are.

@@ -48,6 +48,7 @@ def pandas_frame(case, folder):
         out.write(f"{pf.start_time}\n")
     s.to_csv(os.path.join(HERE, f"pf_{case}_system.csv"), index=False)
     f.to_csv(os.path.join(HERE, f"pf_{case}_framework.csv"), index=False)
+    pf.get_all_dataloader_metrics().to_csv(os.path.join(HERE, f"pf_{case}_dataloader.csv"), index=False)
 
 
 hta("trace_filter", ["hta/trace_filter/sampled_rank-0.json.gz", "hta/trace_filter/sampled_rank-1.json.gz"])
