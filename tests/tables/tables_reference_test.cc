@@ -152,14 +152,18 @@ TEST_F(TablesReferenceTest, SystemMetricsArePandasFrames) {
   EXPECT_EQ(got, want);
 }
 
+// The smdebug folders PandasFrame's frames were made of (EXPECTED.md), and
+// their names in the expected files.
+const std::vector<std::pair<std::string, std::string>> kPandasFrameJobs = {
+    {"smdebug/merge_traces", "merge_traces"},
+    {"smdebug/model_timeline_traces", "model_timeline"},
+    {"rules/smdebug_algo_names", "algo_names"}};
+
 // PandasFrame's de-duplicated framework metrics of two smdebug folders, and
 // of a SageMaker-named job whose B/E pairs carry step_num on the E
 // (pid and tid aside: README, "Analysis tables").
 TEST_F(TablesReferenceTest, FrameworkMetricsArePandasFrames) {
-  for (const auto& [folder, name] : std::vector<std::pair<std::string, std::string>>{
-           {"smdebug/merge_traces", "merge_traces"},
-           {"smdebug/model_timeline_traces", "model_timeline"},
-           {"rules/smdebug_algo_names", "algo_names"}}) {
+  for (const auto& [folder, name] : kPandasFrameJobs) {
     SCOPED_TRACE(folder);
     const std::string db = Tables({DataPath(folder)});
     const Rows pf = ReadCsv(ExpectedPath("pf_" + name + "_framework.csv"));
@@ -190,10 +194,7 @@ TEST_F(TablesReferenceTest, FrameworkMetricsArePandasFrames) {
 // rows on the job, where dataloader_metrics, tracemill's data-loading
 // spans, had 0). The view all_dataloader_metrics is that frame.
 TEST_F(TablesReferenceTest, AllDataloaderMetricsArePandasFrames) {
-  for (const auto& [folder, name] : std::vector<std::pair<std::string, std::string>>{
-           {"smdebug/merge_traces", "merge_traces"},
-           {"smdebug/model_timeline_traces", "model_timeline"},
-           {"rules/smdebug_algo_names", "algo_names"}}) {
+  for (const auto& [folder, name] : kPandasFrameJobs) {
     SCOPED_TRACE(folder);
     const std::string db = Tables({DataPath(folder)});
     const Rows pf = ReadCsv(ExpectedPath("pf_" + name + "_dataloader.csv"));
