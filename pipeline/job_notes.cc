@@ -54,6 +54,8 @@ std::string RejectionKind(const InputRecord& r) {
       return "unreadable";
     case absl::StatusCode::kFailedPrecondition:
       return "placed in another output";
+    case absl::StatusCode::kAlreadyExists:
+      return "duplicate";
     default:  // ELOOP (a symlink loop) and other errno without a code of their own
       return "unreadable";
   }
@@ -230,22 +232,6 @@ void RankNotices(const std::vector<const InputRecord*>& inputs, std::vector<std:
                                     "): kept as unranked processes labelled by file name (see --rank-pattern)"));
 }
 
-// RankRanges: sorted distinct ranks as "0, 5-6, 100", at most 8 ranges
-// ("... and 3 more").
-std::string RankRanges(const std::vector<int64_t>& ranks) {
-  std::vector<std::string> ranges;
-  size_t more = 0;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (ranges.size() < 8) ranges.push_back(j > i ? absl::StrCat(ranks[i], "-", ranks[j]) : absl::StrCat(ranks[i]));
-    else ++more;
-    i = j + 1;
-  }
-  std::string out = absl::StrJoin(ranges, ", ");
-  if (more) absl::StrAppend(&out, " and ", more, " more range", more == 1 ? "" : "s");
-  return out;
-}
 
 // A --ranks list that selects none of the ranks read: every ranked input was
 // left out as not selected (a typo, or ranks counted from 1), said once
@@ -270,6 +256,21 @@ void RankSelectionNotice(const std::vector<const InputRecord*>& inputs, std::vec
 }
 
 }  // namespace
+
+std::string RankRanges(const std::vector<int64_t>& ranks) {
+  std::vector<std::string> ranges;
+  size_t more = 0;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (ranges.size() < 8) ranges.push_back(j > i ? absl::StrCat(ranks[i], "-", ranks[j]) : absl::StrCat(ranks[i]));
+    else ++more;
+    i = j + 1;
+  }
+  std::string out = absl::StrJoin(ranges, ", ");
+  if (more) absl::StrAppend(&out, " and ", more, " more range", more == 1 ? "" : "s");
+  return out;
+}
 
 void MarkMostlyLost(std::vector<InputRecord>* inputs) {
   for (InputRecord& r : *inputs) {

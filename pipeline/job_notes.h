@@ -33,6 +33,10 @@ namespace tracemill::pipeline {
 // counts from its own start (a trace with no epoch base), not from the epoch.
 inline constexpr int64_t kYear2000Ns = int64_t{946684800} * 1000000000;
 
+// RankRanges: sorted distinct ranks (or trainers) as "0, 5-6, 100", at most
+// 8 ranges ("... and 3 more ranges").
+std::string RankRanges(const std::vector<int64_t>& ranks);
+
 // MarkMostlyLost gives every input whose kLoss drops exceed half of its
 // events read and number at least 100 (and that has no error yet) a
 // kDataLoss status saying so.

@@ -91,4 +91,13 @@ std::optional<std::vector<std::string>> ListFolder(const std::string& dir) {
   return names;
 }
 
+std::string FirstBytesHex(std::string_view data) {
+  std::string s;
+  for (char c : data.substr(0, 16)) {
+    const auto u = static_cast<unsigned char>(c);
+    absl::StrAppend(&s, s.empty() ? "" : " ", absl::Hex(u, absl::kZeroPad2));
+  }
+  return s;
+}
+
 }  // namespace tracemill::formats

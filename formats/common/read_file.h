@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,5 +40,9 @@ std::optional<std::string> ReadTextFile(const std::string& path);
 // ListFolder: the names in folder `dir` (not `.` and `..`), sorted;
 // nullopt (errno set by opendir(3)) if it cannot be listed.
 std::optional<std::vector<std::string>> ListFolder(const std::string& dir);
+
+// FirstBytesHex: the first 16 bytes of `data` in hex ("53 74 61 72 ..."),
+// how an error names what a file holds instead of what was expected.
+std::string FirstBytesHex(std::string_view data);
 
 }  // namespace tracemill::formats

@@ -54,14 +54,7 @@ DecodeReport DecodeDcgmToTrace(std::string_view name, std::string_view text, Tra
   rep.events_read = f.rows;
   rep.dropped.Add(DropReason::kNaSample, f.dropped_na);
   rep.dropped.Add(DropReason::kBadRow, f.dropped_malformed);
-  if (f.dropped_na)
-    rep.warnings.push_back(absl::StrCat(AbslView(name), ": ", f.dropped_na,
-                                        f.dropped_na == 1 ? " GPU row" : " GPU rows",
-                                        " with N/A or a non-numeric value dropped (as CrossStackProfiler does)"));
-  if (f.dropped_malformed)
-    rep.warnings.push_back(absl::StrCat(AbslView(name), ": ", f.dropped_malformed,
-                                        f.dropped_malformed == 1 ? " GPU row" : " GPU rows",
-                                        " with another number of columns than the header's, or before it, dropped"));
+  for (std::string& w : DcgmDropWarnings(f, absl::StrCat(AbslView(name), ": "))) rep.warnings.push_back(std::move(w));
   if (f.samples.empty()) return rep;
   const uint32_t pid = out->InternPid("\"DCGM\"");
   const uint32_t ph = out->InternString("C");

@@ -234,4 +234,16 @@ DcgmFile ParseDcgmDmon(std::string_view text) {
   return f;
 }
 
+std::vector<std::string> DcgmDropWarnings(const DcgmFile& f, std::string_view prefix) {
+  std::vector<std::string> w;
+  auto rows = [](uint64_t n) { return absl::StrCat(n, n == 1 ? " GPU row" : " GPU rows"); };
+  if (f.dropped_na)
+    w.push_back(absl::StrCat(AbslView(prefix), rows(f.dropped_na),
+                             " with N/A or a non-numeric value dropped (as CrossStackProfiler does)"));
+  if (f.dropped_malformed)
+    w.push_back(absl::StrCat(AbslView(prefix), rows(f.dropped_malformed),
+                             " with another number of columns than the header's, or before it, dropped"));
+  return w;
+}
+
 }  // namespace tracemill::formats

@@ -72,6 +72,10 @@ bool LooksLikeDcgmDmon(std::string_view head);
 // Never fails on a single row: bad rows are counted and dropped.
 DcgmFile ParseDcgmDmon(std::string_view text);
 
+// DcgmDropWarnings: a warning per kind of row `f` dropped ("3 GPU rows with
+// N/A ..."), each after `prefix` (a file name and ": ", or nothing).
+std::vector<std::string> DcgmDropWarnings(const DcgmFile& f, std::string_view prefix);
+
 // ParseSecondsToNanos parses decimal seconds (`-`? digits (`.` digits)?
 // ([eE] [+-]? digits)?) into int64 ns exactly; digits past the nanosecond
 // round half away from zero. nullopt-like: returns false on anything else or

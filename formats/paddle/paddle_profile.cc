@@ -255,7 +255,7 @@ void SetError(const uint8_t* base, uint64_t size, const ParseProblem& pr, uint64
   if (what.find("cut off") != std::string_view::npos || what.find("runs past") != std::string_view::npos)
     absl::StrAppend(&detail, "; the file is truncated or corrupt (", size, " bytes)");
   r->status = absl::DataLossError(
-      absl::StrCat("paddle profile: ", where, " at byte ", offset, ": ", detail));
+      absl::StrCat("paddle profile: ", where, ": ", detail));  // the offset is error_offset: said once, by the caller
 }
 
 }  // namespace paddle_internal

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "formats/common/json_text.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/job_notes.h"
@@ -56,6 +57,24 @@ void TakeJobSpan(ConvertContext& cx, const OutputGroups& groups) {
       s.last_ts_ns = std::max(s.last_ts_ns, r.last_ts_ns);
     }
   }
+}
+
+// WindowNotice: a --start/--end window outside the job's span (a time after
+// its end, a date mistyped) is said with the span, so that an empty trace
+// does not pass for a job without events.
+void WindowNotice(const ConvertContext& cx, std::vector<std::string>* notices) {
+  const RunSummary& s = cx.job.summary();
+  const std::optional<int64_t> from = cx.opts.window_start_ns, to = cx.opts.window_end_ns;
+  if ((!from && !to) || cx.opts.follow_window || !s.has_span) return;
+  const bool after = from && *from > s.last_ts_ns, before = to && *to < s.first_ts_ns;
+  if (!after && !before) return;
+  auto utc = [](int64_t ns) {
+    return absl::FormatTime("%Y-%m-%d %H:%M:%E6S UTC", absl::FromUnixNanos(ns), absl::UTCTimeZone());
+  };
+  notices->push_back(absl::StrCat(after ? absl::StrCat("--start ", utc(*from), " is after the job's end")
+                                        : absl::StrCat("--end ", utc(*to), " is before the job's start"),
+                                  ": no event is in the window (the job's events span ", utc(s.first_ts_ns), " .. ",
+                                  utc(s.last_ts_ns), ")"));
 }
 
 // The outputs carried over by --resume join the list; outputs are listed
@@ -192,6 +211,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
   ListOutputsAndInputs(cx, resume);
   MarkMostlyLost(&cx.job.summary().inputs);
   cx.job.summary().notices = Notices(cx.job.summary());
+  WindowNotice(cx, &cx.job.summary().notices);
   if (std::string guess = cx.clocks->GuessNotice(); !guess.empty())
     cx.job.summary().notices.push_back(std::move(guess));
   if (cx.opts.follow_window) AddFollowWindowMember(*cx.opts.follow_window, &cx.job.summary());

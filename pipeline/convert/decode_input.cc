@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "formats/common/read_file.h"
 #include "formats/common/status_macros.h"
 #include "formats/common/time_window.h"
 #include "formats/common/ts_text.h"
@@ -15,15 +15,6 @@
 
 namespace tracemill::pipeline {
 namespace {
-
-std::string HeadBytes(std::string_view data) {
-  std::string s;
-  for (char c : data.substr(0, 16)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    absl::StrAppend(&s, s.empty() ? "" : " ", absl::Hex(u, absl::kZeroPad2));
-  }
-  return s;
-}
 
 // Copies what a decoder reported into `r` (a gzip error already there wins).
 void TakeReport(formats::DecodeReport& rep, InputRecord& r) {
@@ -103,11 +94,11 @@ void RejectOrSkip(formats::FormatId shape, std::string_view data, bool plain, co
   }
   if (Skippable(r, ranks) && plain) {  // rank1.json holding "hello" is a rank that failed
     r.skipped = true;
-    r.warnings.push_back(absl::StrCat("skipped: not a trace (first bytes: ", HeadBytes(data), ")"));
+    r.warnings.push_back(absl::StrCat("skipped: not a trace (first bytes: ", formats::FirstBytesHex(data), ")"));
     return;
   }
   if (r.status.ok())
-    r.status = absl::InvalidArgumentError(absl::StrCat("unrecognized format (first bytes: ", HeadBytes(data), ")"));
+    r.status = absl::InvalidArgumentError(absl::StrCat("unrecognized format (first bytes: ", formats::FirstBytesHex(data), ")"));
   r.rejected = true;
 }
 

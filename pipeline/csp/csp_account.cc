@@ -1,7 +1,10 @@
 #include "pipeline/csp/csp_account.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
+#include "pipeline/job_notes.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -54,6 +57,28 @@ void SayInputErrors(const std::vector<InputRecord>& inputs, Job& job) {
   }
 }
 
+// GpuDeviceNotice: displayed ranks whose GPU kernels ran on a device other
+// than their GPU (rank r is GPU r % gpus-per-trainer), once for the job;
+// when every kernel of the job is on a GPU below --gpus-per-trainer, the
+// likely value (the default 8 on a job of 4-GPU trainers).
+void GpuDeviceNotice(const CspShape& shape, const CspOutputs& outputs, std::vector<std::string>* notices) {
+  std::vector<int64_t> odd;
+  int64_t max_device = -1;
+  for (const CspRankInfo& ri : outputs.ranks()) {
+    max_device = std::max(max_device, ri.max_gpu_device);
+    if (ri.gpu_lanes_other_device) odd.push_back(ri.rank);
+  }
+  if (odd.empty()) return;
+  const int64_t gpt = shape.gpus_per_trainer;
+  std::string n = absl::StrCat(odd.size() == 1 ? "rank " : "ranks ", RankRanges(odd),
+                               " ran GPU kernels on another device than their GPU (rank r is GPU r % ", gpt,
+                               " under --gpus-per-trainer ", gpt, "): drawn on gpu:<d> lanes of their own");
+  if (max_device + 1 < gpt)
+    absl::StrAppend(&n, "; the job's kernels use GPUs 0-", max_device, " only: if a trainer has ", max_device + 1,
+                    " GPUs, give --gpus-per-trainer ", max_device + 1);
+  notices->push_back(std::move(n));
+}
+
 void AppendPairing(const formats::MarkerPairing& p, std::string* x) {
   absl::StrAppend(x, "\"markers\":", p.markers, ",\"spans\":", p.spans, ",\"markers_dropped\":", p.dropped(),
                   ",\"markers_dropped_by_reason\":{\"end_without_begin\":", p.dropped_end_without_begin,
@@ -69,7 +94,7 @@ void AppendList(const char* key, const std::vector<int64_t>& v, std::string* x) 
 
 // The manifest's `csp` section: `,\n"csp":{...}`.
 std::string CspSection(const CspOptions& opts, const CspInputs& in, const CspShape& shape,
-                       const CspOutputs& outputs) {
+                       const CspOutputs& outputs, const std::vector<InputRecord>& inputs) {
   using formats::AppendJsonString;
   std::string x = ",\n\"csp\":{\"profile_path\":";
   AppendJsonString(in.root, &x);
@@ -103,6 +128,16 @@ std::string CspSection(const CspOptions& opts, const CspInputs& in, const CspSha
     AppendPairing(ri.pairing, &x);
     x.append("}");
   }
+  x.append("],\"dcgm_logs\":[");
+  bool first = true;
+  for (auto& [t, idx] : in.trainer_input) {
+    const InputRecord& r = inputs[idx];
+    const CspDcgmLines& lines = outputs.dcgm_lines(idx);
+    if (!r.decoded_bytes) continue;  // not read
+    absl::StrAppend(&x, first ? "\n" : ",\n", "{\"trainer\":", t, ",\"gpu_rows\":", r.events_read,
+                    ",\"header_lines\":", lines.headers, ",\"noise_lines\":", lines.noise, "}");
+    first = false;
+  }
   x.append("],\"outputs\":[");
   for (size_t k = 0; k < outputs.tasks().size(); ++k) {
     const CspOutputTask& t = outputs.tasks()[k];
@@ -127,7 +162,8 @@ void AccountForCsp(const CspOptions& opts, const CspInputs& in, const CspShape& 
     s.first_ts_ns = outputs.span_first();
     s.last_ts_ns = outputs.span_last();
   }
-  s.extra_members = CspSection(opts, in, shape, outputs);
+  s.extra_members = CspSection(opts, in, shape, outputs, s.inputs);
+  GpuDeviceNotice(shape, outputs, &s.notices);
   s.ranks_missing = shape.missing_ranks.size();
   for (const auto& t : outputs.tasks())
     if (t.fb_ratio_null && !opts.quiet)

@@ -11,6 +11,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/common/read_file.h"
 #include "formats/paddle/csp_trace.h"
+#include "pipeline/job_notes.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -76,7 +77,7 @@ void AddFiles(const std::vector<SuffixedFile>& files, CspFileKind kind, std::vec
                                         "> suffix in the file name"));
     } else if (auto it = by_id->find(f.id); it != by_id->end()) {
       r.rejected = true;
-      r.status = absl::InvalidArgumentError(absl::StrCat(
+      r.status = absl::AlreadyExistsError(absl::StrCat(
           profile ? "rank " : "trainer ", f.id, " is already read from ", inputs[it->second].path,
           "; this file is ignored (CrossStackProfiler stops on duplicates)"));
     } else {
@@ -124,8 +125,14 @@ bool ShapeCspJob(const CspOptions& opts, const CspInputs& in, Job& job, CspShape
   std::vector<InputRecord>& inputs = job.summary().inputs;
   const int64_t gpt = opts.gpus_per_trainer;
   shape->gpus_per_trainer = gpt;
-  shape->trainer_num = opts.trainer_num > 0 ? opts.trainer_num : in.rank_input.rbegin()->first / gpt + 1;
-  shape->group_size = opts.group_size > 0 ? opts.group_size : shape->trainer_num;
+  // Without --trainer-num: up to the highest rank file, rounded up to whole
+  // groups (the last trainers' files may all be missing: then they are
+  // missing ranks, not a bad --group-size).
+  const int64_t found = in.rank_input.rbegin()->first / gpt + 1;
+  shape->group_size = opts.group_size > 0 ? opts.group_size : opts.trainer_num > 0 ? opts.trainer_num : found;
+  shape->trainer_num = opts.trainer_num > 0
+                           ? opts.trainer_num
+                           : (found + shape->group_size - 1) / shape->group_size * shape->group_size;
   shape->display = opts.display_size;
   const int64_t trainer_num = shape->trainer_num, group_size = shape->group_size, display = shape->display;
   if (trainer_num % group_size != 0) {
@@ -136,20 +143,35 @@ bool ShapeCspJob(const CspOptions& opts, const CspInputs& in, Job& job, CspShape
   shape->shown = std::min(display, group_size);
   for (int64_t r = 0; r < trainer_num * gpt; ++r)
     if (!in.rank_input.count(r)) shape->missing_ranks.push_back(r);
-  for (auto& [rank, idx] : in.rank_input)
-    if (rank >= trainer_num * gpt)
-      inputs[idx].warnings.push_back(absl::StrCat("rank ", rank, " is outside --trainer-num x --gpus-per-trainer (",
-                                                  trainer_num, " x ", gpt, "): not converted"));
+  std::vector<int64_t> outside;
+  for (auto& [rank, idx] : in.rank_input) {
+    if (rank < trainer_num * gpt) continue;
+    outside.push_back(rank);
+    inputs[idx].warnings.push_back(absl::StrCat("rank ", rank, " is outside --trainer-num x --gpus-per-trainer (",
+                                                trainer_num, " x ", gpt, "): not converted"));
+  }
+  if (!outside.empty())
+    job.summary().notices.push_back(absl::StrCat(
+        outside.size(), outside.size() == 1 ? " rank file (rank " : " rank files (ranks ", RankRanges(outside),
+        ") outside --trainer-num ", trainer_num, " x --gpus-per-trainer ", gpt, ": not converted"));
   // DCGM and network logs: one per trainer, only displayed trainers read.
   for (const auto* by_trainer : {&in.trainer_input, &in.net_input}) {
+    std::vector<int64_t> outside_logs;
     for (auto& [t, idx] : *by_trainer) {
-      if (t >= trainer_num)
+      if (t >= trainer_num) {
+        outside_logs.push_back(t);
         inputs[idx].warnings.push_back(absl::StrCat("trainer ", t, " is outside --trainer-num (", trainer_num,
                                                     "): not read"));
-      else if (t % group_size >= display)
+      } else if (t % group_size >= display) {
         inputs[idx].warnings.push_back(
             absl::StrCat("trainer ", t, " is not displayed (--display-size ", display, "): not read"));
+      }
     }
+    if (!outside_logs.empty())
+      job.summary().notices.push_back(absl::StrCat(
+          outside_logs.size(), by_trainer == &in.trainer_input ? " DCGM log" : " network log",
+          outside_logs.size() == 1 ? " (trainer " : "s (trainers ", RankRanges(outside_logs),
+          ") outside --trainer-num ", trainer_num, ": not read"));
   }
   auto missing = [&](const std::map<int64_t, size_t>& by_trainer, std::vector<int64_t>* out) {
     if (by_trainer.empty()) return;

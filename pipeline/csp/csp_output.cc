@@ -10,6 +10,7 @@
 #include "formats/common/cleanup.h"
 #include "formats/common/read_file.h"
 #include "formats/common/ts_text.h"
+#include "formats/paddle/paddle_profile.h"
 #include "tracemill/version.h"
 
 namespace tracemill::pipeline {
@@ -18,6 +19,21 @@ namespace {
 using formats::DropReason;
 
 std::string UnitName(formats::CspTimeUnit u) { return u == formats::CspTimeUnit::kMicros ? "us" : "ns"; }
+
+// NotAPaddleProfile: why the bytes of rank `rank`'s file are no Paddle
+// profile (empty, or not protobuf of its shape: formats/detect.h's sniff),
+// or OK. CrossStackProfiler would read an empty file as a rank without
+// events, and fail on text with a protobuf error.
+absl::Status NotAPaddleProfile(std::string_view buf, int64_t rank) {
+  constexpr size_t kSniffBytes = 4096;
+  if (buf.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("empty input (0 bytes): no Paddle profile, so rank ", rank, " has no lanes"));
+  if (!formats::LooksLikePaddleProfile(buf.substr(0, kSniffBytes), buf.size() <= kSniffBytes))
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a Paddle profile (first bytes: ", formats::FirstBytesHex(buf), ")"));
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -30,7 +46,8 @@ CspOutputs::CspOutputs(const CspOptions& opts, const CspShape& shape, const CspI
       dcgm_written_(job.summary().inputs.size()),
       dcgm_failed_(job.summary().inputs.size()),
       net_outputs_written_(job.summary().inputs.size()),
-      net_samples_(job.summary().inputs.size()) {
+      net_samples_(job.summary().inputs.size()),
+      dcgm_lines_(job.summary().inputs.size()) {
   for (int64_t g = 0; g < shape.groups; ++g)
     for (int64_t n = 0; n < shape.gpus_per_trainer; ++n)
       tasks_.push_back({g, n, absl::StrCat("traceFile_", g, "_", n, ".json", opts.compress ? ".gz" : "")});
@@ -147,6 +164,11 @@ void CspOutputs::ReadRank(const CspOutputTask& task, int64_t s, Worker& w, Readi
   }
   std::string_view buf = file.view();
   r.decoded_bytes = buf.size();
+  if (absl::Status st = NotAPaddleProfile(buf, rank); !st.ok()) {
+    r.status = std::move(st);
+    r.rejected = true;
+    return;
+  }
   formats::PaddleParseResult res;
   std::vector<formats::PipelineMarker>* markers = &w.markers;
   if (displayed) {
@@ -163,6 +185,8 @@ void CspOutputs::ReadRank(const CspOutputTask& task, int64_t s, Worker& w, Readi
     }
     ri.lanes = plan.lanes.lanes().size();
     ri.gpu_lanes_other_device = plan.gpu_lanes_other_device;
+    for (const auto& lane : plan.lanes.lanes())
+      if (lane.kind == formats::CspLanes::Kind::kGpu) ri.max_gpu_device = std::max(ri.max_gpu_device, lane.device);
     if (plan.gpu_lanes_other_device)
       r.warnings.push_back(absl::StrCat(plan.gpu_lanes_other_device, " GPU kernel devices other than GPU ",
                                         task.gpu, " got their own gpu:<d> lanes"));
@@ -266,9 +290,11 @@ void CspOutputs::LoadDcgm(int64_t g, int64_t s) {
     r.events_read = file->rows;
     r.dropped.Add(DropReason::kNaSample, file->dropped_na);
     r.dropped.Add(DropReason::kBadRow, file->dropped_malformed);
+    dcgm_lines_[idx] = {file->headers, file->noise_lines};
     if (file->headers > 1)
-      r.warnings.push_back(absl::StrCat(file->headers - 1, " repeated `# Entity` header lines ignored"));
-    if (file->dropped_na) r.warnings.push_back(absl::StrCat(file->dropped_na, " rows with N/A dropped"));
+      r.warnings.push_back(absl::StrCat(file->headers - 1, " repeated `# Entity` header line",
+                                        file->headers == 2 ? "" : "s", " ignored"));
+    for (std::string& w : formats::DcgmDropWarnings(*file, "")) r.warnings.push_back(std::move(w));
     if (!file->status.ok()) {
       r.status = file->status;
       r.rejected = true;

@@ -42,6 +42,13 @@ struct CspRankInfo {
   formats::MarkerPairing pairing;
   uint64_t lanes = 0;
   uint64_t gpu_lanes_other_device = 0;
+  int64_t max_gpu_device = -1;  // the highest device of its GPU kernels (displayed ranks), -1: none
+};
+
+// CspDcgmLines: the lines of a DCGM log that are not GPU rows.
+struct CspDcgmLines {
+  uint64_t headers = 0;  // `# Entity` lines (the first one is used)
+  uint64_t noise = 0;    // host-engine / dmon messages, skipped as CrossStackProfiler skips them
 };
 
 // CspOutputTask: one output and what writing it found.
@@ -77,6 +84,8 @@ class CspOutputs {
   // at least one of them was written (else lost with them: output_failed).
   uint64_t net_outputs_written(size_t input) const { return net_outputs_written_[input]; }
   uint64_t net_samples(size_t input) const { return net_samples_[input]; }
+  // A DCGM log's lines that are not GPU rows (all 0 if it was not read).
+  const CspDcgmLines& dcgm_lines(size_t input) const { return dcgm_lines_[input]; }
   int64_t span_first() const { return span_first_.load(); }
   int64_t span_last() const { return span_last_.load(); }
 
@@ -146,6 +155,7 @@ class CspOutputs {
   std::vector<std::atomic<uint64_t>> dcgm_failed_;  // rows of outputs not written
   std::vector<std::atomic<uint64_t>> net_outputs_written_;
   std::vector<uint64_t> net_samples_;  // per network log: samples kept (set once, by LoadNet)
+  std::vector<CspDcgmLines> dcgm_lines_;  // per DCGM log (set once, by LoadDcgm)
   std::atomic<int64_t> span_first_{INT64_MAX}, span_last_{INT64_MIN};
   tbb::enumerable_thread_specific<Worker> workers_;
   std::atomic<size_t> done_{0};

@@ -443,7 +443,7 @@ TEST(CspDetails, TruncatedProfile) {
   RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(),
                               "--gpus-per-trainer", "2"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("profile.0: at byte " + std::to_string(tenth_at) + ": paddle profile: Event #10"),
+  EXPECT_NE(r.err.find("profile.0: at byte " + std::to_string(tenth_at) + ": paddle profile: Event #10: "),
             std::string::npos)
       << r.err;
   ASSERT_EQ(PythonJsonErrors(Outputs(out.path())), "");
@@ -594,6 +594,162 @@ TEST(CspDetails, RerunReplacesOutputs) {
   EXPECT_EQ(PythonJsonErrors(Outputs(out.path())), "");
   Trace t(ReadFile(out / "traceFile_0_0.json"));
   for (auto& [pid, name] : ProcessNames(t)) EXPECT_EQ(name.find("trainerRank.008"), std::string::npos);
+}
+
+// Issue 40, point 6: what csp leaves out is said on the terminal, not only
+// in the manifest. A job of 2 trainers x 4 GPUs, each rank with a kernel on
+// its own GPU, and a DCGM log per trainer.
+void WriteFourGpuJob(const std::string& root) {
+  for (int rank = 0; rank < 8; ++rank) {
+    Profile p;
+    AddOp(&p, "op", kT0 + 100, kT0 + 200, 0);
+    AddOp(&p, "kernel", kT0 + 300, kT0 + 400, rank % 4, 7, Event::GPUKernel);
+    WriteProfile(root, rank, p);
+  }
+  for (int t = 0; t < 2; ++t) WriteFile(root + "/dcgm/dcgm." + std::to_string(t), DcgmLog(4, 2));
+}
+
+std::vector<std::string> Notices(const Trace& manifest) {
+  std::vector<std::string> v;
+  simdjson::dom::array a;
+  if (manifest.root()["notices"].get_array().get(a) != simdjson::SUCCESS) return v;
+  for (auto n : a) v.emplace_back(n.get_string().value());
+  return v;
+}
+
+TEST(CspNews, DefaultGpusPerTrainerOnAFourGpuJobIsNamed) {
+  TempDir job;
+  WriteFourGpuJob(job.path());
+  TempDir out;
+  RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string dcgm = "1 DCGM log (trainer 1) outside --trainer-num 1: not read";
+  const std::string gpus =
+      "ranks 4-7 ran GPU kernels on another device than their GPU (rank r is GPU r % 8 under --gpus-per-trainer 8): "
+      "drawn on gpu:<d> lanes of their own; the job's kernels use GPUs 0-3 only: if a trainer has 4 GPUs, give "
+      "--gpus-per-trainer 4";
+  EXPECT_NE(r.err.find("tracemill csp: warning: " + dcgm + "\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tracemill csp: warning: " + gpus + "\n"), std::string::npos) << r.err;
+  EXPECT_EQ(Notices(Trace(ReadFile(out / "manifest.json"))), (std::vector<std::string>{dcgm, gpus}));
+  // The right value: nothing to say.
+  TempDir out4;
+  r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out4.path(), "--gpus-per-trainer", "4"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  EXPECT_TRUE(Notices(Trace(ReadFile(out4 / "manifest.json"))).empty());
+}
+
+TEST(CspNews, TrainersLeftOutByTrainerNumAreNamedEvenWhenQuiet) {
+  TempDir job;
+  WriteFourGpuJob(job.path());
+  TempDir out;
+  RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(),
+                              "--gpus-per-trainer", "4", "--trainer-num", "1", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "tracemill csp: warning: 4 rank files (ranks 4-7) outside --trainer-num 1 x --gpus-per-trainer 4: not "
+            "converted\n"
+            "tracemill csp: warning: 1 DCGM log (trainer 1) outside --trainer-num 1: not read\n");
+}
+
+TEST(CspNews, EmptyOrTextProfileIsARejectedInput) {
+  TempDir job;
+  WriteFourGpuJob(job.path());
+  WriteFile(job / "profile/profile.5", "");
+  WriteFile(job / "profile/profile.6", "rank 6 crashed\n");
+  TempDir out;
+  RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(),
+                              "--gpus-per-trainer", "4"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("profile.5: empty input (0 bytes): no Paddle profile, so rank 5 has no lanes (input "
+                       "rejected)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("profile.6: not a Paddle profile (first bytes: 72 61 6e 6b 20 36 20 63 72 61 73 68 65 64 "
+                       "0a) (input rejected)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("tracemill csp: 10 inputs (2 with errors), 28 events read, 28 written"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("tracemill csp: rejected 2 inputs: 1 empty, 1 not a trace\n"), std::string::npos) << r.err;
+  Trace m(ReadFile(out / "manifest.json"));
+  EXPECT_EQ(Str(InputOf(m, "profile.5")["error"], "code"), "INVALID_ARGUMENT");
+  EXPECT_EQ(Int(m.root(), "exit_code"), 3);
+}
+
+TEST(CspNews, DcgmRowsDroppedAndNoiseLinesAreCounted) {
+  TempDir job;
+  Profile p;
+  AddOp(&p, "op", kT0 + 100, kT0 + 200, 0);
+  WriteProfile(job.path(), 0, p);
+  std::string log = DcgmLog(1, 3);
+  log.insert(0, "Started host engine version 2.2.9 using socket path /tmp/nv-hostengine\n");
+  log += "    GPU 0  1700000009.0  50  0.5\n";  // short: the job was killed mid-line
+  log += "    GPU 0  1700000009.5  50  0.5  0.25  0.125  100  400  0.5  1000  2000  3000  4000  0.1  0.2  0.3  9\n";
+  log += "    GPU 0  1700000010.0  N/A  0.5  0.25  0.125  100  400  0.5  1000  2000  3000  4000  0.1  0.2  0.3\n";
+  WriteFile(job / "dcgm/dcgm.0", log);
+  TempDir out;
+  RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(),
+                              "--gpus-per-trainer", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("tracemill csp: dropped 3 events: bad_row 2, na_sample 1;"), std::string::npos) << r.err;
+  Trace m(ReadFile(out / "manifest.json"));
+  simdjson::dom::element in = InputOf(m, "dcgm.0");
+  EXPECT_EQ(Int(in, "events_read"), 6);
+  EXPECT_EQ(Int(in, "events_written"), 3);
+  std::vector<std::string> warnings;
+  simdjson::dom::array list = in["warnings"].get_array().value();
+  for (auto w : list) warnings.emplace_back(w.get_string().value());
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "1 GPU row with N/A or a non-numeric value dropped (as CrossStackProfiler does)",
+                          "2 GPU rows with another number of columns than the header's, or before it, dropped"}));
+  simdjson::dom::element logs = m.root()["csp"]["dcgm_logs"].at(0).value();
+  EXPECT_EQ(Int(logs, "trainer"), 0);
+  EXPECT_EQ(Int(logs, "gpu_rows"), 6);
+  EXPECT_EQ(Int(logs, "header_lines"), 1);
+  EXPECT_EQ(Int(logs, "noise_lines"), 3);  // Started host engine, Host Engine Listener Started, dmon finished
+}
+
+// Issue 40, point 7: csp's messages say what is wrong in the user's terms.
+TEST(CspNews, ARangeErrorIsOneShortLine) {
+  TempDir job;
+  WriteFourGpuJob(job.path());
+  for (const char* flag : {"--displaySize", "--gpus-per-trainer"}) {
+    SCOPED_TRACE(flag);
+    TempDir out;
+    RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(), flag, "0"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("Value 0 not in range 1 to 65536"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 160u) << r.err;
+  }
+}
+
+// Without --trainer-num, a group whose last trainer left no file at all has
+// a missing rank; --group-size is not called wrong.
+TEST(CspNews, AMissingLastTrainerIsAMissingRank) {
+  TempDir job;
+  for (int rank = 0; rank < 3; ++rank) {
+    Profile p;
+    AddOp(&p, "op", kT0 + 100, kT0 + 200, 0);
+    WriteProfile(job.path(), rank, p);
+  }
+  TempDir out;
+  RunResult r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out.path(),
+                              "--gpus-per-trainer", "1", "--group-size", "2"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.find("not a multiple"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tracemill csp: rank 3 (trainer 3, GPU 0, group 1) has no profile file in"),
+            std::string::npos)
+      << r.err;
+  Trace m(ReadFile(out / "manifest.json"));
+  EXPECT_EQ(Int(m.root()["csp"], "trainer_num"), 4);
+  EXPECT_EQ(Int(m.root()["csp"], "groups"), 2);
+  // Given explicitly, the same numbers are still a usage error.
+  TempDir out2;
+  r = RunTracemill({"csp", "--profile-path", job.path(), "--timeline-path", out2.path(), "--gpus-per-trainer", "1",
+                    "--group-size", "2", "--trainer-num", "3"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--trainer-num 3 is not a multiple of --group-size 2"), std::string::npos) << r.err;
 }
 
 }  // namespace

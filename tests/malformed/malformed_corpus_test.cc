@@ -33,6 +33,7 @@ struct Expectation {
   std::optional<std::map<std::string, uint64_t>> dropped;  // exact, if given
   std::vector<std::string> warnings;  // each a substring of some warning
   std::optional<std::string> error;   // substring of the error; "" = no error
+  std::optional<uint64_t> error_offset;  // the error's byte offset (manifest and stderr), if given
   std::vector<std::string> output_contains;  // each a substring of some output
 };
 
@@ -70,6 +71,8 @@ Expectation Load(const fs::path& expect_file) {
       x.output_contains.push_back(value);
     } else if (key == "error") {
       x.error = value == "none" ? "" : value;
+    } else if (key == "error_offset") {
+      x.error_offset = std::stoull(value);
     } else {
       ADD_FAILURE() << expect_file << ": unknown key " << key;
     }
@@ -161,6 +164,14 @@ TEST_P(MalformedCorpus, ConvertsAsExpected) {
       EXPECT_EQ(bool(error["rejected"]), x.rejected);
       // One stderr line naming the file and the byte offset.
       EXPECT_NE(stderr_text.find(x.input.string() + ": at byte "), std::string::npos) << stderr_text;
+      if (x.error_offset) {
+        EXPECT_EQ(uint64_t(error["byte_offset"]), *x.error_offset);
+        const std::string said = x.input.string() + ": at byte " + std::to_string(*x.error_offset) + ": ";
+        const size_t at = stderr_text.find(said);
+        ASSERT_NE(at, std::string::npos) << stderr_text;
+        const std::string line = stderr_text.substr(at, stderr_text.find('\n', at) - at);
+        EXPECT_EQ(line.find(" at byte ", said.size()), std::string::npos) << line;  // the offset said once
+      }
     }
   }
   std::string outputs;

@@ -94,6 +94,21 @@ TEST_F(WindowTest, EmptyWindowIsAValidTraceAndExitZero) {
   EXPECT_EQ(last_.manifest->Int("/totals/events_read"), 716);
   EXPECT_EQ(last_.manifest->Int("/totals/events_written"), 6);
   EXPECT_EQ(last_.manifest->Int("/totals/dropped_by_reason/window"), 702);
+  // ... and said (issue 40, point 7): the window is before the job's start.
+  const std::string notice =
+      "--end 1970-01-01 00:00:00.002000 UTC is before the job's start: no event is in the window (the job's events "
+      "span 2020-07-13 17:50:08.090195 UTC .. 2020-07-13 17:50:24.718694 UTC)";
+  EXPECT_THAT(last_.err, HasSubstr("tracemill: warning: " + notice));
+  EXPECT_THAT(last_.manifest->Str("/notices/0"), HasSubstr(notice));
+}
+
+TEST_F(WindowTest, AStartAfterTheJobsEndIsSaid) {
+  auto t = ConvertAll({DataPath("smdebug/merge_traces"), "--start", "2030-01-01T00:00:00Z"});
+  ASSERT_TRUE(t);
+  EXPECT_EQ(NonMeta(*t), 0u);
+  EXPECT_EQ(last_.exit_code, 0);
+  EXPECT_THAT(last_.err, HasSubstr("tracemill: warning: --start 2030-01-01 00:00:00.000000 UTC is after the job's "
+                                   "end: no event is in the window (the job's events span "));
 }
 
 // Paddle profiles have no step events: step N is the N-th forward/backward

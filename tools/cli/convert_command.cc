@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -108,9 +109,9 @@ void AddEventOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flags) {
                 "Window from the start of this step (Kineto ProfilerStep#N, Paddle ProfileStep#N or "
                 "forward/backward markers, smdebug Step:ModeKeys.TRAIN step_num); an unknown step "
                 "is an error")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()).description("an integer from 0"));
   c->add_option("--end-step", flags->end_step, "Window to the end of this step (inclusive), as --start-step")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()).description("an integer from 0"));
   c->add_option("--time-offset", flags->time_offset,
                 "Add this many microseconds (may be negative) to every input's timestamps, e.g. "
                 "to place a raw Horovod timeline (monotonic clock) on the epoch");

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/stats.h"
+#include "pipeline/job_notes.h"
 #include "pipeline/options.h"
 #include "tools/cli/run_summary_lines.h"
 
@@ -30,7 +31,7 @@ void AddCspJobOptions(CLI::App* c, pipeline::CspOptions* opts) {
   c->add_option("--timeline-path,--timeline_path", opts->timeline_path, "Output folder (created if missing)")
       ->default_str(".");
   c->add_option("--gpus-per-trainer,--gpuPerTrainer", opts->gpus_per_trainer, "GPUs (ranks) per trainer")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"))
       ->default_str("8");
   c->add_option("--trainer-num,--trainerNum", opts->trainer_num,
                 "Number of trainers (default: from the highest rank file)")
@@ -40,7 +41,7 @@ void AddCspJobOptions(CLI::App* c, pipeline::CspOptions* opts) {
       ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   c->add_option("--display-size,--displaySize", opts->display_size,
                 "Trainers shown per group (trainer % group-size < display-size)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1 << 16).description("an integer from 1"))
       ->default_str("2");
 }
 
@@ -77,6 +78,7 @@ void PrintCspSummary(const pipeline::CspOptions& opts, const pipeline::RunSummar
                GroupedCount(in.events_written).c_str(),
                GroupedCount(in.events_dropped).c_str(), s.outputs.size() - failed.count, opts.timeline_path.c_str(),
                failed.note.c_str(), s.wall_seconds);
+  for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill csp: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill csp", s);
 }
 
@@ -99,7 +101,10 @@ int CspCommand::Run(const std::string& command_line) {
   opts_.stop_after_decode = stop_after_ == "decode";
   opts_.command_line = command_line;
   const pipeline::RunSummary s = pipeline::RunCsp(opts_);
-  if (!opts_.quiet && s.exit_code != pipeline::kExitUsage) PrintCspSummary(opts_, s);
+  if (s.exit_code == pipeline::kExitUsage) return s.exit_code;
+  if (!opts_.quiet) PrintCspSummary(opts_, s);
+  else  // what changes the meaning of the outputs reaches the terminal even so
+    for (const std::string& n : s.notices) std::fprintf(stderr, "tracemill csp: warning: %s\n", n.c_str());
   return s.exit_code;
 }
 
