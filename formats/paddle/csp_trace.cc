@@ -358,6 +358,8 @@ class PlanSink {
     plan_->last_ns = std::max(plan_->last_ns, e.end_ns);
   }
   void OnMemEvent(const PaddleMemEvent& m) {
+    plan_->first_ns = std::min(plan_->first_ns, m.start_ns);  // its counter samples: at start and end
+    plan_->last_ns = std::max(plan_->last_ns, m.end_ns);
     const int64_t dev = m.device_id;
     auto request = [&](Kind k, int64_t d) {
       // Deduplicated in order of first request (checked against the few
@@ -507,6 +509,20 @@ MarkerPairing PairPipelineMarkers(int64_t rank, std::vector<PipelineMarker>* mar
   }
   if (open) ++r.dropped_begin_without_end;
   return r;
+}
+
+void StepsOfPipelineSpans(const PipelineSpan* spans, size_t n, std::vector<StepSpan>* steps) {
+  int64_t step = -1;
+  for (size_t k = 0; k < n; ++k) {
+    const PipelineSpan& sp = spans[k];
+    const int64_t start = static_cast<int64_t>(std::min<uint64_t>(sp.ts_ns, kMaxAbsTimeNs));
+    const int64_t end = std::clamp(start + sp.dur_ns, -kMaxAbsTimeNs, kMaxAbsTimeNs);
+    if (sp.stage == PipelineStage::kForward) {
+      steps->push_back(StepSpan{++step, start, end});
+    } else if (step >= 0) {
+      steps->back().end_ns = std::max(steps->back().end_ns, end);
+    }
+  }
 }
 
 std::string CspRankLabel(int64_t rank) { return absl::StrFormat("trainerRank.%03d", rank); }

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "formats/chrome/output_file.h"
 #include "formats/common/byte_buffer.h"
+#include "formats/common/timeline.h"
 #include "formats/dcgm/dcgm_reader.h"
 #include "formats/paddle/net_log.h"
 #include "formats/paddle/paddle_profile.h"
@@ -103,6 +104,15 @@ struct MarkerPairing {
 MarkerPairing PairPipelineMarkers(int64_t rank, std::vector<PipelineMarker>* markers,
                                   std::vector<PipelineSpan>* spans);
 
+// StepsOfPipelineSpans appends the steps of one rank's pipeline spans
+// (`spans[0..n)`, in time order as PairPipelineMarkers appends them) to
+// `steps`: step N (0-based) is the N-th forward span, from its B marker to
+// the end of the last backward span before the next forward span (the
+// forward span's own end if none). What convert's --start-step and both
+// commands' run reports use for Paddle jobs, whose profiles have no
+// `ProfileStep#N` of their own. Times are clamped to +-kMaxAbsTimeNs.
+void StepsOfPipelineSpans(const PipelineSpan* spans, size_t n, std::vector<StepSpan>* steps);
+
 enum class CspTimeUnit {
   kReferenceNs,  // ns in the µs fields, as CrossStackProfiler (drop-in default)
   kMicros,       // exact decimal µs (`--time-unit us`)
@@ -147,7 +157,7 @@ class CspLanes {
 struct CspRankPlan {
   CspLanes lanes;
   std::vector<PipelineMarker> markers;  // in file order (seq set)
-  uint64_t first_ns = UINT64_MAX, last_ns = 0;  // span of its Events (start .. end)
+  uint64_t first_ns = UINT64_MAX, last_ns = 0;  // span of its Events and MemEvents (start .. end)
   uint64_t gpu_lanes_other_device = 0;          // kernels on a GPU other than the output's
   PaddleParseResult parse;
   // Memory lane requests in MemEvent order, turned into lanes after the

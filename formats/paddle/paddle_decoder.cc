@@ -164,27 +164,12 @@ class TraceSink {
   uint64_t events_ = 0, mem_events_ = 0, bad_ts_ = 0, bad_dur_ = 0;
 };
 
-// PaddleSteps appends the steps of one rank's pipeline markers to `steps`:
-// step N (0-based) is the N-th paired forward span in time order, from its
-// B marker to the end of the last backward span that ends before the next
-// forward span begins (the forward span's own end if none). This is what
-// --start-step/--end-step and the run report use for Paddle input, which
-// has no `ProfileStep#N` events of its own in the profiles of the versions
-// CrossStackProfiler reads.
+// PaddleSteps appends the steps of one rank's pipeline markers to `steps`
+// (StepsOfPipelineSpans).
 void PaddleSteps(std::vector<PipelineMarker>* markers, std::vector<StepSpan>* steps) {
   std::vector<PipelineSpan> spans;
   PairPipelineMarkers(0, markers, &spans);
-  std::sort(spans.begin(), spans.end(),
-            [](const PipelineSpan& a, const PipelineSpan& b) { return a.ts_ns < b.ts_ns; });
-  int64_t n = -1;
-  for (const PipelineSpan& sp : spans) {
-    const int64_t start = static_cast<int64_t>(sp.ts_ns), end = start + sp.dur_ns;
-    if (sp.stage == PipelineStage::kForward) {
-      steps->push_back(StepSpan{++n, start, end});
-    } else if (n >= 0) {
-      steps->back().end_ns = std::max(steps->back().end_ns, end);
-    }
-  }
+  StepsOfPipelineSpans(spans.data(), spans.size(), steps);
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ void WriteOverview(ConvertContext& cx, const ResumeState& resume, OverviewCollec
 // An OUTDIR reused: the files of the earlier run that this run did not
 // write again are removed (pipeline/output/earlier_run.h), listed in the
 // manifest's `removed` and said in one line.
-void RemoveEarlierRunsFiles(ConvertContext& cx, bool tables_ok) {
+void RemoveEarlierRunsOutputs(ConvertContext& cx, bool tables_ok) {
   if (cx.earlier_files.empty()) return;
   RunSummary& s = cx.job.summary();
   std::set<std::string> written = {kOverviewFileName};
@@ -168,22 +168,7 @@ void RemoveEarlierRunsFiles(ConvertContext& cx, bool tables_ok) {
   }
   if (cx.opts.tables != TablesMode::kOff && tables_ok) written.insert("tables.sqlite");
   if (cx.opts.write_report) written.insert("report.html");  // written after the manifest
-  const std::vector<std::string> removed = RemoveFilesNotWritten(cx.opts.out_dir, cx.earlier_files, written);
-  if (removed.empty()) return;
-  absl::StrAppend(&s.extra_members, ",\n\"removed\":[");
-  for (size_t k = 0; k < removed.size(); ++k) {
-    if (k) s.extra_members.push_back(',');
-    formats::AppendJsonString(removed[k], &s.extra_members);
-  }
-  s.extra_members.push_back(']');
-  if (cx.opts.quiet) return;
-  constexpr size_t kNamed = 5;
-  std::string names;
-  for (size_t k = 0; k < removed.size() && k < kNamed; ++k) absl::StrAppend(&names, k ? ", " : "", removed[k]);
-  if (removed.size() > kNamed) absl::StrAppend(&names, " and ", removed.size() - kNamed, " more");
-  cx.job.Say(absl::StrCat("removed ", removed.size(), removed.size() == 1 ? " file" : " files",
-                          " of an earlier run in ", cx.opts.out_dir,
-                          " that this run does not write (manifest.json `removed`): ", names));
+  RemoveEarlierRunsFiles(cx.opts.out_dir, cx.earlier_files, written, cx.opts.quiet, cx.job);
 }
 
 void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeState& resume,
@@ -216,7 +201,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
     cx.job.summary().notices.push_back(std::move(guess));
   if (cx.opts.follow_window) AddFollowWindowMember(*cx.opts.follow_window, &cx.job.summary());
   const bool tables_ok = !finish_tables || finish_tables();
-  RemoveEarlierRunsFiles(cx, tables_ok);
+  RemoveEarlierRunsOutputs(cx, tables_ok);
   if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken() || !tables_ok, false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did
   WriteReport(cx);

@@ -7,6 +7,7 @@
 #include "pipeline/csp/csp_inputs.h"
 #include "pipeline/csp/csp_output.h"
 #include "pipeline/job.h"
+#include "pipeline/output/earlier_run.h"
 #include "pipeline/output/output_dir.h"
 
 namespace tracemill::pipeline {
@@ -59,13 +60,15 @@ RunSummary RunCsp(const CspOptions& opts) {
   // 2. The output folder, by convert's rules; then its stale temporaries go.
   OutputDirectory out_dir(job, opts.timeline_path);
   if (!out_dir.Open("", "", ShardSpec{})) return job.summary();
+  const std::vector<std::string> earlier = EarlierRunFiles(opts.timeline_path, "manifest.json");
   RemoveStaleFiles(opts.timeline_path, [](std::string_view) { return true; }, /*shard_files_too=*/false);
   // 3. One task per (group, GPU), group-major, in parallel.
   CspOutputs outputs(opts, shape, in, job);
   WriteOutputs(outputs, job.StartThreads(opts.threads, opts.quiet));
   job.console().EndProgress();
-  // 4. Account: DCGM rows, error lines, the csp section, the manifest.
-  AccountForCsp(opts, in, shape, outputs, job);
+  // 4. Account: DCGM rows, error lines, the csp section, the earlier run's
+  // files not written again, the manifest, the report.
+  AccountForCsp(opts, in, shape, outputs, earlier, job);
   return job.summary();
 }
 

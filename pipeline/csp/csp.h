@@ -3,7 +3,9 @@
 // `<profile_path>/profile/<anything>.<rank>` (one serialized Profile per
 // rank) and `<profile_path>/dcgm/<anything>.<trainer>` (dcgmi dmon logs) ->
 // `<timeline_path>/traceFile_<group>_<gpu>.json` for every group and local
-// GPU, plus `manifest.json`.
+// GPU, plus `manifest.json` and `report.html` (convert's run report: steps
+// are the ranks' pipeline spans). Files of an earlier run in the folder that
+// this one does not write are removed, as convert removes them.
 //
 // Ranks and trainers come from the `.N` file-name suffix: rank r is trainer
 // r / gpus_per_trainer, local GPU r % gpus_per_trainer; trainer t is in
@@ -40,6 +42,7 @@ struct CspOptions {
   formats::CspTimeUnit unit = formats::CspTimeUnit::kReferenceNs;
   int threads = 0;       // 0: the CPUs this process may use
   bool compress = false; // write traceFile_<g>_<n>.json.gz
+  bool write_report = true;  // <timeline_path>/report.html after the manifest (--no-report: false)
   bool quiet = false;
   bool verbose = false;
   bool progress = false;

@@ -1,10 +1,15 @@
 #include "pipeline/csp/csp_account.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/json_text.h"
 #include "pipeline/job_notes.h"
+#include "pipeline/output/earlier_run.h"
+#include "report/html_report.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -149,18 +154,41 @@ std::string CspSection(const CspOptions& opts, const CspInputs& in, const CspSha
   return x;
 }
 
+// RemoveEarlierRunsTraces: the earlier run's files (another --group-size
+// wrote other traceFile_<g>_<n>.json) that this run did not write again.
+void RemoveEarlierRunsTraces(const CspOptions& opts, const std::vector<std::string>& earlier, Job& job) {
+  if (earlier.empty() || opts.stop_after_decode) return;
+  std::set<std::string> written;
+  for (const OutputRecord& o : job.summary().outputs)
+    if (o.error.empty()) written.insert(o.path);  // an earlier file of a failed output's name is not this run's
+  if (opts.write_report) written.insert("report.html");  // written after the manifest
+  RemoveEarlierRunsFiles(opts.timeline_path, earlier, written, opts.quiet, job);
+}
+
+// WriteCspReport: report.html from the manifest just written, as convert's.
+void WriteCspReport(const CspOptions& opts, Job& job) {
+  RunSummary& s = job.summary();
+  if (s.exit_code == kExitInternal) ::unlink((opts.timeline_path + "/report.html").c_str());
+  if (s.exit_code == kExitInternal || !opts.write_report || opts.stop_after_decode) return;
+  if (absl::Status rs = report::WriteReport(opts.timeline_path); !rs.ok()) {
+    job.Say(absl::StrCat("cannot write report: ", rs.message()));
+    job.WriteManifest(opts.timeline_path, true, s.ranks_missing > 0).IgnoreError();  // exit 1
+  }
+}
+
 }  // namespace
 
 void AccountForCsp(const CspOptions& opts, const CspInputs& in, const CspShape& shape, const CspOutputs& outputs,
-                   Job& job) {
+                   const std::vector<std::string>& earlier, Job& job) {
   RunSummary& s = job.summary();
   AccountDcgmRows(opts, in, shape, outputs, s.inputs);
   AccountNetSamples(opts, in, shape, outputs, s.inputs);
   if (!opts.quiet) SayInputErrors(s.inputs, job);
-  if (outputs.span_first() <= outputs.span_last()) {
+  for (const InputRecord& r : s.inputs) {  // the job's span: what was read and drawn, as convert's
+    if (!r.has_span) continue;
+    s.first_ts_ns = s.has_span ? std::min(s.first_ts_ns, r.first_ts_ns) : r.first_ts_ns;
+    s.last_ts_ns = s.has_span ? std::max(s.last_ts_ns, r.last_ts_ns) : r.last_ts_ns;
     s.has_span = true;
-    s.first_ts_ns = outputs.span_first();
-    s.last_ts_ns = outputs.span_last();
   }
   s.extra_members = CspSection(opts, in, shape, outputs, s.inputs);
   GpuDeviceNotice(shape, outputs, &s.notices);
@@ -174,7 +202,9 @@ void AccountForCsp(const CspOptions& opts, const CspInputs& in, const CspShape& 
   // nor dropped for another reason, they count as output_failed.
   if (output_failed)
     for (auto& r : s.inputs) r.DropUnaccounted(DropReason::kOutputFailed);
+  RemoveEarlierRunsTraces(opts, earlier, job);
   job.WriteManifest(opts.timeline_path, false, !shape.missing_ranks.empty()).IgnoreError();  // said there
+  WriteCspReport(opts, job);
 }
 
 }  // namespace tracemill::pipeline

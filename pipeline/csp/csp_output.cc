@@ -123,7 +123,6 @@ void CspOutputs::WriteTask(size_t k) {
     out.crc32 = (*file)->crc32();
   }
   Record(task, out, st, rd, stats);
-  ExtendSpan(rd.first, rd.last);
   GroupDone(task.group);
   const size_t d = ++done_;
   job_.console().Progress(absl::StrFormat("tracemill csp: wrote %zu/%zu outputs", d, tasks_.size()),
@@ -177,11 +176,12 @@ void CspOutputs::ReadRank(const CspOutputTask& task, int64_t s, Worker& w, Readi
     res = plan.parse;
     markers = &plan.markers;
     if (plan.first_ns <= plan.last_ns) {
-      // uint64 ns on the wire; the job's span stays within +-2^62 ns
-      // like convert's (ts_text.h), so the report's differences fit.
+      // uint64 ns on the wire; spans stay within +-2^62 ns like convert's
+      // (ts_text.h), so the report's differences fit.
       constexpr uint64_t kMax = formats::kMaxAbsTimeNs;
-      rd.first = std::min(rd.first, static_cast<int64_t>(std::min(plan.first_ns, kMax)));
-      rd.last = std::max(rd.last, static_cast<int64_t>(std::min(plan.last_ns, kMax)));
+      r.has_span = true;
+      r.first_ts_ns = static_cast<int64_t>(std::min(plan.first_ns, kMax));
+      r.last_ts_ns = static_cast<int64_t>(std::min(plan.last_ns, kMax));
     }
     ri.lanes = plan.lanes.lanes().size();
     ri.gpu_lanes_other_device = plan.gpu_lanes_other_device;
@@ -206,7 +206,11 @@ void CspOutputs::ReadRank(const CspOutputTask& task, int64_t s, Worker& w, Readi
     r.status = res.status;
     r.error_offset = res.error_offset;
   }
+  const size_t first_span = w.spans.size();
   ri.pairing = formats::PairPipelineMarkers(rank, markers, &w.spans);
+  // The rank's steps, for the report and the manifest (as convert finds them).
+  r.timeline.steps.clear();
+  formats::StepsOfPipelineSpans(w.spans.data() + first_span, w.spans.size() - first_span, &r.timeline.steps);
   if (ri.pairing.dropped())
     r.warnings.push_back(absl::StrCat("pipeline markers: ", ri.pairing.dropped(), " of ", ri.pairing.markers,
                                       " dropped (", ri.pairing.dropped_end_without_begin, " E without B, ",
@@ -300,6 +304,12 @@ void CspOutputs::LoadDcgm(int64_t g, int64_t s) {
       r.rejected = true;
       return;
     }
+    for (const formats::DcgmSample& sample : file->samples) {
+      const int64_t ts = std::clamp(sample.ts_ns, -formats::kMaxAbsTimeNs, formats::kMaxAbsTimeNs);
+      r.first_ts_ns = r.has_span ? std::min(r.first_ts_ns, ts) : ts;
+      r.last_ts_ns = r.has_span ? std::max(r.last_ts_ns, ts) : ts;
+      r.has_span = true;
+    }
     gd.files[s] = std::move(file);
   });
 }
@@ -340,14 +350,6 @@ void CspOutputs::Record(CspOutputTask& task, OutputRecord& out, const absl::Stat
     dcgm_rows[in_.trainer_input.at(task.group * shape_.group_size + t.slot)] += t.samples.size();
   if (st.ok())
     for (const formats::CspNetTrainer& t : rd.in.net) ++net_outputs_written_[in_.net_input.at(t.trainer)];
-}
-
-void CspOutputs::ExtendSpan(int64_t first, int64_t last) {
-  if (first > last) return;
-  int64_t cur = span_first_.load();
-  while (first < cur && !span_first_.compare_exchange_weak(cur, first)) {}
-  cur = span_last_.load();
-  while (last > cur && !span_last_.compare_exchange_weak(cur, last)) {}
 }
 
 void CspOutputs::GroupDone(int64_t g) {

@@ -77,7 +77,8 @@ class CspOutputs {
   void Write(size_t k);
 
   // After every Write: the DCGM rows written or lost per input (by record
-  // index) and the job's time span (first > last: none).
+  // index). The records hold the spans of the displayed ranks (events and
+  // memory events) and of the DCGM logs read, and every rank's steps.
   uint64_t dcgm_written(size_t input) const { return dcgm_written_[input]; }
   uint64_t dcgm_failed(size_t input) const { return dcgm_failed_[input]; }
   // A network log's samples go to every output of its group: written when
@@ -86,8 +87,6 @@ class CspOutputs {
   uint64_t net_samples(size_t input) const { return net_samples_[input]; }
   // A DCGM log's lines that are not GPU rows (all 0 if it was not read).
   const CspDcgmLines& dcgm_lines(size_t input) const { return dcgm_lines_[input]; }
-  int64_t span_first() const { return span_first_.load(); }
-  int64_t span_last() const { return span_last_.load(); }
 
  private:
   // The DCGM and network logs of one group's displayed trainers, each parsed
@@ -110,11 +109,10 @@ class CspOutputs {
     formats::CspScratch scratch;
   };
   // What one output reads: the writer's input, and per displayed rank its
-  // rank_info_ index; the span of its displayed ranks' events.
+  // rank_info_ index.
   struct Reading {
     formats::CspTraceInput in;
     std::vector<size_t> displayed_info;
-    int64_t first = INT64_MAX, last = INT64_MIN;
   };
 
   void WriteTask(size_t k);
@@ -138,7 +136,6 @@ class CspOutputs {
   // Record fills the records from what writing (status `st`) found.
   void Record(CspOutputTask& task, OutputRecord& out, const absl::Status& st, const Reading& rd,
               const formats::CspTraceStats& stats);
-  void ExtendSpan(int64_t first, int64_t last);
   // GroupDone frees a group's DCGM rows after its last output.
   void GroupDone(int64_t g);
 
@@ -156,7 +153,6 @@ class CspOutputs {
   std::vector<std::atomic<uint64_t>> net_outputs_written_;
   std::vector<uint64_t> net_samples_;  // per network log: samples kept (set once, by LoadNet)
   std::vector<CspDcgmLines> dcgm_lines_;  // per DCGM log (set once, by LoadDcgm)
-  std::atomic<int64_t> span_first_{INT64_MAX}, span_last_{INT64_MIN};
   tbb::enumerable_thread_specific<Worker> workers_;
   std::atomic<size_t> done_{0};
 };

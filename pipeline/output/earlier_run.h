@@ -25,4 +25,13 @@ std::vector<std::string> EarlierRunFiles(const std::string& out_dir, const std::
 std::vector<std::string> RemoveFilesNotWritten(const std::string& out_dir, const std::vector<std::string>& earlier,
                                                const std::set<std::string>& written);
 
+class Job;
+
+// RemoveEarlierRunsFiles removes each of `earlier` not in `written` (as
+// RemoveFilesNotWritten), lists them in the manifest (`removed`, appended to
+// the job summary's extra members) and, unless `quiet`, says so once on the
+// terminal, naming the first five.
+void RemoveEarlierRunsFiles(const std::string& out_dir, const std::vector<std::string>& earlier,
+                            const std::set<std::string>& written, bool quiet, Job& job);
+
 }  // namespace tracemill::pipeline

@@ -374,7 +374,8 @@ TEST(CspDeviation, FolderLayout) {
   ASSERT_EQ(r.exit_code, 0) << r.err;  // no dcgm/ folder at all
   EXPECT_EQ(ListDir(work), (std::vector<std::string>{"job", "out"}));
   EXPECT_EQ(ListDir(root / "a"), (std::vector<std::string>{"work"}));
-  EXPECT_EQ(ListDir(work + "/out"), (std::vector<std::string>{"manifest.json", "traceFile_0_0.json"}));
+  EXPECT_EQ(ListDir(work + "/out"),
+            (std::vector<std::string>{"manifest.json", "report.html", "traceFile_0_0.json"}));
   EXPECT_EQ(PythonJsonErrors(Outputs(work + "/out")), "");
   Trace t(ReadFile(work + "/out/traceFile_0_0.json"));
   for (auto& [pid, name] : ProcessNames(t)) EXPECT_EQ(name.find("Utility"), std::string::npos);
@@ -537,7 +538,7 @@ TEST(CspDetails, ReferenceFlagSpellingsAndStrayFiles) {
                               "--displaySize", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(ListDir(out.path()),
-            (std::vector<std::string>{"manifest.json", "traceFile_0_0.json", "traceFile_0_1.json"}));
+            (std::vector<std::string>{"manifest.json", "report.html", "traceFile_0_0.json", "traceFile_0_1.json"}));
   ASSERT_EQ(PythonJsonErrors(Outputs(out.path())), "");
   Trace m(ReadFile(out / "manifest.json"));
   EXPECT_TRUE(InputOf(m, "README.md")["skipped"].value().get_bool().value());
@@ -558,7 +559,7 @@ TEST(CspDetails, CompressWritesTheSameTraceGzipped) {
   RunResult r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", gz.path(),
                               "--trainer-num", "2", "--compress"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ListDir(gz.path()).size(), 9u);
+  EXPECT_EQ(ListDir(gz.path()).size(), 10u);  // 8 traces, manifest, report
   for (int n = 0; n < 8; ++n) {
     const std::string name = "traceFile_0_" + std::to_string(n) + ".json";
     const std::string inflated = Gunzip(ReadFile(gz / (name + ".gz")));
@@ -588,7 +589,7 @@ TEST(CspDetails, RerunReplacesOutputs) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   const auto names = ListDir(out.path());
-  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(names.size(), 10u);  // 8 traces, manifest, report
   for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
   EXPECT_NE(ReadFile(out / "traceFile_0_0.json"), "stale");
   EXPECT_EQ(PythonJsonErrors(Outputs(out.path())), "");
@@ -750,6 +751,61 @@ TEST(CspNews, AMissingLastTrainerIsAMissingRank) {
                     "--group-size", "2", "--trainer-num", "3"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--trainer-num 3 is not a multiple of --group-size 2"), std::string::npos) << r.err;
+}
+
+// Issue 40, point 8: csp writes convert's run report, with the ranks'
+// pipeline spans as steps, and its job span is convert's on the same files.
+TEST(CspNews, ReportWithStepsAndTheSpanOfConvert) {
+  const std::string data = std::string(PADDLE_CSP_DATA) + "/small/data";
+  TempDir out, conv;
+  RunResult r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", out.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("8 outputs in " + out.path() + " ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; also report.html\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(Exists(out / "report.html"));
+  Trace m(ReadFile(out / "manifest.json"));
+  simdjson::dom::element rank0 = InputOf(m, "profile/profile.0");
+  simdjson::dom::array steps = rank0["steps"].get_array().value();
+  ASSERT_EQ(steps.size(), 10u);
+  EXPECT_EQ(Canonical(steps.at(0).value()), "[0,1700000000000040,1700000000000360]");
+  EXPECT_EQ(Canonical(steps.at(9).value()), "[9,1700000000003640,1700000000003960]");
+  EXPECT_EQ(Canonical(rank0["time_span_ns"].value()), "[1700000000000000654,1700000000004789874]");
+  r = RunTracemill({"convert", data + "/profile", data + "/dcgm", "-o", conv.path(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace c(ReadFile(conv / "manifest.json"));
+  EXPECT_EQ(Canonical(m.root()["time_span_us"].value()), Canonical(c.root()["time_span_us"].value()));
+  EXPECT_EQ(Canonical(m.root()["time_span_us"].value()), "[1700000000000000,1700000003903000]");
+  EXPECT_EQ(Canonical(rank0["steps"].value()), Canonical(InputOf(c, "profile/profile.0")["steps"].value()));
+  // The report draws the steps: one bar per rank and step.
+  const std::string html = ReadFile(out / "report.html");
+  EXPECT_NE(html.find("trainerRank.015"), std::string::npos);
+  TempDir quiet;
+  r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", quiet.path(), "--no-report"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(Exists(quiet / "report.html"));
+  EXPECT_EQ(r.err.find("also report.html"), std::string::npos) << r.err;
+}
+
+TEST(CspNews, AnEarlierRunsTraceFilesAreRemoved) {
+  const std::string data = std::string(PADDLE_CSP_DATA) + "/small/data";
+  TempDir out;
+  RunResult r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", out.path(), "--group-size", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ListDir(out.path()).size(), 18u);  // 16 traces, manifest, report
+  WriteFile(out / "notes.txt", "mine");        // not the earlier run's: kept
+  r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", out.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("tracemill csp: removed 8 files of an earlier run in " + out.path() +
+                       " that this run does not write (manifest.json `removed`): traceFile_1_0.json, "
+                       "traceFile_1_1.json, traceFile_1_2.json, traceFile_1_3.json, traceFile_1_4.json and 3 more\n"),
+            std::string::npos)
+      << r.err;
+  std::vector<std::string> names = ListDir(out.path());
+  EXPECT_EQ(names.size(), 11u);
+  EXPECT_FALSE(Exists(out / "traceFile_1_0.json"));
+  EXPECT_TRUE(Exists(out / "notes.txt"));
+  Trace m(ReadFile(out / "manifest.json"));
+  EXPECT_EQ(m.root()["removed"].get_array().value().size(), 8u);
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ RunResult RunTracemill(const std::vector<std::string>& args, const std::string& 
 
 // PythonJsonErrors parses each file with python3's json module, rejecting
 // NaN / Infinity; returns "" if every file parses, else python's message.
+// Files named *.html (the run report) are not JSON and are passed over.
 std::string PythonJsonErrors(const std::vector<std::string>& paths);
 
 // Trace: a parsed Chrome trace (simdjson DOM).

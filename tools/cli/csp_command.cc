@@ -57,6 +57,8 @@ void AddCspRunOptions(CLI::App* c, pipeline::CspOptions* opts, std::string* time
                 "Worker threads (default: CPUs this process may use: affinity and cgroup quota)")
       ->check(CLI::Range(1, 1 << 16).description("an integer from 1"));
   c->add_flag("--compress", opts->compress, "Write traceFile_<g>_<n>.json.gz");
+  c->add_flag("--no-report", [opts](int64_t) { opts->write_report = false; },
+              "Do not write TIMELINE_PATH/report.html (the HTML run report)");
   c->add_flag("-q,--quiet", opts->quiet, "No progress line and no per-input error lines");
   c->add_flag("-v,--verbose", opts->verbose, "Log the outputs");
   c->add_option("--stop-after", *stop_after, "Benchmarking: stop after this stage (decode)")
@@ -71,13 +73,16 @@ void PrintCspSummary(const pipeline::CspOptions& opts, const pipeline::RunSummar
   using formats::GroupedCount;
   const std::string missing =
       s.ranks_missing ? absl::StrCat(", ", s.ranks_missing, " rank", s.ranks_missing == 1 ? "" : "s", " missing") : "";
+  const bool report = opts.write_report && s.exit_code != pipeline::kExitInternal &&
+                      ::access(absl::StrCat(opts.timeline_path, "/report.html").c_str(), F_OK) == 0;
+  const std::string also = report ? "; also report.html" : "";
   std::fprintf(stderr,
                "tracemill csp: %zu inputs (%d with errors)%s, %s events read, %s written, %s dropped or not displayed; "
-               "%zu outputs in %s%s (%.2f s)\n",
+               "%zu outputs in %s%s (%.2f s)%s\n",
                in.inputs, in.with_errors, missing.c_str(), GroupedCount(in.events_read).c_str(),
                GroupedCount(in.events_written).c_str(),
                GroupedCount(in.events_dropped).c_str(), s.outputs.size() - failed.count, opts.timeline_path.c_str(),
-               failed.note.c_str(), s.wall_seconds);
+               failed.note.c_str(), s.wall_seconds, also.c_str());
   for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill csp: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill csp", s);
 }
@@ -89,7 +94,7 @@ CspCommand::CspCommand(CLI::App* app)
           "csp",
           "Paddle CrossStackProfiler drop-in: PROFILE_PATH/profile/<name>.<rank> (Paddle profiler "
           "protobuf) and PROFILE_PATH/dcgm/<name>.<trainer> (dcgmi dmon) -> "
-          "TIMELINE_PATH/traceFile_<group>_<gpu>.json, plus manifest.json.")) {
+          "TIMELINE_PATH/traceFile_<group>_<gpu>.json, plus manifest.json and report.html.")) {
   command_->footer(kCspExitCodesHelp);
   AddCspJobOptions(command_, &opts_);
   AddCspRunOptions(command_, &opts_, &time_unit_, &stop_after_);
