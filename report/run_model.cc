@@ -105,6 +105,7 @@ formats::TrackTimeline Track(od::value v) {
     if (key == "name") t.name = Str(x);
     else if (key == "rank") t.rank = OptInt(x);
     else if (key == "steps") t.steps = Steps(x);
+    else if (key == "steps_stride") t.steps_stride = x.get_int64();
     else if (key == "failed_at_us") { if (!IsNull(x)) t.failed_at_ns = MicrosToNs(x); }
     else if (key == "failure") { if (!IsNull(x)) t.failure = Str(x); }
   }
@@ -229,6 +230,8 @@ InputModel Input(od::value v) {
       in.span_ns = Span(x);
     } else if (key == "steps") {
       in.timeline.steps = Steps(x);
+    } else if (key == "steps_stride") {
+      in.timeline.steps_stride = x.get_int64();
     } else if (key == "steps_dropped") {
       in.timeline.steps_dropped = x.get_uint64();
     } else if (key == "bytes_pushed") {

@@ -45,6 +45,21 @@ void FarApartNote(const PageInput& in, std::string* o) {
                   ", so their steps are slivers (hover for exact numbers); the notices at the top say why. ");
 }
 
+// StrideNote: an input with more than 4,096 steps has every Nth listed in
+// the manifest (formats::ListedStride), spread over the whole run.
+void StrideNote(const PageInput& in, std::string* o) {
+  int64_t stride = 1;
+  for (const InputModel& r : in.model.inputs) {
+    stride = std::max(stride, r.timeline.steps_stride);
+    for (const formats::TrackTimeline& t : r.timeline.tracks) stride = std::max(stride, t.steps_stride);
+  }
+  if (stride > 1)
+    absl::StrAppend(o, "Inputs with more than ", GroupedCount(formats::kMaxStepsPerTrack),
+                    " steps show those whose number is a multiple of ", stride,
+                    " (up to ", GroupedCount(formats::kMaxStepsPerTrack),
+                    " per input, spread over the run; tables.sqlite has every step). ");
+}
+
 // The explanation above the timeline: its rows, bars and time origin.
 void AppendTimelineNote(const PageInput& in, std::string* o) {
   const Analysis& a = in.analysis;
@@ -61,6 +76,7 @@ void AppendTimelineNote(const PageInput& in, std::string* o) {
       "Each bar is a step (Kineto <code>ProfilerStep#N</code>, Paddle <code>ProfileStep#N</code>, "
       "smdebug <code>Step:N</code>) or an orchestrator round; hover for exact numbers. ");
   if (a.binned) o->append("Rows with many steps draw bins of consecutive steps. ");
+  StrideNote(in, o);
   if (a.time_ns) FarApartNote(in, o);
   if (a.time_ns && IsEpochTime(in.t0_ns))
     o->append(absl::FormatTime("Time is relative to %Y-%m-%d %H:%M:%E6S UTC.", absl::FromUnixNanos(in.t0_ns),

@@ -54,4 +54,15 @@ uint64_t NormalizeSteps(std::vector<StepSpan>* steps) {
   return dropped;
 }
 
+int64_t ListedStride(const std::vector<StepSpan>& steps, int64_t at_least) {
+  int64_t stride = std::max<int64_t>(at_least, 1);
+  if (steps.size() <= kMaxStepsPerTrack) return stride;
+  constexpr int64_t kMaxStride = int64_t{1} << 62;
+  for (;; stride *= 2) {
+    size_t listed = 0;
+    for (const StepSpan& s : steps) listed += IsListed(s.step, stride);
+    if (listed <= kMaxStepsPerTrack || stride >= kMaxStride) return stride;
+  }
+}
+
 }  // namespace tracemill::formats

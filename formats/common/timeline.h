@@ -14,9 +14,12 @@
 // Bounded: at most `kMaxStepsKept` steps are kept per input or track (the
 // rest are counted in `steps_dropped`): the analysis tables and
 // `--start-step` see all of them (a 1-hour smdebug job has ~14,400 steps
-// per node). The manifest lists the first `kMaxStepsPerTrack` of each (and
-// counts the others in its `steps_dropped`), so a manifest for 4,096 ranks
-// stays small whatever the inputs hold.
+// per node). The manifest lists at most `kMaxStepsPerTrack` of each, spread
+// over the whole run: the steps whose number is a multiple of a power-of-two
+// stride (`ListedStride`, the same for a batch job and a follow job over the
+// same steps), and counts the others in its `steps_dropped`, so a manifest
+// for 4,096 ranks stays small whatever the inputs hold and the report's
+// timeline still covers the run.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +50,7 @@ struct TrackTimeline {
   std::vector<StepSpan> steps;  // sorted by step
   std::optional<int64_t> failed_at_ns;  // first failed action (absolute ns)
   std::string failure;          // why, plain UTF-8 ("exec exit_code 1: ...")
+  int64_t steps_stride = 1;     // read back from a manifest: the stride it listed at (ListedStride)
 };
 
 // Timeline: what the report needs of one input.
@@ -56,7 +60,18 @@ struct Timeline {
   uint64_t bytes_pushed = 0;          // run event logs: sum of push size_bytes
   uint64_t bytes_pulled = 0;          // run event logs: sum of pull size_bytes
   uint64_t steps_dropped = 0;         // steps past kMaxStepsKept (not kept at all)
+  int64_t steps_stride = 1;           // read back from a manifest: the stride it listed at (ListedStride)
 };
+
+// ListedStride: the stride of the steps a manifest lists: the smallest power
+// of two, at least `at_least` (a power of two: the stride `steps` were
+// already listed at), at which at most kMaxStepsPerTrack of `steps` (unique
+// numbers) have a number that is a multiple of it.
+int64_t ListedStride(const std::vector<StepSpan>& steps, int64_t at_least = 1);
+
+// IsListed: step number `step` is listed at `stride` (a multiple of it,
+// negative numbers too).
+inline bool IsListed(int64_t step, int64_t stride) { return step % stride == 0; }
 
 // MatchStepName returns N if `name` (a sanitized JSON string body) names a
 // step: `ProfilerStep#N` (PyTorch profiler / Kineto), `ProfileStep#N`

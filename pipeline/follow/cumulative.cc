@@ -149,7 +149,7 @@ void Fold(const InputRecord& r, bool reread, InputRecord* agg, StepHistory* step
   agg->timeline.bytes_pushed += c.timeline.bytes_pushed;
   agg->timeline.bytes_pulled += c.timeline.bytes_pulled;
   if (!c.timeline.tracks.empty()) agg->timeline.tracks = c.timeline.tracks;
-  agg->timeline.steps_dropped += steps->Add(c.timeline.steps);
+  agg->timeline.steps_dropped += steps->Add(c.timeline.steps, c.timeline.steps_stride);
 }
 
 // TextBytes: the heap a string holds (0 within its small-string buffer).
@@ -232,7 +232,7 @@ void CumulativeManifest::Add(const FollowWindow& w, const RunSummary& window, ui
       if (key == kOverflowKey)
         src.record.warnings.push_back(absl::StrCat("unranked files past the first ", kMaxPathSources,
                                                    " sources of this follow job are folded into this record"));
-      src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps);
+      src.record.timeline.steps_dropped += src.steps.Add(src.record.timeline.steps, src.record.timeline.steps_stride);
       std::vector<formats::StepSpan>().swap(src.record.timeline.steps);
     } else {
       Fold(r, again, &src.record, &src.steps);
@@ -274,6 +274,7 @@ RunSummary CumulativeManifest::TakeSummary(const std::string& state, double wall
   for (auto& [key, src] : inputs_) {
     s.inputs.push_back(std::move(src.record));
     s.inputs.back().timeline.steps = src.steps.Steps();
+    s.inputs.back().timeline.steps_stride = src.steps.stride();
   }
   for (const auto& [name, o] : outputs_) s.outputs.push_back(o);
   s.wall_seconds = wall_seconds;

@@ -35,7 +35,7 @@ std::string Encode(const std::vector<formats::StepSpan>& steps) {
 
 }  // namespace
 
-uint64_t MergeSteps(std::vector<formats::StepSpan>* steps) {
+uint64_t MergeSteps(std::vector<formats::StepSpan>* steps, int64_t* stride) {
   auto& v = *steps;
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
   size_t out = 0;
@@ -48,19 +48,22 @@ uint64_t MergeSteps(std::vector<formats::StepSpan>* steps) {
     }
   }
   v.resize(out);
-  if (v.size() <= formats::kMaxStepsPerTrack) return 0;
-  const size_t cut = v.size() - formats::kMaxStepsPerTrack;
-  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(cut));
-  return cut;
+  *stride = formats::ListedStride(v, *stride);
+  const int64_t k = *stride;
+  const auto gone = std::remove_if(v.begin(), v.end(), [k](const auto& s) { return !formats::IsListed(s.step, k); });
+  const auto dropped = static_cast<uint64_t>(v.end() - gone);
+  v.erase(gone, v.end());
+  return dropped;
 }
 
-uint64_t StepHistory::Add(const std::vector<formats::StepSpan>& steps) {
+uint64_t StepHistory::Add(const std::vector<formats::StepSpan>& steps, int64_t listed_at) {
+  stride_ = std::max(stride_, listed_at);
   if (steps.empty()) return 0;
   std::vector<formats::StepSpan> all;
   all.reserve(count_ + steps.size());
   DecodeAppend(&all);
   all.insert(all.end(), steps.begin(), steps.end());
-  const uint64_t dropped = MergeSteps(&all);
+  const uint64_t dropped = MergeSteps(&all, &stride_);
   bytes_ = Encode(all);
   count_ = all.size();
   return dropped;

@@ -1,6 +1,10 @@
 #pragma once
-// StepHistory: the last kMaxStepsPerTrack steps of one follow source, kept
-// between windows in a few bytes per step instead of sizeof(StepSpan) (32).
+// StepHistory: the steps of one follow source that its manifest lists, kept
+// between windows in a few bytes per step instead of sizeof(StepSpan) (32):
+// at most kMaxStepsPerTrack, those whose number is a multiple of a
+// power-of-two stride that grows as steps come (formats::ListedStride), so
+// the follow job's manifest lists what a batch convert of the same steps
+// lists, spread over the whole run.
 //
 // Each step is five LEB128 varints of zigzag-coded differences: its number
 // from the previous step's, its start from the previous step's end, its
@@ -20,15 +24,20 @@ namespace tracemill::pipeline::follow {
 class StepHistory {
  public:
   // Add merges `steps` (in any order) into the history: spans of one step
-  // number become one (earliest start, latest end), and the last
-  // kMaxStepsPerTrack by number are kept. Returns how many fell off the
-  // front (the oldest). Work: the history's length plus `steps`'.
-  uint64_t Add(const std::vector<formats::StepSpan>& steps);
+  // number become one (earliest start, latest end), and those listed at the
+  // (raised) stride are kept. Returns how many are not kept (steps of
+  // `steps`, or kept before, whose number is not a multiple of the stride).
+  // `listed_at`: the stride `steps` were already listed at (a window's
+  // manifest read back by --resume), the least the stride can be now.
+  // Work: the history's length plus `steps`'.
+  uint64_t Add(const std::vector<formats::StepSpan>& steps, int64_t listed_at = 1);
 
   // Steps returns the history, sorted by step number.
   std::vector<formats::StepSpan> Steps() const;
 
   size_t size() const { return count_; }
+  // The stride of the kept steps (1 until more than kMaxStepsPerTrack came).
+  int64_t stride() const { return stride_; }
   // HeldBytes: the heap the encoded history holds.
   size_t HeldBytes() const { return bytes_.capacity() > 15 ? bytes_.capacity() + 1 : 0; }
 
@@ -37,12 +46,13 @@ class StepHistory {
 
   std::string bytes_;
   size_t count_ = 0;
+  int64_t stride_ = 1;
 };
 
 // MergeSteps sorts `steps` by number, merges spans of one number (earliest
-// start, latest end; the survivors and total of the first after sorting)
-// and keeps the last kMaxStepsPerTrack. Returns how many were dropped from
-// the front.
-uint64_t MergeSteps(std::vector<formats::StepSpan>* steps);
+// start, latest end; the survivors and total of the first after sorting),
+// raises `*stride` to formats::ListedStride of the result and keeps the
+// steps listed at it. Returns how many were dropped.
+uint64_t MergeSteps(std::vector<formats::StepSpan>* steps, int64_t* stride);
 
 }  // namespace tracemill::pipeline::follow

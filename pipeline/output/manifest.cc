@@ -43,16 +43,20 @@ void Drops(const formats::DropCounts& d, std::string* o) {
 
 // Steps as compact arrays: [step, start_us, end_us] or, for rounds with
 // survivors, [step, start_us, end_us, survivors, total].
-// Steps lists the first kMaxStepsPerTrack of `steps` (Unlisted: how many
-// are not).
-size_t Unlisted(const std::vector<formats::StepSpan>& steps) {
-  return steps.size() > formats::kMaxStepsPerTrack ? steps.size() - formats::kMaxStepsPerTrack : 0;
+// Steps lists the steps of `steps` listed at `stride` (formats::ListedStride:
+// at most kMaxStepsPerTrack, spread over the run); Unlisted: how many are not.
+size_t Unlisted(const std::vector<formats::StepSpan>& steps, int64_t stride) {
+  size_t listed = 0;
+  for (const formats::StepSpan& st : steps) listed += formats::IsListed(st.step, stride);
+  return steps.size() - listed;
 }
-void Steps(std::string* o, const std::vector<formats::StepSpan>& steps) {
+void Steps(std::string* o, const std::vector<formats::StepSpan>& steps, int64_t stride) {
   o->push_back('[');
-  for (size_t k = 0; k < steps.size() && k < formats::kMaxStepsPerTrack; ++k) {
-    const formats::StepSpan& st = steps[k];
-    absl::StrAppend(o, k ? ",[" : "[", st.step, ",");
+  bool first = true;
+  for (const formats::StepSpan& st : steps) {
+    if (!formats::IsListed(st.step, stride)) continue;
+    absl::StrAppend(o, first ? "[" : ",[", st.step, ",");
+    first = false;
     Micros(o, st.start_ns);
     o->push_back(',');
     Micros(o, st.end_ns);
@@ -60,6 +64,7 @@ void Steps(std::string* o, const std::vector<formats::StepSpan>& steps) {
     o->push_back(']');
   }
   o->push_back(']');
+  if (stride > 1) absl::StrAppend(o, ",\"steps_stride\":", stride);
 }
 
 // The report's part of an input: span, steps, tracks, bytes moved.
@@ -76,10 +81,12 @@ void TimelineJson(std::string* o, const InputRecord& r) {
   }
   const formats::Timeline& tl = r.timeline;
   o->append(",\"steps\":");
-  Steps(o, tl.steps);
-  // Not listed: the steps past the manifest's cap, and those not kept at all.
-  uint64_t unlisted = tl.steps_dropped + Unlisted(tl.steps);
-  for (const formats::TrackTimeline& tr : tl.tracks) unlisted += Unlisted(tr.steps);
+  const int64_t stride = formats::ListedStride(tl.steps, tl.steps_stride);
+  Steps(o, tl.steps, stride);
+  // Not listed: the steps between those listed, and those not kept at all.
+  uint64_t unlisted = tl.steps_dropped + Unlisted(tl.steps, stride);
+  for (const formats::TrackTimeline& tr : tl.tracks)
+    unlisted += Unlisted(tr.steps, formats::ListedStride(tr.steps, tr.steps_stride));
   absl::StrAppend(o, ",\"steps_dropped\":", unlisted, ",\"bytes_pushed\":", tl.bytes_pushed,
                   ",\"bytes_pulled\":", tl.bytes_pulled, ",\"tracks\":[");
   for (size_t t = 0; t < tl.tracks.size(); ++t) {
@@ -90,7 +97,7 @@ void TimelineJson(std::string* o, const InputRecord& r) {
     o->append(",\"rank\":");
     if (tr.rank) absl::StrAppend(o, *tr.rank); else o->append("null");
     o->append(",\"steps\":");
-    Steps(o, tr.steps);
+    Steps(o, tr.steps, formats::ListedStride(tr.steps, tr.steps_stride));
     o->append(",\"failed_at_us\":");
     if (tr.failed_at_ns) Micros(o, *tr.failed_at_ns); else o->append("null");
     o->append(",\"failure\":");
@@ -412,12 +419,19 @@ bool ParseSteps(dom::element e, std::vector<formats::StepSpan>* out) {
   return true;
 }
 
+// OptStride: `steps_stride` (a power of two; absent: 1) into `*stride`.
+void OptStride(dom::object o, int64_t* stride) {
+  int64_t v = 0;
+  if (!o["steps_stride"].get_int64().get(v) && v > 1 && (v & (v - 1)) == 0) *stride = v;
+}
+
 // The report's part of an input (TimelineJson), read back so that merged
 // manifests keep it.
 void ParseTimeline(dom::object o, InputRecord* r) {
   formats::Timeline& tl = r->timeline;
   dom::element e;
   if (!o["steps"].get(e)) ParseSteps(e, &tl.steps);
+  OptStride(o, &tl.steps_stride);
   U64(o, "steps_dropped", &tl.steps_dropped);
   U64(o, "bytes_pushed", &tl.bytes_pushed);
   U64(o, "bytes_pulled", &tl.bytes_pulled);
@@ -431,6 +445,7 @@ void ParseTimeline(dom::object o, InputRecord* r) {
     OptI64(to, "rank", &t.rank);
     dom::element se;
     if (!to["steps"].get(se)) ParseSteps(se, &t.steps);
+    OptStride(to, &t.steps_stride);
     dom::element fe;
     if (!to["failed_at_us"].get(fe) && !fe.is_null()) {
       int64_t ns;

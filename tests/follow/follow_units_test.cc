@@ -293,11 +293,11 @@ class FollowCumulative : public ::testing::Test {
   CumulativeManifest cumulative{opts};
 };
 
-// The state a follow job keeps for OUTDIR/manifest.json stops growing once
-// every rank has its 4,096 steps: after 100 windows and after 200 it holds
-// the same bytes, the steps of a rank its last 4,096 delta-coded
-// (StepHistory), warnings and notices 20 each.
-TEST_F(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
+// The state a follow job keeps for OUTDIR/manifest.json stays bounded as
+// steps come: after 100 windows (50,000 steps a node, every 16th kept) and
+// after 200 (every 32nd) it holds the same bytes, each node's 3,125 kept
+// steps delta-coded (StepHistory), warnings and notices 20 each.
+TEST_F(FollowCumulative, KeptStateStaysBoundedAsStepsCome) {
   size_t kept_after_100 = 0;
   for (int w = 0; w < 200; ++w) {
     const int64_t start = (int64_t{1'700'000'000} + 60 * w) * 1'000'000'000;
@@ -306,10 +306,10 @@ TEST_F(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
     if (w == 99) kept_after_100 = cumulative.KeptBytes();
   }
   EXPECT_EQ(cumulative.KeptBytes(), kept_after_100);
-  // Each node's 4,096 kept steps, 9 bytes each (step +1, a 0.1 ms gap and a
-  // 0.9 ms duration in 3 bytes each, survivors and total), the first a few
-  // more: a quarter of 16 x 4,096 StepSpans.
-  const size_t steps_bytes = kNodes * formats::kMaxStepsPerTrack * 9;
+  // Each node's 3,125 kept steps, 10 bytes each (step +32 in 1, a 31.1 ms
+  // gap in 4, a 0.9 ms duration in 3, survivors and total in 1 each), the
+  // first a few more: under a third of 16 x 4,096 StepSpans.
+  const size_t steps_bytes = kNodes * 3125 * 10;
   EXPECT_GT(cumulative.KeptBytes(), steps_bytes);
   EXPECT_LT(cumulative.KeptBytes(), steps_bytes + (128 << 10));
   EXPECT_LT(cumulative.KeptBytes(), kNodes * formats::kMaxStepsPerTrack * sizeof(formats::StepSpan) / 3);
@@ -326,10 +326,12 @@ TEST_F(FollowCumulative, KeptStateStopsGrowingOnceEachRankHasItsLastSteps) {
   EXPECT_EQ(m->ArraySize("/outputs"), static_cast<size_t>(kNodes));
   EXPECT_EQ(m->ArraySize("/notices"), 20u);
   const int fw = m->InputIndex("/job/framework [node 1003_0003]");
-  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/steps")), formats::kMaxStepsPerTrack);
-  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/0/0")), 200 * kStepsPerWindow - 4096);
-  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/4095/0")), 200 * kStepsPerWindow - 1);
-  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_dropped")), 200 * kStepsPerWindow - 4096);
+  // Every 32nd step of the whole run, as a batch convert lists them.
+  EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/steps")), 3125u);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_stride")), 32);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/0/0")), 0);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps/3124/0")), 200 * kStepsPerWindow - 32);
+  EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/steps_dropped")), 200 * kStepsPerWindow - 3125);
   EXPECT_EQ(m->ArraySize(testing::Manifest::InputPointer(fw, "/warnings")), 20u);
   EXPECT_EQ(m->Int(testing::Manifest::InputPointer(fw, "/events_written")), 200 * 100);
 }
@@ -599,24 +601,36 @@ TEST(StepHistory, ExtremeValuesComeBackExactly) {
 }
 
 // A step cut by a window's end comes in two windows: one span, the union.
-// The oldest fall off the front past kMaxStepsPerTrack, and are counted.
-TEST(StepHistory, MergesAStepAcrossWindowsAndDropsTheOldest) {
+// Past kMaxStepsPerTrack, the steps whose number is a multiple of a
+// doubled stride are kept (spread over the run, as a batch manifest lists
+// them), and the others are counted.
+TEST(StepHistory, MergesAStepAcrossWindowsAndKeepsEverySecondPastTheCap) {
   StepHistory h;
   std::vector<formats::StepSpan> first, second;
-  for (int64_t k = 0; k < 3000; ++k) first.push_back({k, k * 10, k * 10 + 9});
-  first.back().end_ns = 29'995;  // step 2999 goes on into the next window
-  second.push_back({2999, 29'990, 29'999});
-  for (int64_t k = 3000; k < 5000; ++k) second.push_back({k, k * 10, k * 10 + 9});
+  for (int64_t k = 0; k < 2999; ++k) first.push_back({k, k * 10, k * 10 + 9});
+  first.back().end_ns = 29'985;  // step 2998 goes on into the next window
+  second.push_back({2998, 29'980, 29'989});
+  for (int64_t k = 2999; k < 5000; ++k) second.push_back({k, k * 10, k * 10 + 9});
   EXPECT_EQ(h.Add(first), 0u);
-  EXPECT_EQ(h.Add(second), 5000u - formats::kMaxStepsPerTrack);
+  EXPECT_EQ(h.stride(), 1);
+  EXPECT_EQ(h.Add(second), 2500u);
+  EXPECT_EQ(h.stride(), 2);
   const auto back = h.Steps();
-  ASSERT_EQ(back.size(), formats::kMaxStepsPerTrack);
-  EXPECT_EQ(back.front().step, static_cast<int64_t>(5000 - formats::kMaxStepsPerTrack));
-  EXPECT_EQ(back.back().step, 4999);
-  const auto& s2999 = back[2999 - back.front().step];
-  EXPECT_EQ(s2999.step, 2999);
-  EXPECT_EQ(s2999.start_ns, 29'990);
-  EXPECT_EQ(s2999.end_ns, 29'999);
+  ASSERT_EQ(back.size(), 2500u);
+  EXPECT_EQ(back.front().step, 0);
+  EXPECT_EQ(back.back().step, 4998);
+  const auto& s2998 = back[1499];
+  EXPECT_EQ(s2998.step, 2998);
+  EXPECT_EQ(s2998.start_ns, 29'980);
+  EXPECT_EQ(s2998.end_ns, 29'989);
+  // The batch manifest's stride over the same steps.
+  std::vector<formats::StepSpan> all = first;
+  all.insert(all.end(), second.begin() + 1, second.end());
+  EXPECT_EQ(formats::ListedStride(all), 2);
+  // A window read back at stride 4 (--resume) raises it.
+  EXPECT_EQ(h.Add({{5000, 50'000, 50'009}}, 4), 1250u + 0u);
+  EXPECT_EQ(h.stride(), 4);
+  EXPECT_EQ(h.Steps().size(), 1251u);
 }
 
 // ---------------- the job-wide tables.sqlite ----------------
