@@ -161,6 +161,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendTimeline(in, &o);
   AppendRoundsTable(in, &o);
   AppendStragglersTable(in, &o);
+  AppendStepDurations(in, &o);
   AppendClocksSection(in, &o);
   AppendTemporalBreakdown(in, &o);
   AppendDeadTable(in, &o);

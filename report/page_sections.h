@@ -60,6 +60,11 @@ void AppendWarningLog(const PageInput& in, std::string* out);
 // was applied; the ranks whose clock disagrees with their node's; warnings.
 void AppendClocksSection(const PageInput& in, std::string* out);
 
+// step_durations.cc: `<section id="step-durations">` when some ranked input
+// has steps: per node (per trainer for csp) its ranks' step durations
+// (shortest, median, p90, longest) over the steps the manifest lists.
+void AppendStepDurations(const PageInput& in, std::string* out);
+
 // breakdown_section.cc: `<section id="breakdown">` when the manifest has
 // `tables.temporal_breakdown` (convert --tables): per rank (per node past 64
 // ranks) a stacked bar of HTA's compute / non-compute / idle shares of the

@@ -372,6 +372,38 @@ TEST(ReportSize, FourThousandRanksStayUnderFourMegabytes) {
   EXPECT_EQ(AllMatches(*html, "id=\"card-dead\" data-value=\"([0-9]+)\"")[0], "297");
 }
 
+// Issue 40, point 9: per node, the distribution of its ranks' step
+// durations (nearest-rank percentiles of 20 durations: the 10th and 18th).
+// Node 1's steps are all 2 ms longer: its median stands out.
+TEST(ReportStepDurations, PerNodeShortestMedianP90Longest) {
+  std::string m = R"({"tracemill_version":"0.1.0","command_line":"tracemill convert x","exit_code":0,)"
+                  R"("group_by":"local-gpu","gpus_per_node":2,"time_span_us":[1000000,2000000],"inputs":[)";
+  for (int r = 0; r < 4; ++r) {
+    absl::StrAppend(&m, r ? "," : "", "{\"path\":\"rank", r, ".json\",\"rank\":", r, ",\"events_read\":1,",
+                    "\"span_us\":[1000000,2000000],\"steps\":[");
+    for (int k = 0; k < 10; ++k) {
+      const int64_t start = 1000000 + k * 50000, dur = 40000 + k * 100 + (r >= 2 ? 2000 : 0) + r;
+      absl::StrAppend(&m, k ? "," : "", "[", k, ",", start, ",", start + dur, "]");
+    }
+    m.append("],\"tracks\":[]}");
+  }
+  m.append(R"(],"outputs":[]})");
+  auto html = report::BuildReportHtml(m);
+  ASSERT_TRUE(html.ok()) << html.status();
+  const std::string row0 =
+      "<tr><td class=\"n\">0</td><td class=\"n\">2</td><td class=\"n\">20</td><td class=\"n\">40 ms</td>"
+      "<td class=\"n\">40.401 ms</td><td class=\"n\">40.801 ms</td><td class=\"n\">40.901 ms</td></tr>";
+  const std::string row1 =
+      "<tr><td class=\"n\">1</td><td class=\"n\">2</td><td class=\"n\">20</td><td class=\"n\">42.002 ms</td>"
+      "<td class=\"n\">42.403 ms</td><td class=\"n\">42.803 ms</td><td class=\"n\">42.903 ms</td></tr>";
+  EXPECT_NE(html->find(row0), std::string::npos) << *html;
+  EXPECT_NE(html->find(row1), std::string::npos);
+  // No steps, no section.
+  auto none = report::BuildReportHtml(R"({"tracemill_version":"0.1.0","inputs":[{"path":"a","rank":0}],"outputs":[]})");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->find("id=\"step-durations\""), std::string::npos);
+}
+
 // Issue 21: three inputs that do not share a time axis (relative times, an
 // epoch run, another job three months later; tests/report/data/README.md).
 // The first screen says so: badge, banner, an axis in days, not-given ranks.
