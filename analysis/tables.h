@@ -166,7 +166,8 @@ class TablesCollector {
   // Abort removes the temporary.
   void Abort() { writer_->Abort(); }
   // BreakdownJson: after Finish, the `temporal_breakdown` array for the
-  // manifest's `tables` member (every rank's, carried ones too).
+  // manifest's `tables` member (every rank's, carried ones too), then its
+  // `system`, `phases` and `dataloader` members (ReportTablesJson).
   const std::string& breakdown_json() const { return breakdown_json_; }
 
  private:
@@ -187,6 +188,14 @@ class TablesCollector {
 // "non_compute_ns":..,"idle_ns":..},...]` from the temporal_breakdown rows of
 // `db`, by input (the report draws it, report/breakdown_section.cc).
 std::string TemporalBreakdownJson(sqlite3* db);
+
+// ReportTablesJson: `,"system":[{"node","dimension","samples","mean","max"}],
+// "phases":[{"node","phase","time_ns","steps"}],"dataloader":[{"node",
+// "spans","time_ns","longest_ns"}]` from `db`'s system_metrics,
+// phase_by_step (with inputs' nodes; the 8 longest phases a node) and
+// dataloader_metrics, at most 4,096 rows each (the report's "System and
+// phases" section, report/system_section.cc).
+std::string ReportTablesJson(sqlite3* db);
 
 // CopyInputRows copies every per-input table's rows of `inputs` (all if
 // empty) from the database attached as `alias` into `writer`'s.

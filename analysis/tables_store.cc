@@ -7,9 +7,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/tables.h"
 #include "analysis/tables_text.h"
+#include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 
 namespace tracemill::analysis {
@@ -281,7 +283,7 @@ absl::Status TablesCollector::Finish(const JobFacts& summary,
   formats::RowBatch m(TableIndex(Table::kMeta));
   for (const auto& [k, v] : meta) m.Text(k), m.Text(v);
   TM_RETURN_IF_ERROR(writer_->Insert(m));
-  breakdown_json_ = TemporalBreakdownJson(writer_->db());
+  breakdown_json_ = absl::StrCat(TemporalBreakdownJson(writer_->db()), ReportTablesJson(writer_->db()));
   return writer_->Commit();
 }
 
@@ -320,6 +322,65 @@ absl::Status WriteJobKernelTypes(formats::SqliteWriter* writer) {
     b.Int(ns);
   }
   return writer->Insert(b);
+}
+
+namespace {
+
+// JsonRows appends, per row of `sql`, `{"<key>":value,...}` to a JSON array:
+// columns in `keys` order; TEXT as JSON strings, INTEGER as integers, REAL
+// with 2 decimals (utilization percents), NULL as null.
+std::string JsonRows(sqlite3* db, const char* sql, const std::vector<const char*>& keys) {
+  std::string o = "[";
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      o.append(o.size() > 1 ? ",{" : "{");
+      for (int c = 0; c < static_cast<int>(keys.size()); ++c) {
+        absl::StrAppend(&o, c ? ",\"" : "\"", keys[static_cast<size_t>(c)], "\":");
+        switch (sqlite3_column_type(st, c)) {
+          case SQLITE_INTEGER: absl::StrAppend(&o, sqlite3_column_int64(st, c)); break;
+          case SQLITE_FLOAT: absl::StrAppend(&o, absl::StrFormat("%.2f", sqlite3_column_double(st, c))); break;
+          case SQLITE_TEXT:
+            formats::AppendJsonString(reinterpret_cast<const char*>(sqlite3_column_text(st, c)), &o);
+            break;
+          default: o.append("null");
+        }
+      }
+      o.push_back('}');
+    }
+  }
+  sqlite3_finalize(st);
+  o.push_back(']');
+  return o;
+}
+
+}  // namespace
+
+std::string ReportTablesJson(sqlite3* db) {
+  // Per node and dimension (GPUUtilization, CPUUtilization, ...): smdebug's
+  // system samples. Per node and phase (smdebug's process: Forward,
+  // Backward, DataIterator, ...; else the category), the 8 longest: the time
+  // of the spans that touch each step, summed. Per node, the data loader's
+  // spans. Nodes are the inputs table's (a rank's node, an smdebug node id).
+  return absl::StrCat(
+      ",\"system\":",
+      JsonRows(db,
+               "SELECT nodeID, dimension, count(*), avg(value), max(value) FROM system_metrics "
+               "GROUP BY nodeID, dimension ORDER BY nodeID, dimension LIMIT 4096",
+               {"node", "dimension", "samples", "mean", "max"}),
+      ",\"phases\":",
+      JsonRows(db,
+               "SELECT node, phase, time_ns, steps FROM (SELECT coalesce(i.node, 'rank ' || p.rank) AS node, "
+               "p.phase AS phase, sum(p.time_ns) AS time_ns, count(DISTINCT p.step) AS steps, "
+               "row_number() OVER (PARTITION BY coalesce(i.node, 'rank ' || p.rank) ORDER BY sum(p.time_ns) DESC, "
+               "p.phase) AS k FROM phase_by_step p LEFT JOIN inputs i ON i.\"input\" = p.\"input\" "
+               "GROUP BY 1, 2) WHERE k <= 8 ORDER BY node, time_ns DESC, phase LIMIT 4096",
+               {"node", "phase", "time_ns", "steps"}),
+      ",\"dataloader\":",
+      JsonRows(db,
+               "SELECT coalesce(node_id, 'rank ' || rank), count(*), sum(dur_ns), max(dur_ns) FROM "
+               "dataloader_metrics GROUP BY 1 ORDER BY 1 LIMIT 4096",
+               {"node", "spans", "time_ns", "longest_ns"}));
 }
 
 std::string TemporalBreakdownJson(sqlite3* db) {
@@ -416,7 +477,7 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   m.Text(absl::StrCat("merged from ", shard_count, " shards"));
   TM_RETURN_IF_ERROR(c.writer_->Insert(m));
   *member = absl::StrCat(",\n\"tables\":{\"path\":\"tables.sqlite\",\"temporal_breakdown\":",
-                         TemporalBreakdownJson(c.writer_->db()), "}");
+                         TemporalBreakdownJson(c.writer_->db()), ReportTablesJson(c.writer_->db()), "}");
   return c.writer_->Commit();
 }
 

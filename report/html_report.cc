@@ -164,6 +164,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendStepDurations(in, &o);
   AppendClocksSection(in, &o);
   AppendTemporalBreakdown(in, &o);
+  AppendSystemSection(in, &o);
   AppendDeadTable(in, &o);
   AppendInputsTable(in, &o);
   AppendOutputsTable(in, &o);

@@ -65,6 +65,11 @@ void AppendClocksSection(const PageInput& in, std::string* out);
 // (shortest, median, p90, longest) over the steps the manifest lists.
 void AppendStepDurations(const PageInput& in, std::string* out);
 
+// system_section.cc: `<section id="system">` when the manifest's `tables`
+// member has summaries (convert --tables): smdebug's system metrics per
+// node, the longest phases per node, the data loader per node.
+void AppendSystemSection(const PageInput& in, std::string* out);
+
 // breakdown_section.cc: `<section id="breakdown">` when the manifest has
 // `tables.temporal_breakdown` (convert --tables): per rank (per node past 64
 // ranks) a stacked bar of HTA's compute / non-compute / idle shares of the

@@ -165,6 +165,49 @@ ClocksModel Clocks(od::value v) {
   return c;
 }
 
+// The rows of the tables member's report summaries (analysis::ReportTablesJson).
+std::string TextOrEmpty(od::value v) { return IsNull(v) ? std::string() : Str(v); }
+
+TablesModel::System SystemRow(od::value v) {
+  TablesModel::System s;
+  for (auto f : v.get_object()) {
+    std::string_view k = f.unescaped_key();
+    od::value y = f.value();
+    if (k == "node") s.node = TextOrEmpty(y);
+    else if (k == "dimension") s.dimension = TextOrEmpty(y);
+    else if (k == "samples") s.samples = y.get_int64();
+    else if (k == "mean") s.mean = y.get_double();
+    else if (k == "max") s.max = y.get_double();
+  }
+  return s;
+}
+
+TablesModel::Phase PhaseRow(od::value v) {
+  TablesModel::Phase p;
+  for (auto f : v.get_object()) {
+    std::string_view k = f.unescaped_key();
+    od::value y = f.value();
+    if (k == "node") p.node = TextOrEmpty(y);
+    else if (k == "phase") p.phase = TextOrEmpty(y);
+    else if (k == "time_ns") p.time_ns = y.get_int64();
+    else if (k == "steps") p.steps = y.get_int64();
+  }
+  return p;
+}
+
+TablesModel::Loader LoaderRow(od::value v) {
+  TablesModel::Loader l;
+  for (auto f : v.get_object()) {
+    std::string_view k = f.unescaped_key();
+    od::value y = f.value();
+    if (k == "node") l.node = TextOrEmpty(y);
+    else if (k == "spans") l.spans = y.get_int64();
+    else if (k == "time_ns") l.time_ns = IsNull(y) ? 0 : int64_t{y.get_int64()};
+    else if (k == "longest_ns") l.longest_ns = IsNull(y) ? 0 : int64_t{y.get_int64()};
+  }
+  return l;
+}
+
 TablesModel Tables(od::value v) {
   TablesModel t;
   t.present = true;
@@ -189,6 +232,12 @@ TablesModel Tables(od::value v) {
         }
         t.temporal_breakdown.push_back(b);
       }
+    } else if (key == "system") {
+      for (od::value r : x.get_array()) t.system.push_back(SystemRow(r));
+    } else if (key == "phases") {
+      for (od::value r : x.get_array()) t.phases.push_back(PhaseRow(r));
+    } else if (key == "dataloader") {
+      for (od::value r : x.get_array()) t.dataloader.push_back(LoaderRow(r));
     }
   }
   return t;

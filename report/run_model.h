@@ -67,6 +67,26 @@ struct TablesModel {
     int64_t kernel_ns = 0, compute_ns = 0, non_compute_ns = 0, idle_ns = 0;
   };
   std::vector<Breakdown> temporal_breakdown;
+  // smdebug's system samples per node and dimension (utilization percents).
+  struct System {
+    std::string node, dimension;
+    int64_t samples = 0;
+    double mean = 0, max = 0;
+  };
+  std::vector<System> system;
+  // Per node, its longest phases (smdebug's process, else the category):
+  // the time of the spans touching each step, summed, over `steps` steps.
+  struct Phase {
+    std::string node, phase;
+    int64_t time_ns = 0, steps = 0;
+  };
+  std::vector<Phase> phases;
+  // Per node, the data loader's spans.
+  struct Loader {
+    std::string node;
+    int64_t spans = 0, time_ns = 0, longest_ns = 0;
+  };
+  std::vector<Loader> dataloader;
 };
 
 // InputModel: one entry of the manifest's `inputs`.

@@ -347,5 +347,36 @@ TEST_F(TablesConvertTest, ReportDrawsTheTemporalBreakdown) {
   EXPECT_EQ(ReadFileBytes(r.Output("report.html")), html);
 }
 
+// Issue 40, point 9: the report's "System and phases" section, from the
+// manifest's tables member. test_traces' system samples (algo-1): the means
+// and maxima python computes from the raw files (68 CPU, 6 GPU memory, 4 GPU
+// samples); merge_traces' one phase, as the phase_by_step rows sum it.
+TEST_F(TablesConvertTest, ReportSummarizesSystemMetricsAndPhasesPerNode) {
+  Run r = Convert({DataPath("smdebug/test_traces"), "--tables=summary", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.manifest, nullptr);
+  EXPECT_EQ(r.manifest->Json("/tables/system"),
+            "[{\"node\":\"algo-1\",\"dimension\":\"CPUUtilization\",\"samples\":68,\"mean\":5.86,\"max\":55.99},"
+            "{\"node\":\"algo-1\",\"dimension\":\"GPUMemoryUtilization\",\"samples\":6,\"mean\":48.43,\"max\":84.76},"
+            "{\"node\":\"algo-1\",\"dimension\":\"GPUUtilization\",\"samples\":4,\"mean\":20.57,\"max\":34.76}]");
+  const std::string html = ReadFileBytes(r.Output("report.html"));
+  EXPECT_THAT(html, HasSubstr("<section id=\"system\">"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>algo-1</td><td>GPUUtilization</td><td class=\"n\">4</td><td class=\"n\">20.57"
+                              "</td><td class=\"n\">34.76</td></tr>"));
+  Run p = Convert({DataPath("smdebug/merge_traces"), "--tables=full", "-q"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_NE(p.manifest, nullptr);
+  EXPECT_EQ(Query(p.Output("tables.sqlite"), "SELECT phase, sum(time_ns), count(DISTINCT step) FROM phase_by_step"),
+            (Rows{{"phase", "sum(time_ns)", "count(DISTINCT step)"}, {"DataIterator", "22303000", "30"}}));
+  EXPECT_EQ(p.manifest->Json("/tables/phases"),
+            "[{\"node\":\"905-b88ab1bb8259\",\"phase\":\"DataIterator\",\"time_ns\":22303000,\"steps\":30}]");
+  EXPECT_THAT(ReadFileBytes(p.Output("report.html")),
+              HasSubstr("<tr><td>905-b88ab1bb8259</td><td>DataIterator</td><td class=\"n\">22.303 ms</td>"
+                        "<td class=\"n\">100.00%</td><td class=\"n\">30</td></tr>"));
+  // Without --tables: no section.
+  Run none = Convert({DataPath("smdebug/merge_traces"), "-q"});
+  EXPECT_EQ(ReadFileBytes(none.Output("report.html")).find("<section id=\"system\">"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tracemill::testing
