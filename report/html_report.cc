@@ -165,6 +165,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendClocksSection(in, &o);
   AppendTemporalBreakdown(in, &o);
   AppendSystemSection(in, &o);
+  AppendDcgmSection(in, &o);
   AppendDeadTable(in, &o);
   AppendInputsTable(in, &o);
   AppendOutputsTable(in, &o);

@@ -69,6 +69,10 @@ void AppendStepDurations(const PageInput& in, std::string* out);
 // member has summaries (convert --tables): smdebug's system metrics per
 // node, the longest phases per node, the data loader per node.
 void AppendSystemSection(const PageInput& in, std::string* out);
+// system_section.cc: `<section id="dcgm">` when some input is a DCGM log
+// (its gpu_utilization): per log and GPU, samples, GPU utilization mean and
+// max, SM active / occupancy, DRAM and tensor active means.
+void AppendDcgmSection(const PageInput& in, std::string* out);
 
 // breakdown_section.cc: `<section id="breakdown">` when the manifest has
 // `tables.temporal_breakdown` (convert --tables): per rank (per node past 64

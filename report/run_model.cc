@@ -208,6 +208,31 @@ TablesModel::Loader LoaderRow(od::value v) {
   return l;
 }
 
+// GpuRow: one `gpu_utilization` entry (pipeline/output/manifest.cc) as sums.
+formats::GpuUtilization GpuRow(od::value v) {
+  formats::GpuUtilization g;
+  double mean[5] = {};
+  for (auto f : v.get_object()) {
+    std::string_view k = f.unescaped_key();
+    od::value y = f.value();
+    if (k == "gpu") g.gpu = y.get_int64();
+    else if (k == "samples") g.samples = y.get_uint64();
+    else if (k == "gpu_util_mean") mean[0] = y.get_double();
+    else if (k == "gpu_util_max") g.gputl_max = y.get_double();
+    else if (k == "sm_active_mean") mean[1] = y.get_double();
+    else if (k == "sm_occupancy_mean") mean[2] = y.get_double();
+    else if (k == "dram_active_mean") mean[3] = y.get_double();
+    else if (k == "tensor_active_mean") mean[4] = y.get_double();
+  }
+  const double n = static_cast<double>(g.samples);
+  g.gputl_sum = mean[0] * n;
+  g.smact_sum = mean[1] * n;
+  g.smocc_sum = mean[2] * n;
+  g.drama_sum = mean[3] * n;
+  g.tenso_sum = mean[4] * n;
+  return g;
+}
+
 TablesModel Tables(od::value v) {
   TablesModel t;
   t.present = true;
@@ -287,6 +312,8 @@ InputModel Input(od::value v) {
       in.timeline.bytes_pushed = x.get_uint64();
     } else if (key == "bytes_pulled") {
       in.timeline.bytes_pulled = x.get_uint64();
+    } else if (key == "gpu_utilization") {
+      for (od::value g : x.get_array()) in.timeline.gpus.push_back(GpuRow(g));
     } else if (key == "tracks") {
       for (od::value t : x.get_array()) in.timeline.tracks.push_back(Track(t));
     } else if (key == "clock") {

@@ -1,6 +1,8 @@
 // The report's system and phase summaries (page_sections.h), from the
 // manifest's `tables` member (convert --tables; analysis::ReportTablesJson):
-// what a SageMaker Debugger user looks at first (issue 40, point 9).
+// what a SageMaker Debugger user looks at first; and the DCGM logs' GPU
+// utilization per trainer and GPU (inputs' gpu_utilization), what a Paddle
+// CrossStackProfiler user looks at first (issue 40, point 9).
 #include <map>
 #include <string>
 
@@ -64,7 +66,35 @@ void LoaderTable(const TablesModel& t, std::string* o) {
   o->append("</tbody></table></div>\n");
 }
 
+std::string Mean(double sum, uint64_t n, const char* format) {
+  return n ? absl::StrFormat(format, sum / static_cast<double>(n)) : std::string();
+}
+
 }  // namespace
+
+void AppendDcgmSection(const PageInput& in, std::string* o) {
+  bool any = false;
+  for (const InputModel& r : in.model.inputs) any |= !r.timeline.gpus.empty();
+  if (!any) return;
+  o->append("<section id=\"dcgm\"><h2>GPU utilization (DCGM)</h2>\n<p class=\"note\">Per DCGM log (a Paddle "
+            "trainer's <code>dcgmi dmon</code> output) and GPU: its samples, GPU utilization (GPUTL, percent: mean "
+            "and highest), and the means of the SM active, SM occupancy, DRAM active and tensor-pipe active ratios "
+            "(SMACT, SMOCC, DRAMA, TENSO; 0 to 1).</p>\n<div class=\"scroll\"><table class=\"sortable\" "
+            "id=\"dcgm-table\"><thead><tr><th>log</th><th class=\"n\">GPU</th><th class=\"n\">samples</th>"
+            "<th class=\"n\">GPU util %</th><th class=\"n\">max %</th><th class=\"n\">SM active</th>"
+            "<th class=\"n\">SM occupancy</th><th class=\"n\">DRAM active</th><th class=\"n\">tensor active</th>"
+            "</tr></thead><tbody>\n");
+  for (const InputModel& r : in.model.inputs) {
+    for (const formats::GpuUtilization& g : r.timeline.gpus) {
+      absl::StrAppend(o, "<tr>", Td(r.label.empty() ? r.path : r.label), TdN(absl::StrCat(g.gpu)),
+                      TdN(GroupedCount(g.samples)), TdN(Mean(g.gputl_sum, g.samples, "%.2f")),
+                      TdN(absl::StrFormat("%.2f", g.gputl_max)), TdN(Mean(g.smact_sum, g.samples, "%.3f")),
+                      TdN(Mean(g.smocc_sum, g.samples, "%.3f")), TdN(Mean(g.drama_sum, g.samples, "%.3f")),
+                      TdN(Mean(g.tenso_sum, g.samples, "%.3f")), "</tr>\n");
+    }
+  }
+  o->append("</tbody></table></div></section>\n");
+}
 
 void AppendSystemSection(const PageInput& in, std::string* o) {
   const TablesModel& t = in.model.tables;

@@ -65,4 +65,22 @@ int64_t ListedStride(const std::vector<StepSpan>& steps, int64_t at_least) {
   }
 }
 
+void AddGpuUtilization(const std::vector<GpuUtilization>& from, std::vector<GpuUtilization>* into) {
+  for (const GpuUtilization& g : from) {
+    auto it = std::lower_bound(into->begin(), into->end(), g.gpu,
+                               [](const GpuUtilization& a, int64_t gpu) { return a.gpu < gpu; });
+    if (it == into->end() || it->gpu != g.gpu) {
+      into->insert(it, g);
+      continue;
+    }
+    it->samples += g.samples;
+    it->gputl_sum += g.gputl_sum;
+    it->gputl_max = std::max(it->gputl_max, g.gputl_max);
+    it->smact_sum += g.smact_sum;
+    it->smocc_sum += g.smocc_sum;
+    it->drama_sum += g.drama_sum;
+    it->tenso_sum += g.tenso_sum;
+  }
+}
+
 }  // namespace tracemill::formats

@@ -53,6 +53,23 @@ struct TrackTimeline {
   int64_t steps_stride = 1;     // read back from a manifest: the stride it listed at (ListedStride)
 };
 
+// GpuUtilization: one GPU's DCGM samples in an input (a Paddle trainer's
+// `dcgmi dmon` log), summed for the report: GPUTL in percent, the others
+// ratios (0..1) as dmon writes them. Sums, so that a follow job's windows
+// and shards add up; the manifest writes means.
+struct GpuUtilization {
+  int64_t gpu = 0;
+  uint64_t samples = 0;
+  double gputl_sum = 0, gputl_max = 0;  // GPU utilization (percent)
+  double smact_sum = 0;                 // SM active
+  double smocc_sum = 0;                 // SM occupancy
+  double drama_sum = 0;                 // DRAM active
+  double tenso_sum = 0;                 // tensor pipes active
+};
+
+// AddGpuUtilization adds `from` into `into` GPU by GPU (sorted by gpu).
+void AddGpuUtilization(const std::vector<GpuUtilization>& from, std::vector<GpuUtilization>* into);
+
 // Timeline: what the report needs of one input.
 struct Timeline {
   std::vector<StepSpan> steps;        // the input's own steps, sorted by step
@@ -61,6 +78,7 @@ struct Timeline {
   uint64_t bytes_pulled = 0;          // run event logs: sum of pull size_bytes
   uint64_t steps_dropped = 0;         // steps past kMaxStepsKept (not kept at all)
   int64_t steps_stride = 1;           // read back from a manifest: the stride it listed at (ListedStride)
+  std::vector<GpuUtilization> gpus;   // DCGM logs: per GPU, sorted by gpu
 };
 
 // ListedStride: the stride of the steps a manifest lists: the smallest power

@@ -55,6 +55,7 @@ DecodeReport DecodeDcgmToTrace(std::string_view name, std::string_view text, Tra
   rep.dropped.Add(DropReason::kNaSample, f.dropped_na);
   rep.dropped.Add(DropReason::kBadRow, f.dropped_malformed);
   for (std::string& w : DcgmDropWarnings(f, absl::StrCat(AbslView(name), ": "))) rep.warnings.push_back(std::move(w));
+  out->timeline().gpus = SummarizeDcgm(f);
   if (f.samples.empty()) return rep;
   const uint32_t pid = out->InternPid("\"DCGM\"");
   const uint32_t ph = out->InternString("C");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/status_macros.h"
@@ -244,6 +245,24 @@ std::vector<std::string> DcgmDropWarnings(const DcgmFile& f, std::string_view pr
     w.push_back(absl::StrCat(AbslView(prefix), rows(f.dropped_malformed),
                              " with another number of columns than the header's, or before it, dropped"));
   return w;
+}
+
+std::vector<GpuUtilization> SummarizeDcgm(const DcgmFile& f) {
+  std::map<int64_t, GpuUtilization> by_gpu;
+  for (const DcgmSample& s : f.samples) {
+    GpuUtilization& g = by_gpu[s.gpu];
+    g.gpu = s.gpu;
+    ++g.samples;
+    g.gputl_sum += s.value(DcgmColumn::kGputl);
+    g.gputl_max = std::max(g.gputl_max, s.value(DcgmColumn::kGputl));
+    g.smact_sum += s.value(DcgmColumn::kSmact);
+    g.smocc_sum += s.value(DcgmColumn::kSmocc);
+    g.drama_sum += s.value(DcgmColumn::kDrama);
+    g.tenso_sum += s.value(DcgmColumn::kTenso);
+  }
+  std::vector<GpuUtilization> out;
+  for (auto& [gpu, g] : by_gpu) out.push_back(g);
+  return out;
 }
 
 }  // namespace tracemill::formats

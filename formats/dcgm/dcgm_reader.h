@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "formats/common/large_alloc.h"
+#include "formats/common/timeline.h"
 
 namespace tracemill::formats {
 
@@ -71,6 +72,10 @@ bool LooksLikeDcgmDmon(std::string_view head);
 // ParseDcgmDmon parses the text of one dmon log (see the file comment).
 // Never fails on a single row: bad rows are counted and dropped.
 DcgmFile ParseDcgmDmon(std::string_view text);
+
+// SummarizeDcgm: per GPU (sorted), the sums of the samples of `f` that the
+// report shows (formats::GpuUtilization).
+std::vector<GpuUtilization> SummarizeDcgm(const DcgmFile& f);
 
 // DcgmDropWarnings: a warning per kind of row `f` dropped ("3 GPU rows with
 // N/A ..."), each after `prefix` (a file name and ": ", or nothing).

@@ -295,6 +295,7 @@ void CspOutputs::LoadDcgm(int64_t g, int64_t s) {
     r.dropped.Add(DropReason::kNaSample, file->dropped_na);
     r.dropped.Add(DropReason::kBadRow, file->dropped_malformed);
     dcgm_lines_[idx] = {file->headers, file->noise_lines};
+    r.timeline.gpus = formats::SummarizeDcgm(*file);
     if (file->headers > 1)
       r.warnings.push_back(absl::StrCat(file->headers - 1, " repeated `# Entity` header line",
                                         file->headers == 2 ? "" : "s", " ignored"));

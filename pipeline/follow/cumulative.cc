@@ -149,6 +149,9 @@ void Fold(const InputRecord& r, bool reread, InputRecord* agg, StepHistory* step
   agg->timeline.bytes_pushed += c.timeline.bytes_pushed;
   agg->timeline.bytes_pulled += c.timeline.bytes_pulled;
   if (!c.timeline.tracks.empty()) agg->timeline.tracks = c.timeline.tracks;
+  // A DCGM log is summarized whole by each window that reads it (it grows):
+  // the latest summary is the job's.
+  if (!c.timeline.gpus.empty()) agg->timeline.gpus = c.timeline.gpus;
   agg->timeline.steps_dropped += steps->Add(c.timeline.steps, c.timeline.steps_stride);
 }
 

@@ -67,6 +67,24 @@ void Steps(std::string* o, const std::vector<formats::StepSpan>& steps, int64_t 
   if (stride > 1) absl::StrAppend(o, ",\"steps_stride\":", stride);
 }
 
+// `,"gpu_utilization":[...]` of a DCGM log (none if empty): per GPU its
+// samples and means (4 decimals) and GPUTL's maximum.
+void GpuUtilizationJson(std::string* o, const std::vector<formats::GpuUtilization>& gpus) {
+  if (gpus.empty()) return;
+  o->append(",\"gpu_utilization\":[");
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const formats::GpuUtilization& g = gpus[k];
+    const double n = static_cast<double>(std::max<uint64_t>(g.samples, 1));
+    absl::StrAppend(o, k ? ",{" : "{", "\"gpu\":", g.gpu, ",\"samples\":", g.samples,
+                    absl::StrFormat(",\"gpu_util_mean\":%.4f,\"gpu_util_max\":%.4f,\"sm_active_mean\":%.4f,"
+                                    "\"sm_occupancy_mean\":%.4f,\"dram_active_mean\":%.4f,"
+                                    "\"tensor_active_mean\":%.4f}",
+                                    g.gputl_sum / n, g.gputl_max, g.smact_sum / n, g.smocc_sum / n, g.drama_sum / n,
+                                    g.tenso_sum / n));
+  }
+  o->push_back(']');
+}
+
 // The report's part of an input: span, steps, tracks, bytes moved.
 void TimelineJson(std::string* o, const InputRecord& r) {
   o->append(",\"span_us\":");
@@ -87,6 +105,7 @@ void TimelineJson(std::string* o, const InputRecord& r) {
   uint64_t unlisted = tl.steps_dropped + Unlisted(tl.steps, stride);
   for (const formats::TrackTimeline& tr : tl.tracks)
     unlisted += Unlisted(tr.steps, formats::ListedStride(tr.steps, tr.steps_stride));
+  GpuUtilizationJson(o, tl.gpus);
   absl::StrAppend(o, ",\"steps_dropped\":", unlisted, ",\"bytes_pushed\":", tl.bytes_pushed,
                   ",\"bytes_pulled\":", tl.bytes_pulled, ",\"tracks\":[");
   for (size_t t = 0; t < tl.tracks.size(); ++t) {
@@ -419,6 +438,25 @@ bool ParseSteps(dom::element e, std::vector<formats::StepSpan>* out) {
   return true;
 }
 
+// GpuUtilizationOf: one entry of `gpu_utilization` back into sums (mean x
+// samples; the means were written with 4 decimals).
+formats::GpuUtilization GpuUtilizationOf(dom::element e) {
+  formats::GpuUtilization g;
+  int64_t gpu = 0;
+  uint64_t samples = 0;
+  double v = 0;
+  if (!e["gpu"].get_int64().get(gpu)) g.gpu = gpu;
+  if (!e["samples"].get_uint64().get(samples)) g.samples = samples;
+  const double n = static_cast<double>(g.samples);
+  if (!e["gpu_util_mean"].get_double().get(v)) g.gputl_sum = v * n;
+  if (!e["gpu_util_max"].get_double().get(v)) g.gputl_max = v;
+  if (!e["sm_active_mean"].get_double().get(v)) g.smact_sum = v * n;
+  if (!e["sm_occupancy_mean"].get_double().get(v)) g.smocc_sum = v * n;
+  if (!e["dram_active_mean"].get_double().get(v)) g.drama_sum = v * n;
+  if (!e["tensor_active_mean"].get_double().get(v)) g.tenso_sum = v * n;
+  return g;
+}
+
 // OptStride: `steps_stride` (a power of two; absent: 1) into `*stride`.
 void OptStride(dom::object o, int64_t* stride) {
   int64_t v = 0;
@@ -432,6 +470,9 @@ void ParseTimeline(dom::object o, InputRecord* r) {
   dom::element e;
   if (!o["steps"].get(e)) ParseSteps(e, &tl.steps);
   OptStride(o, &tl.steps_stride);
+  dom::array gpus;
+  if (!o["gpu_utilization"].get_array().get(gpus))
+    for (dom::element ge : gpus) tl.gpus.push_back(GpuUtilizationOf(ge));
   U64(o, "steps_dropped", &tl.steps_dropped);
   U64(o, "bytes_pushed", &tl.bytes_pushed);
   U64(o, "bytes_pulled", &tl.bytes_pulled);

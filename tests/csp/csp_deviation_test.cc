@@ -808,5 +808,36 @@ TEST(CspNews, AnEarlierRunsTraceFilesAreRemoved) {
   EXPECT_EQ(m.root()["removed"].get_array().value().size(), 8u);
 }
 
+// Issue 40, point 9: the DCGM logs' GPU utilization per trainer and GPU, in
+// the manifest (csp and convert alike) and the report. dcgm.0's GPU 0: 40
+// rows, GPUTL mean 45.55 and max 100, SMACT mean 0.49085, TENSO 0.4853 (as
+// python computes them from the log's text).
+TEST(CspNews, DcgmUtilizationPerTrainerAndGpu) {
+  const std::string data = std::string(PADDLE_CSP_DATA) + "/small/data";
+  TempDir out, conv;
+  RunResult r = RunTracemill({"csp", "--profile-path", data, "--timeline-path", out.path(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunTracemill({"convert", data + "/profile", data + "/dcgm", "-o", conv.path(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string want =
+      "{\"dram_active_mean\":0.5079,\"gpu\":0,\"gpu_util_max\":100,\"gpu_util_mean\":45.55,\"samples\":40,"
+      "\"sm_active_mean\":0.4908,\"sm_occupancy_mean\":0.4181,\"tensor_active_mean\":0.4853}";
+  for (const std::string& dir : {out.path(), conv.path()}) {
+    SCOPED_TRACE(dir);
+    Trace m(ReadFile(dir + "/manifest.json"));
+    simdjson::dom::array gpus = InputOf(m, "dcgm/dcgm.0")["gpu_utilization"].get_array().value();
+    ASSERT_EQ(gpus.size(), 8u);
+    EXPECT_EQ(Canonical(gpus.at(0).value()), want);
+    // The log's label: "trainer 0" (csp), "rank 0 (trainer 0)" (convert).
+    EXPECT_NE(ReadFile(dir + "/report.html")
+                  .find(dir == out.path() ? "<td>trainer 0</td>" : "<td>rank 0 (trainer 0)</td>"),
+              std::string::npos);
+    EXPECT_NE(ReadFile(dir + "/report.html")
+                  .find("</td><td class=\"n\">0</td><td class=\"n\">40</td><td class=\"n\">45.55</td>"
+                        "<td class=\"n\">100.00</td><td class=\"n\">0.491</td>"),
+              std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace tracemill::testing
