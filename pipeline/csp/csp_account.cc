@@ -50,15 +50,15 @@ void SayInputErrors(const std::vector<InputRecord>& inputs, Job& job) {
   for (const auto& r : inputs) {
     if (r.status.ok()) continue;
     if (r.format == "paddle_net_log" && !r.rejected)
-      job.console().Line(absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
+      job.console().Line(absl::StrCat("tracemill csp: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
                                       " (", r.dropped.Total(), " bad lines dropped, every other line kept)"));
     else if (r.format == "paddle_profile" && !r.rejected)
-      job.console().Line(absl::StrCat("tracemill: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
+      job.console().Line(absl::StrCat("tracemill csp: ", r.path, ": at byte ", r.error_offset, ": ", r.status.message(),
                                       " (kept the ", r.events_read - r.dropped[DropReason::kCorruptMessage],
                                       " events and memory events before it)"));
     else
       job.console().Line(
-          absl::StrCat("tracemill: ", r.path, ": ", r.status.message(), r.rejected ? " (input rejected)" : ""));
+          absl::StrCat("tracemill csp: ", r.path, ": ", r.status.message(), r.rejected ? " (input rejected)" : ""));
   }
 }
 

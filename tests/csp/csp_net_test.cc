@@ -137,7 +137,7 @@ TEST(CspNet, MalformedLinesAreDroppedAndCountedWithFileAndLine) {
                               "--group-size", "2"});
   EXPECT_EQ(r.exit_code, 3) << r.err;  // a damaged input; everything else converted
   // One line naming the file, the byte offset of the first bad line and its line number.
-  const std::string want = "tracemill: " + job + "/net/net.1: at byte 71: net: net.1:2: not valid JSON "
+  const std::string want = "tracemill csp: " + job + "/net/net.1: at byte 71: net: net.1:2: not valid JSON "
                            "(5 bad lines dropped, every other line kept)";
   EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
   Trace m(ReadFile(out + "/manifest.json"));

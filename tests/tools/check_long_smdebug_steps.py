@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Issue 40, point 1: a long smdebug job (gen_smdebug, 2 nodes x 1 hour of
-250 ms steps: 14,400 steps per node) keeps every step, and batch and follow
+"""Issue 40, points 1 and 4: a long smdebug job (gen_smdebug, 2 nodes x 1 hour
+of 250 ms steps: 14,400 steps per node) keeps every step, and batch and follow
 list the same ones in their manifests: every 4th step of the whole hour (at
-most 4,096 per input), so the report's timeline reaches the job's end.
+most 4,096 per input), so the report's timeline reaches the job's end; and
+the follow job's totals are the batch job's but for the low-GPU slices cut at
+its window edges.
 
   check_long_smdebug_steps.py GEN_SMDEBUG TRACEMILL
 """
@@ -52,6 +54,19 @@ with tempfile.TemporaryDirectory() as tmp:
         rows = db.execute("SELECT count(*), count(DISTINCT input || ':' || step), min(step), max(step) "
                           "FROM steps").fetchall()
         assert rows == [(2 * STEPS, 2 * STEPS, 0, STEPS - 1)], (out, rows)
+    # Issue 40, point 4: the follow job's totals are the batch job's: the same
+    # input bytes and framework records; its system records read (and write)
+    # more events only by the low-GPU slices cut at window edges (README,
+    # follow mode), which its tables count.
+    assert follow["totals"]["input_bytes"] == batch["totals"]["input_bytes"]
+    for b, f in zip(framework_inputs(batch), framework_inputs(follow)):
+        assert f["events_read"] == b["events_read"], (b["path"], b["events_read"], f["events_read"])
+    low = {}
+    for out in ("batch", "follow"):
+        db = sqlite3.connect(f"{tmp}/{out}/tables.sqlite")
+        low[out] = db.execute("SELECT count(*) FROM low_gpu_utilization").fetchone()[0]
+    more = follow["totals"]["events_read"] - batch["totals"]["events_read"]
+    assert more == low["follow"] - low["batch"] and more > 0, (more, low)
     # The report says which steps it shows.
     html = open(f"{tmp}/batch/report.html").read()
     assert "show those whose number is a multiple of 4" in html
