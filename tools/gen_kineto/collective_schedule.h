@@ -129,6 +129,20 @@ struct CollectiveInstance {
   int64_t index = 0;   // k: its position in every rank's sequence (`Seq`)
   int op = 0;          // index into kSyncCollectives
   int64_t end_ns = 0;  // E_k, true time, a whole µs
+  bool late = false;   // the late rank (--late-rank) arrives late at this one
+};
+
+// A late arrival (--late-rank, --late-us, --late-percent): at a late
+// instance the schedule leaves `late_us` more before E_k, and the late rank
+// launches its kernel only at LateLaunchNs, the latest instant that still
+// leaves kMinCollectiveNs: its kernel starts at least late_us - 35 µs after
+// every other rank's (theirs start by E_k - late_us - slack - min - J at the
+// latest, see Next). Which instances are late is drawn from a stream of its
+// own, so a job without a late rank is written as before.
+struct LateArrivals {
+  int64_t late_us = 0;
+  int percent = 0;
+  bool on() const { return late_us > 0 && percent > 0; }
 };
 
 // CollectiveSchedule: yields E_0, E_1, ... in order. Every rank makes its
@@ -137,8 +151,19 @@ class CollectiveSchedule {
  public:
   // `seed`: --seed; `jitter_us`: J, --collective-jitter-us (the schedule
   // leaves room for a release J late and an end J early).
-  CollectiveSchedule(uint64_t seed, int64_t jitter_us)
-      : rng_(seed * 0x100000001b3ULL + 0x5851f42d4c957f2dULL), jitter_ns_(jitter_us * kUs), end_ns_(JobStartNs(seed)) {}
+  CollectiveSchedule(uint64_t seed, int64_t jitter_us, LateArrivals late = {})
+      : rng_(seed * 0x100000001b3ULL + 0x5851f42d4c957f2dULL),
+        late_rng_(seed * 0x9e3779b97f4a7c15ULL + 0x2545f4914f6cdd1dULL),
+        jitter_ns_(jitter_us * kUs),
+        end_ns_(JobStartNs(seed)),
+        late_(late) {}
+
+  // LateLaunchNs: when the late rank launches at late instance `c` (true
+  // time): its kernel starts within kLaunchDelayMaxNs and still lasts
+  // kMinCollectiveNs before the earliest end E_k - J.
+  int64_t LateLaunchNs(const CollectiveInstance& c) const {
+    return c.end_ns - jitter_ns_ - kMinCollectiveNs - kLaunchDelayMaxNs;
+  }
 
   // The next instance, k = 0, 1, ...
   CollectiveInstance Next() {
@@ -152,15 +177,21 @@ class CollectiveSchedule {
     const int64_t release_ns = c.index == 0 ? 0 : jitter_ns_;  // the previous end, J late at most
     const int64_t gap_ns = release_ns + work_ns + kLaunchDelayMaxNs + kMinCollectiveNs + jitter_ns_;
     end_ns_ += (gap_ns + kUs - 1) / kUs * kUs + rng_.Range(0, kMaxSlackUs) * kUs;
+    if (late_.on() && late_rng_.Percent(static_cast<uint32_t>(late_.percent))) {
+      c.late = true;
+      end_ns_ += late_.late_us * kUs;
+    }
     c.end_ns = end_ns_;
     return c;
   }
 
  private:
   Rng rng_;
+  Rng late_rng_;  // which instances are late (drawn only with a late rank)
   int64_t jitter_ns_;
   int64_t end_ns_;  // E of the last instance (JobStartNs before the first)
   int64_t next_ = 0;
+  LateArrivals late_;
 };
 
 }  // namespace tracemill::tools::gen_kineto

@@ -189,6 +189,17 @@ void AddFlags(CLI::App* app, Config* c) {
   app->add_flag("--dense", c->dense,
                 "About 210 bytes per event, as smdebug and Horovod timelines: no shapes or call stacks "
                 "(record_shapes 0), no whitespace outside strings");
+  app->add_option("--late-rank", c->sync.late_rank,
+                  "A straggler for collective tests: this rank launches its NCCL kernel late at some "
+                  "collectives (with --clock-offsets-us, --late-us and --late-percent); the instances and "
+                  "the truth are written to OUT/late_arrivals.json")
+      ->check(CLI::Range(0, 1 << 20));
+  app->add_option("--late-us", c->sync.late_us,
+                  "How late: the rank's kernel starts at least this many µs, less 35, after every other rank's")
+      ->check(CLI::Range(int64_t{100}, int64_t{1000000}));
+  app->add_option("--late-percent", c->sync.late_percent,
+                  "Of the collective instances, the share (drawn job-wide from --seed) the rank is late at")
+      ->check(CLI::Range(1, 100));
   app->add_flag("--collective-seq", c->sync.seq,
                 "Write Kineto's \"Seq\" (the instance number in its process group) on collective kernels "
                 "(with --clock-offsets-us)");
@@ -197,11 +208,17 @@ void AddFlags(CLI::App* app, Config* c) {
 // ParseSyncFlags checks --clock-offsets-us (one integer µs per node, at
 // most 10^9 in size) and fills `c->sync`. Returns "" or the usage error.
 std::string ParseSyncFlags(const CLI::App& app, Config* c) {
+  const bool late = app.count("--late-rank") || app.count("--late-us") || app.count("--late-percent");
   if (c->clock_offsets_us.empty()) {
-    if (app.count("--collective-jitter-us") || c->sync.seq)
-      return "--collective-jitter-us and --collective-seq need --clock-offsets-us";
+    if (app.count("--collective-jitter-us") || c->sync.seq || late)
+      return "--collective-jitter-us, --collective-seq and --late-* need --clock-offsets-us";
     return "";
   }
+  if (late && (!app.count("--late-rank") || !app.count("--late-us") || !app.count("--late-percent")))
+    return "--late-rank, --late-us and --late-percent go together";
+  if (late && c->sync.late_rank >= c->ranks)
+    return "--late-rank " + std::to_string(c->sync.late_rank) + " is not a rank of the job (--ranks " +
+           std::to_string(c->ranks) + ")";
   const int64_t nodes = (int64_t{c->ranks} + c->gpus_per_node - 1) / c->gpus_per_node;
   std::vector<int64_t>& offsets = c->sync.node_offsets_us;
   std::string_view rest = c->clock_offsets_us;
@@ -225,6 +242,29 @@ std::string ParseSyncFlags(const CLI::App& app, Config* c) {
   for (int r = 0; r < c->ranks; ++r) c->sync.group_ranks += (r ? ", " : "") + std::to_string(r);
   c->sync.group_ranks += "]";
   return "";
+}
+
+// WriteLateTruth writes OUT/late_arrivals.json: the late rank, how late, and
+// the late instances k (`Seq`) of the job-wide schedule, for every k a rank
+// of --events events could hold (each collective is at least one event).
+bool WriteLateTruth(const Config& c) {
+  CollectiveSchedule s(c.seed, c.sync.jitter_us, LateArrivals{c.sync.late_us, c.sync.late_percent});
+  std::string o = "{\"rank\": " + std::to_string(c.sync.late_rank) + ", \"late_us\": " +
+                  std::to_string(c.sync.late_us) + ", \"min_lead_us\": " + std::to_string(c.sync.late_us - 35) +
+                  ", \"late_instances\": [";
+  bool first = true;
+  for (int64_t k = 0; k < c.events; ++k) {
+    if (!s.Next().late) continue;
+    o += (first ? "" : ", ") + std::to_string(k);
+    first = false;
+  }
+  o += "]}\n";
+  const std::string path = c.out + "/late_arrivals.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  const bool ok = f && std::fwrite(o.data(), 1, o.size(), f) == o.size();
+  if (f) std::fclose(f);
+  if (!ok) std::fprintf(stderr, "gen_kineto: cannot write %s\n", path.c_str());
+  return ok;
 }
 
 // Writes every rank file on `c.jobs` threads and prints the JSON summary
@@ -256,6 +296,7 @@ int WriteRankFiles(const Config& c) {
     std::fprintf(stderr, "gen_kineto: %s\n", totals.error.c_str());
     return 1;
   }
+  if (c.sync.late_rank >= 0 && !WriteLateTruth(c)) return 1;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
       "{\"files\": %d, \"events_per_file\": %lld, \"events\": %lld, \"json_bytes\": %llu, "

@@ -27,7 +27,7 @@ RankWriter::RankWriter(const Config& c, int rank, Sections* sections)
   start_ns_ = JobStartNs(c.seed) + rng_.Range(0, 2000) * kUs + rng_.Range(0, 999);
   if (c.sync.on()) {
     clock_offset_ns_ = c.sync.node_offsets_us[static_cast<size_t>(rank / c.gpus_per_node)] * kUs;
-    schedule_.emplace(c.seed, c.sync.jitter_us);
+    schedule_.emplace(c.seed, c.sync.jitter_us, LateArrivals{c.sync.late_us, c.sync.late_percent});
   }
 }
 
@@ -162,12 +162,15 @@ int64_t RankWriter::Collective(int64_t t) {
     });
   }
   CollectiveInstance coll = schedule_->Next();
+  // The late rank waits (CPU work the others do not have) until the latest
+  // launch that still makes the collective (collective_schedule.h).
+  const int64_t late_at = coll.late && rank_ == c_.sync.late_rank ? schedule_->LateLaunchNs(coll) : INT64_MIN;
   coll.end_ns += rng_.Range(-c_.sync.jitter_us, c_.sync.jitter_us) * kUs;
   bool launched = false;
   t = Annotated(1, kSyncCollectives[static_cast<size_t>(coll.op)].annotation, t, [&](int64_t t) {
     if (remaining_ < 4) return t;
     launched = true;
-    return Launch(1, t + rng_.Range(5000, 20000), 3, &coll);
+    return Launch(1, std::max(t + rng_.Range(5000, 20000), late_at), 3, &coll);
   });
   return launched ? std::max(t, coll.end_ns) : t;
 }

@@ -27,6 +27,9 @@ struct SyncConfig {
   std::vector<int64_t> node_offsets_us;  // per node (rank / gpus_per_node); empty: not synchronized
   int64_t jitter_us = 2;                 // J: each collective ends within +-J µs of its true end
   bool seq = false;                      // write `Seq` on the collective kernels
+  int late_rank = -1;                    // --late-rank: this rank arrives late at some collectives
+  int64_t late_us = 0;                   // --late-us: by at least this much (minus 35 µs) after every other
+  int late_percent = 0;                  // --late-percent: of the instances, drawn job-wide
   std::string group_ranks;               // `Process Group Ranks`: "[0, 1, ..., ranks-1]"
   bool on() const { return !node_offsets_us.empty(); }
 };
