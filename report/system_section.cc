@@ -66,8 +66,8 @@ void LoaderTable(const TablesModel& t, std::string* o) {
   o->append("</tbody></table></div>\n");
 }
 
-std::string Mean(double sum, uint64_t n, const char* format) {
-  return n ? absl::StrFormat(format, sum / static_cast<double>(n)) : std::string();
+std::string Mean(double sum, uint64_t n, int decimals) {
+  return n ? absl::StrFormat("%.*f", decimals, sum / static_cast<double>(n)) : std::string();
 }
 
 }  // namespace
@@ -87,10 +87,10 @@ void AppendDcgmSection(const PageInput& in, std::string* o) {
   for (const InputModel& r : in.model.inputs) {
     for (const formats::GpuUtilization& g : r.timeline.gpus) {
       absl::StrAppend(o, "<tr>", Td(r.label.empty() ? r.path : r.label), TdN(absl::StrCat(g.gpu)),
-                      TdN(GroupedCount(g.samples)), TdN(Mean(g.gputl_sum, g.samples, "%.2f")),
-                      TdN(absl::StrFormat("%.2f", g.gputl_max)), TdN(Mean(g.smact_sum, g.samples, "%.3f")),
-                      TdN(Mean(g.smocc_sum, g.samples, "%.3f")), TdN(Mean(g.drama_sum, g.samples, "%.3f")),
-                      TdN(Mean(g.tenso_sum, g.samples, "%.3f")), "</tr>\n");
+                      TdN(GroupedCount(g.samples)), TdN(Mean(g.gputl_sum, g.samples, 2)),
+                      TdN(absl::StrFormat("%.2f", g.gputl_max)), TdN(Mean(g.smact_sum, g.samples, 3)),
+                      TdN(Mean(g.smocc_sum, g.samples, 3)), TdN(Mean(g.drama_sum, g.samples, 3)),
+                      TdN(Mean(g.tenso_sum, g.samples, 3)), "</tr>\n");
     }
   }
   o->append("</tbody></table></div></section>\n");
