@@ -34,6 +34,7 @@ struct InputFacts {
   int64_t first_ts_ns = 0, last_ts_ns = 0;
   int64_t clock_offset_ns = 0;           // added to its times (clocks)
   bool clock_applied = false;
+  bool on_job_clock = true;              // its times are on the job's one clock (one domain, or aligned)
   std::optional<std::string> error;      // the first error's message
   bool reused = false;                   // carried over by --resume (not read)
   bool skipped = false;                  // found in a folder and not a trace

@@ -53,6 +53,15 @@ const std::vector<formats::TableSpec>& TableSpecs() {
       {"idle_time",
        {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"stream", "INTEGER"}, {"span_ns", "INTEGER"},
         {"busy_ns", "INTEGER"}, {"idle_ns", "INTEGER"}, {"kernels", "INTEGER"}}},
+      {"collectives",
+       {{"instance", "INTEGER"}, {"process_group", "TEXT"}, {"seq", "INTEGER"}, {"collective", "TEXT"},
+        {"rank", "INTEGER"}, {"arrival_ns", "INTEGER"}, {"end_ns", "INTEGER"}, {"wait_ns", "INTEGER"},
+        {"bytes", "INTEGER"}, {"aligned", "INTEGER"}, {"input", "INTEGER"}, {"group_size", "INTEGER"}}},
+      {"collective_instances",
+       {{"instance", "INTEGER"}, {"process_group", "TEXT"}, {"seq", "INTEGER"}, {"collective", "TEXT"},
+        {"ranks", "INTEGER"}, {"first_arrival_ns", "INTEGER"}, {"last_arrival_ns", "INTEGER"},
+        {"last_rank", "INTEGER"}, {"skew_ns", "INTEGER"}, {"latency_ns", "INTEGER"}, {"bytes", "INTEGER"},
+        {"algbw_gbps", "REAL"}, {"busbw_gbps", "REAL"}, {"aligned", "INTEGER"}}},
       {"inputs",
        {{"input", "INTEGER"}, {"path", "TEXT"}, {"format", "TEXT"}, {"rank", "INTEGER"}, {"label", "TEXT"},
         {"node", "TEXT"}, {"output", "TEXT"}, {"events_read", "INTEGER"}, {"events_written", "INTEGER"},
@@ -80,7 +89,7 @@ std::vector<Table> PerInputTables() {
   return {Table::kSystemMetrics, Table::kFrameworkMetrics, Table::kDataloaderMetrics, Table::kLowGpuUtilization,
           Table::kSteps,
           Table::kPhaseByStep,   Table::kTemporalBreakdown, Table::kKernelBreakdown,  Table::kKernelTypeBreakdown,
-          Table::kCommCompOverlap, Table::kIdleTime};
+          Table::kCommCompOverlap, Table::kIdleTime, Table::kCollectives};
 }
 
 std::string TablesFileName(int shard_index, int shard_count) {

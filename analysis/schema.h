@@ -29,6 +29,8 @@ enum class Table : int {
   kKernelTypeBreakdown,  // HTA get_gpu_kernel_breakdown, per type (first frame), per rank and job
   kCommCompOverlap,    // HTA get_comm_comp_overlap
   kIdleTime,           // per rank and stream: span, busy, idle
+  kCollectives,        // per rank and collective instance (analysis/collectives.h)
+  kCollectiveInstances,  // per collective instance, across its ranks
   kInputs,             // the manifest's input records
   kOutputs,            // the manifest's output records
   kCount,

@@ -146,6 +146,8 @@ TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats
       system_rows_(TableIndex(Table::kSystemMetrics)),
       dataloader_(TableIndex(Table::kDataloaderMetrics)),
       low_gpu_(TableIndex(Table::kLowGpuUtilization)),
+      collectives_(TableIndex(Table::kCollectives)),
+      collective_rows_(r_, data),
       hta_([&] {
         // HTA's iteration filter (trace.py:873-886) needs two ProfilerStep
         // names; HTA counts them over all ranks, we per rank (README).
@@ -236,6 +238,8 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
   if (system_) return LowGpuRow(e, ts, dur);
   const std::string_view rest(e.rest, e.rest_len);
   const SpanArgs args{rest, end_rest};
+  collective_rows_.Span(e, ts, dur, rest, &collectives_);
+  Flush(&collectives_, false);
   if (e.phase == 'X' && e.cat != 0 && e.cat != trace_cat_) {
     // HTA reads `X` rows with a category (trace_parser.py:305-306).
     // The correlation matters only under HTA's filter.
@@ -421,6 +425,7 @@ InputTables TablesTap::Finish() {
   Flush(&system_rows_, true);
   Flush(&dataloader_, true);
   Flush(&low_gpu_, true);
+  Flush(&collectives_, true);
   out_.hta = hta_.Finish([&](uint32_t id) { return Plain(id); });
   for (const auto& [key, v] : phases_) {
     const uint64_t p = key.second;

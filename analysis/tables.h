@@ -23,6 +23,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "analysis/collectives.h"
 #include "analysis/facts.h"
 #include "analysis/hta_breakdowns.h"
 #include "analysis/schema.h"
@@ -105,7 +106,8 @@ class TablesTap {
   // step and phase. Refreshed after every lookup (an insert may move others).
   std::pair<int64_t, uint64_t> last_phase_key_{INT64_MIN, 0};
   std::pair<int64_t, uint64_t>* last_phase_ = nullptr;
-  formats::RowBatch framework_, system_rows_, dataloader_, low_gpu_;
+  formats::RowBatch framework_, system_rows_, dataloader_, low_gpu_, collectives_;
+  CollectiveRows collective_rows_;
   HtaTap hta_;
   bool hta_filter_ = false;  // HTA's iteration filter applies: correlations are read
   InputTables out_;

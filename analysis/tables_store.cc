@@ -276,6 +276,7 @@ absl::Status TablesCollector::Finish(const JobFacts& summary,
       TM_RETURN_IF_ERROR(writer_->Insert(b));
   }
   TM_RETURN_IF_ERROR(SortAggregates(writer_.get()));
+  TM_RETURN_IF_ERROR(MatchCollectives(writer_->db()));
   TM_RETURN_IF_ERROR(writer_->Exec(absl::StrCat("DELETE FROM main.tables_meta WHERE key IN ('", kPartialFingerprint,
                                                 "', '", kPartialInput, "')")));
   TM_RETURN_IF_ERROR(WriteJobKernelTypes(writer_.get()));
@@ -464,6 +465,7 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   }
   TM_RETURN_IF_ERROR(w->Exec("BEGIN"));
   TM_RETURN_IF_ERROR(WriteJobKernelTypes(w.get()));
+  TM_RETURN_IF_ERROR(MatchCollectives(w->db()));
   JobFacts records;
   records.inputs = merged.inputs;
   records.outputs = merged.outputs;

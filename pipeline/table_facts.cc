@@ -21,6 +21,7 @@ analysis::InputFacts InputFactsOf(const InputRecord& r) {
   f.last_ts_ns = r.last_ts_ns;
   f.clock_offset_ns = r.clock_offset_ns;
   f.clock_applied = r.clock_applied;
+  f.on_job_clock = !r.clock_unaligned && (!r.clock_decided || r.clock_applied);
   if (!r.status.ok()) f.error = std::string(r.status.message());
   f.reused = r.reused;
   f.skipped = r.skipped;

@@ -97,7 +97,6 @@ const char* ClockAlignment::DomainsWord() const {
 }
 
 ClockAlignment::ClockAlignment(ConvertContext& cx) : cx_(cx), candidate_(cx.records.size(), false) {
-  if (cx.opts.align_clocks == AlignClocks::kOff) return;
   const JobPlan& plan = cx.plan;
   std::map<std::string, std::pair<int64_t, size_t>> lowest;  // domain -> (rank, input)
   bool undetermined = false;
@@ -113,6 +112,13 @@ ClockAlignment::ClockAlignment(ConvertContext& cx) : cx_(cx), candidate_(cx.reco
     const int64_t rank = p.rank.value_or(INT64_MAX);
     auto [it, fresh] = lowest.try_emplace(d, rank, i);
     if (!fresh && rank < it->second.first) it->second = {rank, i};
+  }
+  if (cx.opts.align_clocks == AlignClocks::kOff) {
+    // Not aligned: the tables mark the rows of a job on several clocks.
+    if (lowest.size() >= 2)
+      for (InputRecord& r : cx.records) r.clock_unaligned = true;
+    std::fill(candidate_.begin(), candidate_.end(), false);
+    return;
   }
   considered_ = lowest.size() >= 2 || undetermined;
   if (!considered_) return;

@@ -70,6 +70,7 @@ struct InputRecord {
   int64_t clock_offset_ns = 0;     // added to its times to put them on the reference clock
   bool clock_applied = false;      // clock_offset_ns was applied (to its events, steps and span)
   std::string clock_note;          // how the offset was found, or why none was applied
+  bool clock_unaligned = false;    // the job spans clock domains and --align-clocks is off
   std::optional<int64_t> clock_disagrees_ns;  // its own collectives vs its node's probe, when they disagree
 
   // Conservation: every event read was written or dropped with a reason.

@@ -45,7 +45,7 @@ TEST_F(TablesConvertTest, HostileNamesAreData) {
   EXPECT_EQ(rows[3][0], "op\xEF\xBF\xBD\xEF\xBF\xBD" "end");  // U+FFFD per invalid byte, as the traces
   EXPECT_EQ(rows[1][3], "5000");
   // Every table is still there.
-  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "14");
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "16");
   EXPECT_EQ(Query(db, "SELECT path FROM inputs")[1][0], in);
 }
 
@@ -376,6 +376,65 @@ TEST_F(TablesConvertTest, ReportSummarizesSystemMetricsAndPhasesPerNode) {
   // Without --tables: no section.
   Run none = Convert({DataPath("smdebug/merge_traces"), "-q"});
   EXPECT_EQ(ReadFileBytes(none.Output("report.html")).find("<section id=\"system\">"), std::string::npos);
+}
+
+
+// Issue 35: collectives matched across ranks. By `Seq` where the kernels
+// carry it (instance 1 on rank 0 only, instance 2 on rank 1 only); by time
+// without it (ends within 50 µs, at most one op per input in an instance).
+// Arrival is the kernel's start; wait the instance's last arrival minus
+// it; latency the shortest kernel; bandwidths in GB/s with NCCL's factors.
+TEST_F(TablesConvertTest, CollectivesAreMatchedAcrossRanks) {
+  auto kernel = [](const char* name, int ts, int dur, const std::string& args) {
+    return std::string("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"") + name + "\",\"pid\":0,\"tid\":7,\"ts\":170000000000" +
+           std::to_string(ts) + ",\"dur\":" + std::to_string(dur) + ",\"args\":{\"stream\":7" + args + "}}";
+  };
+  const std::string group = ",\"Group size\":2,\"Process Group Name\":\"0\",\"Process Group Ranks\":\"[0, 1]\"";
+  const std::string reduce = ",\"Collective name\":\"allreduce\",\"In msg nelems\":1048576,"
+                             "\"Out msg nelems\":1048576,\"dtype\":\"Float\"" + group;
+  const std::string gather = ",\"Collective name\":\"_allgather_base\",\"In msg nelems\":1024,"
+                             "\"Out msg nelems\":2048,\"dtype\":\"BFloat16\"" + group;
+  const char* ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  const char* ag = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  const char* old = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
+  auto rank_file = [&](int rank, const std::vector<std::string>& events) {
+    const std::string path = tmp_.Join("rank" + std::to_string(rank) + ".json");
+    std::string text = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) + "},\"traceEvents\":[";
+    for (size_t i = 0; i < events.size(); ++i) text += (i ? "," : "") + events[i];
+    WriteFileBytes(path, text + "]}");
+    return path;
+  };
+  const std::string r0 = rank_file(0, {kernel(ar, 1000, 300, reduce + ",\"Seq\":0"),
+                                       kernel(ag, 2000, 100, gather + ",\"Seq\":1"), kernel(old, 5000, 40, ""),
+                                       kernel(old, 5042, 3, "")});
+  const std::string r1 = rank_file(1, {kernel(ar, 1200, 100, reduce + ",\"Seq\":\"0\""),
+                                       kernel("ncclDevKernel_Broadcast_RING_LL(x)", 3000, 50, group + ",\"Seq\":2"),
+                                       kernel(old, 5010, 30, "")});
+  Run r = Convert({r0, r1, "--tables", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = r.Output("tables.sqlite");
+  EXPECT_EQ(Query(db, "SELECT instance, process_group, seq, collective, rank, arrival_ns, end_ns, wait_ns, bytes, "
+                      "aligned, group_size FROM collectives ORDER BY instance, rank"),
+            (Rows{{"instance", "process_group", "seq", "collective", "rank", "arrival_ns", "end_ns", "wait_ns", "bytes",
+                   "aligned", "group_size"},
+                  {"0", "0", "0", "allreduce", "0", "1700000000001000000", "1700000000001300000", "200000", "4194304", "1", "2"},
+                  {"0", "0", "0", "allreduce", "1", "1700000000001200000", "1700000000001300000", "0", "4194304", "1", "2"},
+                  {"1", "0", "1", "allgather", "0", "1700000000002000000", "1700000000002100000", "0", "4096", "1", "2"},
+                  {"2", "0", "2", "broadcast", "1", "1700000000003000000", "1700000000003050000", "0", "NULL", "1", "2"},
+                  {"3", "", "NULL", "allreduce", "0", "1700000000005000000", "1700000000005040000", "10000", "NULL", "1", "NULL"},
+                  {"3", "", "NULL", "allreduce", "1", "1700000000005010000", "1700000000005040000", "0", "NULL", "1", "NULL"},
+                  {"4", "", "NULL", "allreduce", "0", "1700000000005042000", "1700000000005045000", "0", "NULL", "1", "NULL"}}));
+  EXPECT_EQ(Query(db, "SELECT instance, seq, collective, ranks, first_arrival_ns, last_arrival_ns, last_rank, skew_ns, "
+                      "latency_ns, bytes, round(algbw_gbps, 5), round(busbw_gbps, 5) "
+                      "FROM collective_instances ORDER BY instance"),
+            (Rows{{"instance", "seq", "collective", "ranks", "first_arrival_ns", "last_arrival_ns", "last_rank",
+                   "skew_ns", "latency_ns", "bytes", "round(algbw_gbps, 5)", "round(busbw_gbps, 5)"},
+                  {"0", "0", "allreduce", "2", "1700000000001000000", "1700000000001200000", "1", "200000", "100000", "4194304", "41.94304",
+                   "41.94304"},
+                  {"1", "1", "allgather", "1", "1700000000002000000", "1700000000002000000", "0", "0", "100000", "4096", "0.04096", "0.02048"},
+                  {"2", "2", "broadcast", "1", "1700000000003000000", "1700000000003000000", "1", "0", "50000", "NULL", "NULL", "NULL"},
+                  {"3", "NULL", "allreduce", "2", "1700000000005000000", "1700000000005010000", "1", "10000", "30000", "NULL", "NULL", "NULL"},
+                  {"4", "NULL", "allreduce", "1", "1700000000005042000", "1700000000005042000", "0", "0", "3000", "NULL", "NULL", "NULL"}}));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <random>
 #include <utility>
 
+#include "analysis/collectives.h"
 #include "analysis/hta_breakdowns.h"
 #include "analysis/tables.h"
 #include "analysis/tables_text.h"
@@ -90,6 +91,43 @@ TEST(TablesHta, IntervalsMergeWhenTheyTouch) {
   u.Add(30, 35);
   EXPECT_EQ(u.Busy(), 25);
   EXPECT_EQ(u.Span(), 35);
+}
+
+}  // namespace
+}  // namespace tracemill::analysis
+
+namespace tracemill::analysis {
+namespace {
+
+// Issue 35: the `collective` column's names, sizes and NCCL's bus factors.
+TEST(CollectiveNames, KindsOfEveryRecordAreCanonical) {
+  EXPECT_EQ(CanonicalCollective("AllReduce"), "allreduce");
+  EXPECT_EQ(CanonicalCollective("nccl:all_reduce"), "allreduce");
+  EXPECT_EQ(CanonicalCollective("gloo:all_gather"), "allgather");
+  EXPECT_EQ(CanonicalCollective("NCCL_ALLREDUCE"), "allreduce");
+  EXPECT_EQ(CanonicalCollective("MPI_BCAST"), "broadcast");
+  EXPECT_EQ(CanonicalCollective("_allgather_base"), "allgather");
+  EXPECT_EQ(CanonicalCollective("reduce_scatter_tensor_coalesced"), "reducescatter");
+  EXPECT_EQ(CanonicalCollective("ReduceScatter"), "reducescatter");
+  EXPECT_EQ(CanonicalCollective("SendRecv"), "sendrecv");
+  EXPECT_EQ(CanonicalCollective("send"), "sendrecv");
+  EXPECT_EQ(CanonicalCollective("Reduce"), "reduce");
+  EXPECT_EQ(CanonicalCollective("all_to_all"), "alltoall");
+  EXPECT_EQ(CanonicalCollective("Generic"), "generic");
+}
+
+TEST(CollectiveNames, BytesAndBusBandwidthFactors) {
+  EXPECT_EQ(DtypeBytes("Float"), 4);
+  EXPECT_EQ(DtypeBytes("BFloat16"), 2);
+  EXPECT_EQ(DtypeBytes("Long"), 8);
+  EXPECT_EQ(DtypeBytes("Float8_e4m3fn"), 1);
+  EXPECT_EQ(DtypeBytes("Quantum"), 0);
+  EXPECT_EQ(CollectiveBytes("\"args\":{\"In msg nelems\":1024,\"Out msg nelems\":8192,\"dtype\":\"Half\"}"), 16384);
+  EXPECT_EQ(CollectiveBytes("\"args\":{\"In msg nelems\":1024}"), -1);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor("allreduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor("allgather", 4), 0.75);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor("broadcast", 4), 1.0);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor("barrier", 4), 0.0);
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+#pragma once
+// Collectives across ranks (issue 35): the `collectives` and
+// `collective_instances` tables of `--tables`.
+//
+// Two halves, so that memory stays fixed for any number of ranks:
+// - CollectiveRows (the tap side, analysis/tables.h): each collective op an
+//   input writes becomes a `collectives` row (its rank, process group,
+//   `Seq`, kind, arrival = its start, end, bytes), streamed to SQLite with
+//   the other per-input rows. Which records are an input's collectives is
+//   the clock digest's rule (formats/common/collectives.h): its GPU
+//   collective kernels if it has any, else its CPU records (`nccl:*`,
+//   `gloo:*`, Horovod's), else `record_param_comms`.
+// - MatchCollectives (the account stage, and `manifest merge` after the
+//   shards' rows are joined): instances matched across ranks by a walk over
+//   the rows in SQLite's sorted order (on disk: memory holds one instance),
+//   then `instance` and `wait_ns` set and `collective_instances` written.
+//
+// Matching: ops with Kineto's `Seq` are the same instance when they share
+// (process group, Seq). Ops without it are matched by time, never by
+// ordinal (a rank may miss instances): within a (process group, kind), in
+// order of aligned end, an instance takes ops while they end within
+// kMatchToleranceNs of its first and come from inputs it does not hold yet
+// (a collective ends at nearly the same instant on every member). Times are
+// the aligned ones (`--align-clocks`); rows of an input whose clock could
+// not be aligned have `aligned` 0 and their own clock's times.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include "absl/status/status.h"
+#include "analysis/facts.h"
+#include "formats/common/collectives.h"
+#include "formats/common/event.h"
+#include "formats/common/trace_data.h"
+#include "formats/sqlite/sqlite_writer.h"
+
+namespace tracemill::analysis {
+
+// Ops without `Seq` ending within this of an instance's first end are
+// candidates for it (ns): the clock alignment's own tolerance
+// (merge::MatchOptions::tolerance_ns).
+inline constexpr int64_t kMatchToleranceNs = 50'000;
+
+// CanonicalCollective: the `collective` column: the kind lowercased, without
+// `_`, `nccl:`/`gloo:` or Horovod's `NCCL_`/`MPI_`/`GLOO_` prefixes, and with
+// the usual aliases merged (`all_reduce`, `ALLREDUCE`, `AllReduce` ->
+// `allreduce`; `_allgather_base` -> `allgather`; `bcast` -> `broadcast`;
+// `reduce_scatter_tensor` -> `reducescatter`; `send`, `recv` -> `sendrecv`).
+std::string CanonicalCollective(std::string_view kind);
+
+// DtypeBytes: bytes of one element of Kineto's `dtype` (c10's ScalarType
+// names: `Float` 4, `BFloat16` 2, ...), 0 if unknown.
+int DtypeBytes(std::string_view dtype);
+
+// CollectiveBytes: the message size of a collective from its args
+// (`In msg nelems`, `Out msg nelems`, `dtype`): the larger element count
+// times the element size, which is NCCL's size S for allreduce (in = out),
+// allgather (the gathered output) and reducescatter (the whole input).
+// -1 when the args do not tell.
+int64_t CollectiveBytes(std::string_view rest);
+
+// BusBandwidthFactor: NCCL's bus bandwidth over algorithm bandwidth for a
+// collective of `n` ranks (nccl-tests' doc/PERFORMANCE.md): allreduce
+// 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast, reduce,
+// sendrecv 1; 0 for other kinds (no bus bandwidth).
+double BusBandwidthFactor(std::string_view collective, int64_t n);
+
+// CollectiveRows: one input's collectives -> `collectives` rows. Fed every
+// complete span the input writes (its tap's Span, aligned ns).
+class CollectiveRows {
+ public:
+  CollectiveRows(const InputFacts& r, const formats::TraceData* d);
+  // Span adds a row to `b` if `e` is one of the input's collectives.
+  // `ts`, `dur`: aligned ns; `rest`: its members (a B/E pair's B).
+  void Span(const formats::Event& e, int64_t ts, int64_t dur, std::string_view rest, formats::RowBatch* b);
+
+ private:
+  const formats::TraceData* d_;
+  int64_t input_;
+  std::optional<int64_t> rank_;
+  bool aligned_;
+  uint8_t use_ = 0;                 // the CollectiveClass kept
+  std::vector<std::string> kind_;   // name id -> canonical kind ("" unknown or from args)
+  std::vector<uint8_t> kind_set_;
+};
+
+// MatchCollectives matches the `collectives` rows of `db` across ranks (see
+// the file comment), sets their `instance` and `wait_ns` and rewrites
+// `collective_instances`. Run inside a transaction. Errors: SQLite's.
+absl::Status MatchCollectives(sqlite3* db);
+
+}  // namespace tracemill::analysis

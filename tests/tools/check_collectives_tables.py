@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The `collectives` and `collective_instances` tables on a generated job with
+a known late rank (issue 35, step 2).
+
+  check_collectives_tables.py GEN_KINETO TRACEMILL
+
+gen_kineto: 4 nodes x 2 GPUs, node clock offsets 0,1500,-800,3250 us, J = 2;
+rank 5 late by 2,000 us at 60 % of the collectives (OUT/late_arrivals.json
+lists them). tracemill convert --tables with the clocks aligned:
+- with `Seq` on the kernels: every instance held by all 8 ranks has 8 rows;
+  at every late instance rank 5 is the last arrival, its wait is 0 and every
+  other rank waited at least min_lead_us (the generator's lower bound);
+- without `Seq` (matched by time): the same instances, the same last ranks,
+  first arrivals and skews;
+- --align-clocks off: every row is marked aligned = 0.
+"""
+import json
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+OFFSETS_US = "0,1500,-800,3250"
+LATE_RANK, LATE_US = 5, 2000
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def generate(gen, out, seq):
+    args = [gen, "--ranks", "8", "--gpus-per-node", "2", "--events", "20000", "--seed", "3", "--jobs", "1",
+            "--clock-offsets-us", OFFSETS_US, "--collective-jitter-us", "2", "--late-rank", str(LATE_RANK),
+            "--late-us", str(LATE_US), "--late-percent", "60", "--out", out]
+    subprocess.run(args + (["--collective-seq"] if seq else []), check=True, capture_output=True)
+
+
+def convert(tracemill, src, out, align="on"):
+    p = subprocess.run([tracemill, "convert", src, "-o", out, "--align-clocks", align, "--tables", "-q"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(p.stderr)
+    return sqlite3.connect(f"{out}/tables.sqlite")
+
+
+gen, tracemill = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:
+    generate(gen, f"{tmp}/seq", True)
+    truth = json.load(open(f"{tmp}/seq/late_arrivals.json"))
+    db = convert(tracemill, f"{tmp}/seq", f"{tmp}/out-seq")
+    insts = db.execute("SELECT instance, seq, ranks, last_rank, first_arrival_ns, skew_ns, aligned "
+                       "FROM collective_instances ORDER BY instance").fetchall()
+    whole = [i for i in insts if i[2] == 8]
+    if len(whole) < 10:
+        fail(f"only {len(whole)} instances on all 8 ranks")
+    if [i[1] for i in insts] != list(range(len(insts))):
+        fail("instances are not numbered in Seq order")
+    late = set(truth["late_instances"])
+    checked = 0
+    for instance, seq, ranks, last_rank, _, _, aligned in whole:
+        waits = dict(db.execute("SELECT rank, wait_ns FROM collectives WHERE instance = ?", (instance,)).fetchall())
+        if len(waits) != 8 or aligned != 1:
+            fail(f"instance {instance}: ranks {sorted(waits)}, aligned {aligned}")
+        if seq not in late:
+            continue
+        checked += 1
+        if last_rank != LATE_RANK or waits[LATE_RANK] != 0:
+            fail(f"late instance {seq}: last rank {last_rank}, rank {LATE_RANK} waited {waits[LATE_RANK]} ns")
+        short = {r: w for r, w in waits.items() if r != LATE_RANK and w < truth["min_lead_us"] * 1000}
+        if short:
+            fail(f"late instance {seq}: ranks waited less than {truth['min_lead_us']} us: {short}")
+    if checked < len(whole) // 3:
+        fail(f"{checked} late instances of {len(whole)}")
+    rows = db.execute("SELECT count(*), sum(aligned) FROM collectives").fetchone()
+    if rows[0] != sum(i[2] for i in insts) or rows[1] != rows[0]:
+        fail(f"collectives rows {rows}")
+
+    # Without Seq: matched by time, to the same instances.
+    generate(gen, f"{tmp}/noseq", False)
+    db2 = convert(tracemill, f"{tmp}/noseq", f"{tmp}/out-noseq")
+    by_time = db2.execute("SELECT instance, seq, ranks, last_rank, first_arrival_ns, skew_ns, aligned "
+                          "FROM collective_instances ORDER BY instance").fetchall()
+    expect = [(i, None) + tuple(rest) for i, _, *rest in insts]
+    if by_time != expect:
+        diff = next(k for k in range(min(len(by_time), len(expect))) if by_time[k] != expect[k]) \
+            if len(by_time) == len(expect) else f"{len(by_time)} vs {len(expect)} instances"
+        fail(f"matched by time differs from by Seq at {diff}")
+
+    # Clocks not aligned: every row says so.
+    db3 = convert(tracemill, f"{tmp}/noseq", f"{tmp}/out-off", "off")
+    if db3.execute("SELECT count(*) FROM collectives WHERE aligned <> 0").fetchone()[0] != 0:
+        fail("--align-clocks off: rows marked aligned")
+    print(f"ok: {len(insts)} instances, {checked} late ones with rank {LATE_RANK} last; by time = by Seq")
