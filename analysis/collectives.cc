@@ -337,7 +337,16 @@ absl::Status MatchCollectives(sqlite3* db) {
       "INSERT INTO main.collective_instances SELECT n.instance, c.process_group, c.seq, c.collective, c.ranks, "
       "c.first_arrival_ns, c.last_arrival_ns, c.last_rank, c.skew_ns, c.latency_ns, c.bytes, c.algbw_gbps, "
       "c.busbw_gbps, c.aligned FROM temp.tm_ci c JOIN temp.tm_num n ON n.cluster = c.cluster ORDER BY n.instance; "
-      "DROP TABLE temp.tm_cw; DROP TABLE temp.tm_ci; DROP TABLE temp.tm_num");
+      "DROP TABLE temp.tm_cw; DROP TABLE temp.tm_ci; DROP TABLE temp.tm_num; "
+      // Per rank: instances of two or more ranks it was last at, and the
+      // waiting it caused there (the others' waits), beside its own waits.
+      "DELETE FROM main.rank_waits; "
+      "INSERT INTO main.rank_waits SELECT c.rank, count(*), "
+      "sum(i.ranks > 1 AND i.last_rank IS c.rank), ifnull(w.caused, 0), sum(c.wait_ns) "
+      "FROM main.collectives c JOIN main.collective_instances i ON i.instance = c.instance "
+      "LEFT JOIN (SELECT i2.last_rank AS rank, sum(c2.wait_ns) AS caused FROM main.collective_instances i2 "
+      "JOIN main.collectives c2 ON c2.instance = i2.instance WHERE i2.ranks > 1 GROUP BY i2.last_rank) w "
+      "ON w.rank IS c.rank GROUP BY c.rank ORDER BY c.rank");
 }
 
 }  // namespace tracemill::analysis

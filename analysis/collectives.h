@@ -1,6 +1,6 @@
 #pragma once
-// Collectives across ranks (issue 35): the `collectives` and
-// `collective_instances` tables of `--tables`.
+// Collectives across ranks (issue 35): the `collectives`,
+// `collective_instances` and `rank_waits` tables of `--tables`.
 //
 // Two halves, so that memory stays fixed for any number of ranks:
 // - CollectiveRows (the tap side, analysis/tables.h): each collective op an
@@ -13,7 +13,8 @@
 // - MatchCollectives (the account stage, and `manifest merge` after the
 //   shards' rows are joined): instances matched across ranks by a walk over
 //   the rows in SQLite's sorted order (on disk: memory holds one instance),
-//   then `instance` and `wait_ns` set and `collective_instances` written.
+//   then `instance` and `wait_ns` set, `collective_instances` written and
+//   `rank_waits` summed from them.
 //
 // Matching: ops with Kineto's `Seq` are the same instance when they share
 // (process group, Seq). Ops without it are matched by time, never by
@@ -89,7 +90,7 @@ class CollectiveRows {
 
 // MatchCollectives matches the `collectives` rows of `db` across ranks (see
 // the file comment), sets their `instance` and `wait_ns` and rewrites
-// `collective_instances`. Run inside a transaction. Errors: SQLite's.
+// `collective_instances` and `rank_waits`. Run inside a transaction. Errors: SQLite's.
 absl::Status MatchCollectives(sqlite3* db);
 
 }  // namespace tracemill::analysis

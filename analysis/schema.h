@@ -31,6 +31,7 @@ enum class Table : int {
   kIdleTime,           // per rank and stream: span, busy, idle
   kCollectives,        // per rank and collective instance (analysis/collectives.h)
   kCollectiveInstances,  // per collective instance, across its ranks
+  kRankWaits,          // per rank: how often last, the waiting it caused and did
   kInputs,             // the manifest's input records
   kOutputs,            // the manifest's output records
   kCount,

@@ -45,7 +45,7 @@ TEST_F(TablesConvertTest, HostileNamesAreData) {
   EXPECT_EQ(rows[3][0], "op\xEF\xBF\xBD\xEF\xBF\xBD" "end");  // U+FFFD per invalid byte, as the traces
   EXPECT_EQ(rows[1][3], "5000");
   // Every table is still there.
-  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "16");
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "17");
   EXPECT_EQ(Query(db, "SELECT path FROM inputs")[1][0], in);
 }
 
@@ -435,6 +435,11 @@ TEST_F(TablesConvertTest, CollectivesAreMatchedAcrossRanks) {
                   {"2", "2", "broadcast", "1", "1700000000003000000", "1700000000003000000", "1", "0", "50000", "NULL", "NULL", "NULL"},
                   {"3", "NULL", "allreduce", "2", "1700000000005000000", "1700000000005010000", "1", "10000", "30000", "NULL", "NULL", "NULL"},
                   {"4", "NULL", "allreduce", "1", "1700000000005042000", "1700000000005042000", "0", "0", "3000", "NULL", "NULL", "NULL"}}));
+  // Rank 1 was last at both shared instances: 200 + 10 µs of rank 0's waiting.
+  EXPECT_EQ(Query(db, "SELECT * FROM rank_waits ORDER BY rank"),
+            (Rows{{"rank", "instances", "times_last", "caused_ns", "waited_ns"},
+                  {"0", "4", "0", "0", "210000"},
+                  {"1", "3", "2", "210000", "0"}}));
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ lists them). tracemill convert --tables with the clocks aligned:
   other rank waited at least min_lead_us (the generator's lower bound);
 - without `Seq` (matched by time): the same instances, the same last ranks,
   first arrivals and skews;
+- rank_waits: rank 5 caused the most waiting, was last at least at every late
+  instance and waited least;
 - --align-clocks off: every row is marked aligned = 0.
 """
 import json
@@ -76,6 +78,14 @@ with tempfile.TemporaryDirectory() as tmp:
     if rows[0] != sum(i[2] for i in insts) or rows[1] != rows[0]:
         fail(f"collectives rows {rows}")
 
+    # rank_waits: rank 5 caused the most waiting and was last at least at
+    # every late instance; it waited least.
+    waits = db.execute("SELECT rank, times_last, caused_ns, waited_ns FROM rank_waits ORDER BY rank").fetchall()
+    if [w[0] for w in waits] != list(range(8)):
+        fail(f"rank_waits ranks {[w[0] for w in waits]}")
+    top = max(waits, key=lambda w: w[2])
+    if top[0] != LATE_RANK or top[1] < checked or min(waits, key=lambda w: w[3])[0] != LATE_RANK:
+        fail(f"rank_waits {waits}")
     # Without Seq: matched by time, to the same instances.
     generate(gen, f"{tmp}/noseq", False)
     db2 = convert(tracemill, f"{tmp}/noseq", f"{tmp}/out-noseq")
