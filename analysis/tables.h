@@ -196,7 +196,9 @@ std::string TemporalBreakdownJson(sqlite3* db);
 // "spans","time_ns","longest_ns"}]` from `db`'s system_metrics,
 // phase_by_step (with inputs' nodes; the 8 longest phases a node) and
 // dataloader_metrics, at most 4,096 rows each (the report's "System and
-// phases" section, report/system_section.cc).
+// phases" section, report/system_section.cc); then, when the job has
+// collectives, `,"collectives":{"totals","ranks","worst","skew","bandwidth"}`
+// (report/collectives_section.cc).
 std::string ReportTablesJson(sqlite3* db);
 
 // CopyInputRows copies every per-input table's rows of `inputs` (all if

@@ -355,6 +355,46 @@ std::string JsonRows(sqlite3* db, const char* sql, const std::vector<const char*
   return o;
 }
 
+// CollectivesJson: `,"collectives":{...}` for the report's Collectives
+// section (report/collectives_section.cc), "" when the job has none: the
+// totals, the 16 ranks that caused the most waiting, the 10 instances of
+// the largest skew, skew over time in 64 bins of first arrival, and latency
+// and bandwidths per collective kind and message size.
+std::string CollectivesJson(sqlite3* db) {
+  const std::string totals = JsonRows(
+      db, "SELECT count(*), ifnull(sum(ranks > 1), 0), ifnull(sum(aligned = 0), 0) FROM collective_instances",
+      {"instances", "shared", "unaligned"});
+  if (totals.find("\"instances\":0,") != std::string::npos || totals == "[]") return {};
+  return absl::StrCat(
+      ",\"collectives\":{\"totals\":", totals, ",\"ranks\":",
+      JsonRows(db,
+               "SELECT rank, instances, times_last, caused_ns, waited_ns FROM rank_waits "
+               "ORDER BY caused_ns DESC, rank LIMIT 16",
+               {"rank", "instances", "times_last", "caused_ns", "waited_ns"}),
+      ",\"worst\":",
+      JsonRows(db,
+               "SELECT instance, collective, process_group, seq, ranks, first_arrival_ns, last_rank, skew_ns, "
+               "latency_ns, aligned FROM collective_instances WHERE ranks > 1 ORDER BY skew_ns DESC, instance LIMIT 10",
+               {"instance", "collective", "process_group", "seq", "ranks", "first_arrival_ns", "last_rank", "skew_ns",
+                "latency_ns", "aligned"}),
+      ",\"skew\":",
+      JsonRows(db,
+               "WITH r AS (SELECT min(first_arrival_ns) AS lo, max(first_arrival_ns) AS hi FROM collective_instances "
+               "WHERE ranks > 1) SELECT min(first_arrival_ns), count(*), CAST(avg(skew_ns) AS INTEGER), max(skew_ns) "
+               "FROM collective_instances, r WHERE ranks > 1 GROUP BY (first_arrival_ns - lo) * 64 / (hi - lo + 1) "
+               "ORDER BY 1",
+               {"start_ns", "instances", "mean_skew_ns", "max_skew_ns"}),
+      ",\"bandwidth\":",
+      JsonRows(db,
+               "SELECT collective, CASE WHEN bytes IS NULL THEN 'unknown' WHEN bytes < 65536 THEN '< 64 KiB' "
+               "WHEN bytes < 1048576 THEN '64 KiB - 1 MiB' WHEN bytes < 16777216 THEN '1 - 16 MiB' "
+               "WHEN bytes < 268435456 THEN '16 - 256 MiB' ELSE '256 MiB or more' END, count(*), "
+               "CAST(avg(latency_ns) AS INTEGER), avg(algbw_gbps), avg(busbw_gbps) FROM collective_instances "
+               "GROUP BY 1, 2 ORDER BY 1, min(ifnull(bytes, -1)) LIMIT 256",
+               {"collective", "size", "instances", "mean_latency_ns", "algbw_gbps", "busbw_gbps"}),
+      "}");
+}
+
 }  // namespace
 
 std::string ReportTablesJson(sqlite3* db) {
@@ -381,7 +421,8 @@ std::string ReportTablesJson(sqlite3* db) {
       JsonRows(db,
                "SELECT coalesce(node_id, 'rank ' || rank), count(*), sum(dur_ns), max(dur_ns) FROM "
                "dataloader_metrics GROUP BY 1 ORDER BY 1 LIMIT 4096",
-               {"node", "spans", "time_ns", "longest_ns"}));
+               {"node", "spans", "time_ns", "longest_ns"}),
+      CollectivesJson(db));
 }
 
 std::string TemporalBreakdownJson(sqlite3* db) {

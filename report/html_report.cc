@@ -162,6 +162,7 @@ std::string RenderReport(const RunModel& m, const Analysis& a) {
   AppendRoundsTable(in, &o);
   AppendStragglersTable(in, &o);
   AppendStepDurations(in, &o);
+  AppendCollectivesSection(in, &o);
   AppendClocksSection(in, &o);
   AppendTemporalBreakdown(in, &o);
   AppendSystemSection(in, &o);

@@ -178,4 +178,11 @@ std::string TruncateUtf8(std::string_view s, size_t max_bytes) {
   return absl::StrCat(std::string(s.substr(0, n)), "\xE2\x80\xA6");
 }
 
+std::string Td(std::string_view text) {
+  std::string o = "<td>";
+  AppendHtmlEscaped(text, &o);
+  return o + "</td>";
+}
+std::string TdN(const std::string& text) { return absl::StrCat("<td class=\"n\">", text, "</td>"); }
+
 }  // namespace tracemill::report

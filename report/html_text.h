@@ -75,4 +75,9 @@ std::string FormatShare(int64_t part, int64_t whole);
 // boundary, with "…" appended if anything was cut.
 std::string TruncateUtf8(std::string_view s, size_t max_bytes);
 
+// Td: a table cell of `text`, escaped; TdN: a right-aligned cell (class
+// "n") of `text`, which is markup already (a formatted number).
+std::string Td(std::string_view text);
+std::string TdN(const std::string& text);
+
 }  // namespace tracemill::report

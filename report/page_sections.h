@@ -74,6 +74,12 @@ void AppendSystemSection(const PageInput& in, std::string* out);
 // max, SM active / occupancy, DRAM and tensor active means.
 void AppendDcgmSection(const PageInput& in, std::string* out);
 
+// collectives_section.cc: `<section id="collectives">` when the manifest's
+// `tables.collectives` member has instances (convert --tables): the ranks
+// that kept the others waiting (times last, waiting caused), the worst
+// instances by skew, skew over time, latency and bandwidth per kind and size.
+void AppendCollectivesSection(const PageInput& in, std::string* out);
+
 // breakdown_section.cc: `<section id="breakdown">` when the manifest has
 // `tables.temporal_breakdown` (convert --tables): per rank (per node past 64
 // ranks) a stacked bar of HTA's compute / non-compute / idle shares of the

@@ -233,6 +233,82 @@ formats::GpuUtilization GpuRow(od::value v) {
   return g;
 }
 
+// CollectivesOf: the `tables.collectives` member (analysis/tables.h's
+// ReportTablesJson).
+int64_t IntOr0(od::value y) { return y.is_null() ? 0 : int64_t{y.get_int64()}; }
+std::optional<double> OptDouble(od::value y) {
+  if (y.is_null()) return std::nullopt;
+  return double{y.get_double()};
+}
+
+TablesModel::Collectives CollectivesOf(od::value v) {
+  TablesModel::Collectives c;
+  c.present = true;
+  for (auto field : v.get_object()) {
+    std::string_view key = field.unescaped_key();
+    od::value x = field.value();
+    for (od::value r : x.get_array()) {
+      if (key == "totals") {
+        c.instances = r["instances"].get_int64();
+        c.shared = r["shared"].get_int64();
+        c.unaligned = r["unaligned"].get_int64();
+        continue;
+      }
+      if (key == "ranks") {
+        auto& k = c.ranks.emplace_back();
+        for (auto f : r.get_object()) {
+          std::string_view n = f.unescaped_key();
+          od::value y = f.value();
+          if (n == "rank") k.rank = OptInt(y);
+          else if (n == "instances") k.instances = IntOr0(y);
+          else if (n == "times_last") k.times_last = IntOr0(y);
+          else if (n == "caused_ns") k.caused_ns = IntOr0(y);
+          else if (n == "waited_ns") k.waited_ns = IntOr0(y);
+        }
+      } else if (key == "worst") {
+        auto& i = c.worst.emplace_back();
+        for (auto f : r.get_object()) {
+          std::string_view n = f.unescaped_key();
+          od::value y = f.value();
+          if (n == "instance") i.instance = IntOr0(y);
+          else if (n == "collective") i.collective = TextOrEmpty(y);
+          else if (n == "process_group") i.process_group = TextOrEmpty(y);
+          else if (n == "seq") i.seq = OptInt(y);
+          else if (n == "ranks") i.ranks = IntOr0(y);
+          else if (n == "first_arrival_ns") i.first_arrival_ns = IntOr0(y);
+          else if (n == "last_rank") i.last_rank = OptInt(y);
+          else if (n == "skew_ns") i.skew_ns = IntOr0(y);
+          else if (n == "latency_ns") i.latency_ns = IntOr0(y);
+          else if (n == "aligned") i.aligned = IntOr0(y) != 0;
+        }
+      } else if (key == "skew") {
+        auto& b = c.skew.emplace_back();
+        for (auto f : r.get_object()) {
+          std::string_view n = f.unescaped_key();
+          od::value y = f.value();
+          if (n == "start_ns") b.start_ns = IntOr0(y);
+          else if (n == "instances") b.instances = IntOr0(y);
+          else if (n == "mean_skew_ns") b.mean_skew_ns = IntOr0(y);
+          else if (n == "max_skew_ns") b.max_skew_ns = IntOr0(y);
+        }
+      } else if (key == "bandwidth") {
+        auto& b = c.bandwidth.emplace_back();
+        for (auto f : r.get_object()) {
+          std::string_view n = f.unescaped_key();
+          od::value y = f.value();
+          if (n == "collective") b.collective = TextOrEmpty(y);
+          else if (n == "size") b.size = TextOrEmpty(y);
+          else if (n == "instances") b.instances = IntOr0(y);
+          else if (n == "mean_latency_ns") b.mean_latency_ns = IntOr0(y);
+          else if (n == "algbw_gbps") b.algbw_gbps = OptDouble(y);
+          else if (n == "busbw_gbps") b.busbw_gbps = OptDouble(y);
+        }
+      }
+    }
+  }
+  return c;
+}
+
 TablesModel Tables(od::value v) {
   TablesModel t;
   t.present = true;
@@ -263,6 +339,8 @@ TablesModel Tables(od::value v) {
       for (od::value r : x.get_array()) t.phases.push_back(PhaseRow(r));
     } else if (key == "dataloader") {
       for (od::value r : x.get_array()) t.dataloader.push_back(LoaderRow(r));
+    } else if (key == "collectives") {
+      t.collectives = CollectivesOf(x);
     }
   }
   return t;

@@ -87,6 +87,35 @@ struct TablesModel {
     int64_t spans = 0, time_ns = 0, longest_ns = 0;
   };
   std::vector<Loader> dataloader;
+  // Collectives matched across ranks (analysis/collectives.h), summed up:
+  // absent (present false) when the job has none.
+  struct Collectives {
+    bool present = false;
+    int64_t instances = 0, shared = 0, unaligned = 0;  // shared: held by two or more ranks
+    struct Rank {
+      std::optional<int64_t> rank;
+      int64_t instances = 0, times_last = 0, caused_ns = 0, waited_ns = 0;
+    };
+    std::vector<Rank> ranks;  // by caused_ns, most first
+    struct Instance {
+      int64_t instance = 0, ranks = 0, first_arrival_ns = 0, skew_ns = 0, latency_ns = 0;
+      std::string collective, process_group;
+      std::optional<int64_t> seq, last_rank;
+      bool aligned = true;
+    };
+    std::vector<Instance> worst;  // by skew, largest first
+    struct SkewBin {
+      int64_t start_ns = 0, instances = 0, mean_skew_ns = 0, max_skew_ns = 0;
+    };
+    std::vector<SkewBin> skew;  // by time
+    struct Bandwidth {
+      std::string collective, size;
+      int64_t instances = 0, mean_latency_ns = 0;
+      std::optional<double> algbw_gbps, busbw_gbps;
+    };
+    std::vector<Bandwidth> bandwidth;
+  };
+  Collectives collectives;
 };
 
 // InputModel: one entry of the manifest's `inputs`.

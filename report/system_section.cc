@@ -14,13 +14,6 @@
 namespace tracemill::report {
 namespace {
 
-std::string Td(std::string_view text) {
-  std::string o = "<td>";
-  AppendHtmlEscaped(text, &o);
-  return o + "</td>";
-}
-std::string TdN(const std::string& text) { return absl::StrCat("<td class=\"n\">", text, "</td>"); }
-
 void SystemTable(const TablesModel& t, std::string* o) {
   if (t.system.empty()) return;
   o->append("<h3>System metrics per node</h3>\n<p class=\"note\">smdebug's system samples (table "

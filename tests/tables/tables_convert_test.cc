@@ -440,6 +440,13 @@ TEST_F(TablesConvertTest, CollectivesAreMatchedAcrossRanks) {
             (Rows{{"rank", "instances", "times_last", "caused_ns", "waited_ns"},
                   {"0", "4", "0", "0", "210000"},
                   {"1", "3", "2", "210000", "0"}}));
+  // The report's Collectives section names rank 1 (the manifest's tables.collectives).
+  const std::string html = ReadFileBytes(r.Output("report.html"));
+  EXPECT_THAT(html, HasSubstr("<section id=\"collectives\">"));
+  EXPECT_THAT(html, HasSubstr("<b>Rank 1 kept the others waiting most</b>: last at 2 of 2 instances, 210 µs of "
+                              "waiting in all."));
+  EXPECT_THAT(html, HasSubstr("<tr><td>allreduce</td><td>1 - 16 MiB</td><td class=\"n\">1</td><td class=\"n\">100 µs"
+                              "</td><td class=\"n\">41.94</td><td class=\"n\">41.94</td></tr>"));
 }
 
 }  // namespace
