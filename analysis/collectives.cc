@@ -102,9 +102,8 @@ CollectiveRows::CollectiveRows(const InputFacts& r, const formats::TraceData* d)
   kind_set_.assign(d->collective_of_name.size(), 0);
 }
 
-void CollectiveRows::Span(const formats::Event& e, int64_t ts, int64_t dur, std::string_view rest,
-                          formats::RowBatch* b) {
-  if (!use_ || e.name >= kind_.size() || d_->collective_of_name[e.name] != use_) return;
+void CollectiveRows::Add(const formats::Event& e, int64_t ts, int64_t dur, std::string_view rest, int64_t step,
+                         formats::RowBatch* b) {
   const auto cls = static_cast<CollectiveClass>(use_);
   if (!kind_set_[e.name]) {
     // A kernel's kind is in its name, a CPU record's is its name; a
@@ -131,6 +130,7 @@ void CollectiveRows::Span(const formats::Event& e, int64_t ts, int64_t dur, std:
   b->Int(aligned_);
   b->Int(input_);
   if (auto n = GroupSize(rest)) b->Int(*n); else b->Null();
+  if (step >= 0) b->Int(step); else b->Null();
 }
 
 namespace {
@@ -143,7 +143,7 @@ struct Op {
   std::optional<int64_t> seq;
   std::string collective;
   int64_t arrival = 0, end = 0;
-  std::optional<int64_t> bytes, group_size;
+  std::optional<int64_t> bytes, group_size, step;
   int64_t aligned = 1;
 };
 
@@ -186,7 +186,7 @@ class Matcher {
   explicit Matcher(sqlite3* db)
       : db_(db),
         row_(db, "INSERT INTO temp.tm_cw VALUES (?,?,?)"),
-        inst_(db, "INSERT INTO temp.tm_ci VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)") {}
+        inst_(db, "INSERT INTO temp.tm_ci VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)") {}
 
   // Walk reads `sql`'s rows (Op's columns in order); `same(first, op)`:
   // whether `op` may join the instance whose first row is `first`.
@@ -223,6 +223,7 @@ class Matcher {
     o.bytes = ColumnInt(st, 8);
     o.group_size = ColumnInt(st, 9);
     o.aligned = sqlite3_column_int64(st, 10);
+    o.step = ColumnInt(st, 11);
     return o;
   }
 
@@ -231,13 +232,14 @@ class Matcher {
     if (ops_.empty()) return absl::OkStatus();
     const int64_t cluster = next_cluster_++;
     int64_t first = INT64_MAX, last = INT64_MIN, latency = INT64_MAX, aligned = 1;
-    std::optional<int64_t> last_rank, bytes, group_size;
+    std::optional<int64_t> last_rank, bytes, group_size, step;
     for (const Op& o : ops_) {
       first = std::min(first, o.arrival);
-      // The last arrival; on a tie the lowest rank.
+      // The last arrival; on a tie the lowest rank. Its step is the instance's.
       if (o.arrival > last || (o.arrival == last && o.rank && (!last_rank || *o.rank < *last_rank))) {
         last = o.arrival;
         last_rank = o.rank;
+        step = o.step;
       }
       latency = std::min(latency, o.end - o.arrival);
       if (o.bytes) bytes = std::max(bytes.value_or(0), *o.bytes);
@@ -277,6 +279,7 @@ class Matcher {
       sqlite3_bind_null(s, 13);
     }
     sqlite3_bind_int64(s, 14, aligned);
+    BindOpt(s, 15, step);
     if (sqlite3_step(s) != SQLITE_DONE) return inst_.Error("write");
     sqlite3_reset(s);
     ops_.clear();
@@ -307,13 +310,14 @@ absl::Status MatchCollectives(sqlite3* db) {
                             "CREATE TEMP TABLE tm_ci (cluster INTEGER PRIMARY KEY, process_group TEXT, seq INTEGER, "
                             "collective TEXT, ranks INTEGER, first_arrival_ns INTEGER, last_arrival_ns INTEGER, "
                             "last_rank INTEGER, skew_ns INTEGER, latency_ns INTEGER, bytes INTEGER, algbw_gbps REAL, "
-                            "busbw_gbps REAL, aligned INTEGER)");
+                            "busbw_gbps REAL, aligned INTEGER, step INTEGER)");
       !s.ok())
     return s;
   {
     Matcher m(db);
     const std::string cols =
-        "SELECT rowid, \"input\", rank, process_group, seq, collective, arrival_ns, end_ns, bytes, group_size, aligned "
+        "SELECT rowid, \"input\", rank, process_group, seq, collective, arrival_ns, end_ns, bytes, group_size, aligned, "
+        "step "
         "FROM main.collectives WHERE ";
     // By Seq: one instance per (process group, Seq).
     absl::Status s = m.Walk(cols + "seq IS NOT NULL ORDER BY process_group, seq, arrival_ns, \"input\", rowid",
@@ -336,7 +340,7 @@ absl::Status MatchCollectives(sqlite3* db) {
       "DELETE FROM main.collective_instances; "
       "INSERT INTO main.collective_instances SELECT n.instance, c.process_group, c.seq, c.collective, c.ranks, "
       "c.first_arrival_ns, c.last_arrival_ns, c.last_rank, c.skew_ns, c.latency_ns, c.bytes, c.algbw_gbps, "
-      "c.busbw_gbps, c.aligned FROM temp.tm_ci c JOIN temp.tm_num n ON n.cluster = c.cluster ORDER BY n.instance; "
+      "c.busbw_gbps, c.aligned, c.step FROM temp.tm_ci c JOIN temp.tm_num n ON n.cluster = c.cluster ORDER BY n.instance; "
       "DROP TABLE temp.tm_cw; DROP TABLE temp.tm_ci; DROP TABLE temp.tm_num; "
       // Per rank: instances of two or more ranks it was last at, and the
       // waiting it caused there (the others' waits), beside its own waits.

@@ -74,9 +74,15 @@ double BusBandwidthFactor(std::string_view collective, int64_t n);
 class CollectiveRows {
  public:
   CollectiveRows(const InputFacts& r, const formats::TraceData* d);
-  // Span adds a row to `b` if `e` is one of the input's collectives.
-  // `ts`, `dur`: aligned ns; `rest`: its members (a B/E pair's B).
-  void Span(const formats::Event& e, int64_t ts, int64_t dur, std::string_view rest, formats::RowBatch* b);
+  // Wants: `e` is one of the input's collectives.
+  bool Wants(const formats::Event& e) const {
+    return use_ && e.name < kind_.size() && d_->collective_of_name[e.name] == use_;
+  }
+  // Add adds the row of collective `e` to `b`. `ts`, `dur`: aligned ns;
+  // `rest`: its members (a B/E pair's B); `step`: the rank's step holding
+  // `ts`, -1 if none.
+  void Add(const formats::Event& e, int64_t ts, int64_t dur, std::string_view rest, int64_t step,
+           formats::RowBatch* b);
 
  private:
   const formats::TraceData* d_;

@@ -238,8 +238,10 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
   if (system_) return LowGpuRow(e, ts, dur);
   const std::string_view rest(e.rest, e.rest_len);
   const SpanArgs args{rest, end_rest};
-  collective_rows_.Span(e, ts, dur, rest, &collectives_);
-  Flush(&collectives_, false);
+  if (collective_rows_.Wants(e)) {
+    collective_rows_.Add(e, ts, dur, rest, StepAt(ts), &collectives_);
+    Flush(&collectives_, false);
+  }
   if (e.phase == 'X' && e.cat != 0 && e.cat != trace_cat_) {
     // HTA reads `X` rows with a category (trace_parser.py:305-306).
     // The correlation matters only under HTA's filter.

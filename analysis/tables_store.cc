@@ -358,8 +358,9 @@ std::string JsonRows(sqlite3* db, const char* sql, const std::vector<const char*
 // CollectivesJson: `,"collectives":{...}` for the report's Collectives
 // section (report/collectives_section.cc), "" when the job has none: the
 // totals, the 16 ranks that caused the most waiting, the 10 instances of
-// the largest skew, skew over time in 64 bins of first arrival, and latency
-// and bandwidths per collective kind and message size.
+// the largest skew, skew over time in 64 bins of first arrival, latency
+// and bandwidths per collective kind and message size, and per step the
+// rank that kept the others waiting longest (the report's straggler rule).
 std::string CollectivesJson(sqlite3* db) {
   const std::string totals = JsonRows(
       db, "SELECT count(*), ifnull(sum(ranks > 1), 0), ifnull(sum(aligned = 0), 0) FROM collective_instances",
@@ -392,6 +393,16 @@ std::string CollectivesJson(sqlite3* db) {
                "CAST(avg(latency_ns) AS INTEGER), avg(algbw_gbps), avg(busbw_gbps) FROM collective_instances "
                "GROUP BY 1, 2 ORDER BY 1, min(ifnull(bytes, -1)) LIMIT 256",
                {"collective", "size", "instances", "mean_latency_ns", "algbw_gbps", "busbw_gbps"}),
+      ",\"steps\":",
+      // Per step (the last arrival's step), the rank that kept the others
+      // waiting longest there: the skews of the instances it was last at.
+      JsonRows(db,
+               "SELECT step, rank, late_ns, times_last, instances FROM (SELECT step, last_rank AS rank, "
+               "sum(skew_ns) AS late_ns, count(*) AS times_last, sum(count(*)) OVER (PARTITION BY step) AS instances, "
+               "row_number() OVER (PARTITION BY step ORDER BY sum(skew_ns) DESC, last_rank) AS k "
+               "FROM collective_instances WHERE ranks > 1 AND step IS NOT NULL AND last_rank IS NOT NULL "
+               "GROUP BY step, last_rank) WHERE k = 1 ORDER BY step LIMIT 65536",
+               {"step", "rank", "late_ns", "times_last", "instances"}),
       "}");
 }
 

@@ -131,7 +131,7 @@ Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
   a.gpus_per_node = m.gpus_per_node > 0 ? m.gpus_per_node : 8;
   a.cpu_only = m.cpu_only;
   Participants parts = CollectParticipants(m);
-  StepComparison compared = CompareSteps(lim, &parts);
+  StepComparison compared = CompareSteps(lim, &parts, m.tables.collectives.steps);
   a.stragglers = std::move(compared.stragglers);
   a.straggler_steps_omitted = compared.steps_omitted;
   a.steps_with_straggler = compared.steps_with_straggler;

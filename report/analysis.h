@@ -29,7 +29,11 @@
 // participant of a step is its straggler, highlighted on the timeline and in
 // the table, only when it is more than 5 % and more than 1 ms behind the
 // median (`IsStraggler`): a rank 0.05 % slower than its only peer is noise,
-// not a straggler. The table keeps the `max_straggler_steps` (200) steps
+// not a straggler. A ranks' step with collectives matched across ranks
+// (`tables.collectives.steps`, convert --tables) takes its straggler from
+// them instead: the rank that kept the others waiting longest at the step's
+// collectives, when that time is beyond the same thresholds (every rank's
+// step ends at the same all-reduce, so the late rank's step is not longer). The table keeps the `max_straggler_steps` (200) steps
 // with the largest lag, in step order.
 //
 // Dead. An input whose status is an error: rejected (nothing converted) ->
@@ -127,8 +131,16 @@ struct StepStragglers {
   int32_t participants = 0;
   int64_t median_ns = 0;
   std::vector<Straggler> slowest;  // at most 3, slowest first
-  bool straggler = false;          // slowest.front() is beyond `IsStraggler`
+  bool straggler = false;          // slowest.front() (or late_label's rank) is beyond `IsStraggler`
   bool all_equal = false;          // every participant's step lasted as long: no slowest
+  // A ranks' step that holds collectives matched across ranks: its
+  // straggler is the rank that kept the others waiting longest there
+  // (`late_ns`: the skews of the `times_last` of `instances` it was last
+  // at), not the longest step, which in synchronous training is rather one
+  // of the ranks that waited.
+  bool by_collectives = false;
+  std::string late_label;
+  int64_t late_ns = 0, times_last = 0, instances = 0;
 };
 
 // DeadEntry: one row of the dead-ranks table.

@@ -64,7 +64,17 @@ void PartRow(const PageInput& in, const PartModel& p, std::string* o) {
 }
 
 // One row of the stragglers table; `groups`: with the "of" column.
-void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
+// LateCell: the collectives' straggler of a step (analysis.h), or empty.
+std::string LateCell(const StepStragglers& s) {
+  if (!s.by_collectives) return "<td class=\"n\" data-v=\"-1\"></td>";
+  std::string o = absl::StrCat("<td class=\"who", s.straggler ? " slow\" title=\"straggler of this step" : "",
+                               "\" data-v=\"", s.late_ns, "\">");
+  AppendHtmlEscaped(s.late_label, &o);
+  absl::StrAppend(&o, ": ", FormatDuration(s.late_ns), " (last at ", s.times_last, " of ", s.instances, ")</td>");
+  return o;
+}
+
+void StragglerTableRow(const StepStragglers& s, bool groups, bool collectives, std::string* o) {
   absl::StrAppend(o, "<tr data-step=\"", s.step, "\">");
   if (groups) {
     o->append("<td>");
@@ -77,10 +87,12 @@ void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
   if (s.all_equal) {  // "rank 0, +0 ns" named a slowest where there is none
     absl::StrAppend(o, "<td class=\"who\">none: all ", s.participants, " equal</td><td class=\"n\" data-v=\"",
                     top.dur_ns, "\">", FormatDuration(top.dur_ns),
-                    "</td><td class=\"n lag\" data-v=\"0\"></td><td class=\"n\"></td><td></td><td></td></tr>\n");
+                    "</td><td class=\"n lag\" data-v=\"0\"></td><td class=\"n\"></td><td></td><td></td>",
+                    collectives ? LateCell(s) : "", "</tr>\n");
     return;
   }
-  absl::StrAppend(o, "<td class=\"who", s.straggler ? " slow\" title=\"straggler of this step" : "", "\">");
+  const bool slow = s.straggler && !s.by_collectives;
+  absl::StrAppend(o, "<td class=\"who", slow ? " slow\" title=\"straggler of this step" : "", "\">");
   AppendHtmlEscaped(top.label, o);
   absl::StrAppend(o, "</td><td class=\"n\" data-v=\"", top.dur_ns, "\">", FormatDuration(top.dur_ns),
                   "</td><td class=\"n lag\" data-v=\"", top.lag_ns, "\">", top.lag_ns >= 0 ? "+" : "",
@@ -94,6 +106,7 @@ void StragglerTableRow(const StepStragglers& s, bool groups, std::string* o) {
     }
     o->append("</td>");
   }
+  if (collectives) o->append(LateCell(s));
   o->append("</tr>\n");
 }
 
@@ -222,14 +235,24 @@ void AppendStragglersTable(const PageInput& in, std::string* o) {
     absl::StrAppend(o, " Only the ", GroupedCount(a.stragglers.size()), " steps with the largest lag are listed; ",
                     GroupedCount(a.straggler_steps_omitted), " more are not.");
   o->append("</p>\n");
-  bool groups = false;
-  for (const StepStragglers& s : a.stragglers) groups |= !s.group.empty();
+  bool groups = false, collectives = false;
+  for (const StepStragglers& s : a.stragglers) groups |= !s.group.empty(), collectives |= s.by_collectives;
+  if (collectives)
+    absl::StrAppend(o, "<p class=\"note\" id=\"straggler-collectives\">Steps that hold collectives matched across "
+                    "ranks (see Collectives) take their straggler from them: in synchronous training every rank's "
+                    "step ends at the same collective, so the late rank's step is not the longest one. The last "
+                    "column names the rank that kept the others waiting longest at the step's collectives (the "
+                    "skews of the instances it arrived last at, summed); it is the straggler when that time is more "
+                    "than ", kStragglerMinPercent, " % of the step's median and more than ",
+                    FormatDuration(kStragglerMinLagNs), ".</p>\n");
   o->append("<div class=\"scroll\"><table class=\"sortable\" id=\"stragglers-table\"><thead><tr>");
   if (groups) o->append("<th>of</th>");
   o->append("<th class=\"n\">step</th><th class=\"n\">compared</th><th class=\"n\">median</th>"
             "<th>slowest</th><th class=\"n\">duration</th><th class=\"n\">behind median</th>"
-            "<th class=\"n\">%</th><th>2nd</th><th>3rd</th></tr></thead><tbody>\n");
-  for (const StepStragglers& s : a.stragglers) StragglerTableRow(s, groups, o);
+            "<th class=\"n\">%</th><th>2nd</th><th>3rd</th>");
+  if (collectives) o->append("<th>last at collectives</th>");
+  o->append("</tr></thead><tbody>\n");
+  for (const StepStragglers& s : a.stragglers) StragglerTableRow(s, groups, collectives, o);
   o->append("</tbody></table></div></section>\n");
 }
 

@@ -291,6 +291,17 @@ TablesModel::Collectives CollectivesOf(od::value v) {
           else if (n == "mean_skew_ns") b.mean_skew_ns = IntOr0(y);
           else if (n == "max_skew_ns") b.max_skew_ns = IntOr0(y);
         }
+      } else if (key == "steps") {
+        auto& s = c.steps.emplace_back();
+        for (auto f : r.get_object()) {
+          std::string_view n = f.unescaped_key();
+          od::value y = f.value();
+          if (n == "step") s.step = IntOr0(y);
+          else if (n == "rank") s.rank = IntOr0(y);
+          else if (n == "late_ns") s.late_ns = IntOr0(y);
+          else if (n == "times_last") s.times_last = IntOr0(y);
+          else if (n == "instances") s.instances = IntOr0(y);
+        }
       } else if (key == "bandwidth") {
         auto& b = c.bandwidth.emplace_back();
         for (auto f : r.get_object()) {

@@ -114,6 +114,13 @@ struct TablesModel {
       std::optional<double> algbw_gbps, busbw_gbps;
     };
     std::vector<Bandwidth> bandwidth;
+    // Per step, the rank whose late arrivals kept the others waiting
+    // longest: the skews of the `times_last` instances (of the step's
+    // `instances`) it arrived last at, summed.
+    struct StepLate {
+      int64_t step = 0, rank = 0, late_ns = 0, times_last = 0, instances = 0;
+    };
+    std::vector<StepLate> steps;  // by step
   };
   Collectives collectives;
 };

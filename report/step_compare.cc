@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "report/input_labels.h"
 
 namespace tracemill::report {
@@ -40,7 +41,8 @@ struct LaggedStepRow {
 
 // Compares the `members` (two or more) of step `key`: notes their lags,
 // marks the slowest, and returns the table row.
-LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, Participants* parts) {
+LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, Participants* parts,
+                          const TablesModel::Collectives::StepLate* late) {
   std::vector<int64_t> d;
   for (const auto& x : members) d.push_back(DurNs(*parts, x));
   const size_t n = d.size();
@@ -55,8 +57,15 @@ LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, P
     note.lag_ns = DurNs(*parts, x) - median;
     if (note.lag_ns > 0) parts->list[x.first].total_lag_ns += note.lag_ns;
   }
-  const bool straggler = IsStraggler(DurNs(*parts, members[0]) - median, median);
-  parts->list[members[0].first].notes[members[0].second].slowest = straggler;
+  // With collectives, the late rank's step (if it has this step) is marked.
+  const StepMember* late_member = nullptr;
+  if (late)
+    for (const auto& x : members)
+      if (parts->list[x.first].rank == late->rank) late_member = &x;
+  const bool straggler = late ? IsStraggler(late->late_ns, median) && late_member
+                              : IsStraggler(DurNs(*parts, members[0]) - median, median);
+  const StepMember& marked = late_member ? *late_member : members[0];
+  parts->list[marked.first].notes[marked.second].slowest = straggler;
   LaggedStepRow lagged;
   StepStragglers& row = lagged.row;
   row.group = key.first;
@@ -69,6 +78,14 @@ LaggedStepRow CompareStep(const StepKey& key, std::vector<StepMember> members, P
     row.slowest.push_back(Straggler{parts->list[members[k].first].label, DurNs(*parts, members[k]),
                                     DurNs(*parts, members[k]) - median});
   lagged.max_lag_ns = DurNs(*parts, members[0]) - median;
+  if (late) {
+    row.by_collectives = true;
+    row.late_label = absl::StrCat("rank ", late->rank);
+    row.late_ns = late->late_ns;
+    row.times_last = late->times_last;
+    row.instances = late->instances;
+    lagged.max_lag_ns = late->late_ns;
+  }
   return lagged;
 }
 
@@ -97,7 +114,7 @@ Participants CollectParticipants(const RunModel& m) {
     if (in.skipped) continue;
     if (in.timeline.tracks.empty()) {
       parts.of_input[i] = static_cast<int>(parts.list.size());
-      parts.list.push_back(Participant{"", InputLabel(in), &in.timeline.steps, {}, 0});
+      parts.list.push_back(Participant{"", InputLabel(in), in.rank, &in.timeline.steps, {}, 0});
       continue;
     }
     parts.of_track[i].assign(in.timeline.tracks.size(), -1);
@@ -105,21 +122,25 @@ Participants CollectParticipants(const RunModel& m) {
       const formats::TrackTimeline& tr = in.timeline.tracks[t];
       if (!tr.rank) continue;  // the scheduler's rounds are not compared
       parts.of_track[i][t] = static_cast<int>(parts.list.size());
-      parts.list.push_back(Participant{InputLabel(in), tr.name, &tr.steps, {}, 0});
+      parts.list.push_back(Participant{InputLabel(in), tr.name, std::nullopt, &tr.steps, {}, 0});
     }
   }
   for (Participant& p : parts.list) p.notes.resize(p.steps->size());
   return parts;
 }
 
-StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts) {
+StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts,
+                            const std::vector<TablesModel::Collectives::StepLate>& late) {
+  std::map<int64_t, const TablesModel::Collectives::StepLate*> late_of_step;
+  for (const auto& s : late) late_of_step[s.step] = &s;
   StepComparison out;
   std::set<int64_t> rank_steps;
   std::vector<LaggedStepRow> table;
   for (auto& [key, members] : GroupByStep(*parts)) {
     if (key.first.empty()) rank_steps.insert(key.second);
     if (members.size() < 2) continue;
-    table.push_back(CompareStep(key, std::move(members), parts));
+    auto it = key.first.empty() ? late_of_step.find(key.second) : late_of_step.end();
+    table.push_back(CompareStep(key, std::move(members), parts, it == late_of_step.end() ? nullptr : it->second));
     out.steps_with_straggler += table.back().row.straggler;
   }
   out.rank_steps = static_cast<int64_t>(rank_steps.size());

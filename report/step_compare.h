@@ -8,6 +8,7 @@
 // compared within a group: "" for ranks, else the run event log's label.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct StepNote {
 struct Participant {
   std::string group;  // "" for ranks, else the run event log's label
   std::string label;
+  std::optional<int64_t> rank;  // a rank's input: its rank
   const std::vector<formats::StepSpan>* steps = nullptr;  // into the RunModel
   std::vector<StepNote> notes;  // parallel to *steps
   int64_t total_lag_ns = 0;     // sum of the positive lags
@@ -68,7 +70,10 @@ struct StepComparison {
 // and returns one table row per such step (the three slowest,
 // slowest first, ties in participant order), keeping the
 // `limits.max_straggler_steps` rows with the largest lag.
-StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts);
+// A ranks' step in `late` (the manifest's tables.collectives.steps) takes
+// its straggler from there (analysis.h).
+StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts,
+                            const std::vector<TablesModel::Collectives::StepLate>& late = {});
 
 // MedianNs: the median of `durations_ns` (not empty); for an even count the
 // mean of the two middle ones, rounded down to the ns.

@@ -13,10 +13,12 @@ lists them). tracemill convert --tables with the clocks aligned:
 - without `Seq` (matched by time): the same instances, the same last ranks,
   first arrivals and skews;
 - rank_waits: rank 5 caused the most waiting, was last at least at every late
-  instance and waited least;
+  instance and waited least; the report's straggler table names rank 5 as
+  the straggler of the steps by their collectives;
 - --align-clocks off: every row is marked aligned = 0.
 """
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -86,6 +88,15 @@ with tempfile.TemporaryDirectory() as tmp:
     top = max(waits, key=lambda w: w[2])
     if top[0] != LATE_RANK or top[1] < checked or min(waits, key=lambda w: w[3])[0] != LATE_RANK:
         fail(f"rank_waits {waits}")
+    # The report's straggler table takes the steps' stragglers from the
+    # collectives: rank 5 (the longest steps are other ranks').
+    html = open(f"{tmp}/out-seq/report.html").read()
+    table = html[html.index('<section id="stragglers">'):]
+    table = table[:table.index("</section>")]
+    late = re.findall(r'<td class="who( slow)?[^>]*data-v="\d+">rank (\d+): ', table)
+    if len([1 for slow, r in late if slow]) < 2 or any(int(r) != LATE_RANK for slow, r in late if slow):
+        fail(f"straggler table's collective stragglers {late}")
+
     # Without Seq: matched by time, to the same instances.
     generate(gen, f"{tmp}/noseq", False)
     db2 = convert(tracemill, f"{tmp}/noseq", f"{tmp}/out-noseq")
