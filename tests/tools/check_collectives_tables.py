@@ -15,6 +15,7 @@ lists them). tracemill convert --tables with the clocks aligned:
 - rank_waits: rank 5 caused the most waiting, was last at least at every late
   instance and waited least; the report's straggler table names rank 5 as
   the straggler of the steps by their collectives;
+- two shards joined by manifest merge: the same tables as one process;
 - --align-clocks off: every row is marked aligned = 0.
 """
 import json
@@ -96,6 +97,19 @@ with tempfile.TemporaryDirectory() as tmp:
     late = re.findall(r'<td class="who( slow)?[^>]*data-v="\d+">rank (\d+): ', table)
     if len([1 for slow, r in late if slow]) < 2 or any(int(r) != LATE_RANK for slow, r in late if slow):
         fail(f"straggler table's collective stragglers {late}")
+
+    # Two shards joined by manifest merge: the same three tables.
+    for i in range(2):
+        p = subprocess.run([tracemill, "convert", f"{tmp}/seq", "-o", f"{tmp}/sh", "--tables", "-q", "--shard",
+                            f"{i}/2"], capture_output=True, text=True)
+        if p.returncode != 0:
+            fail(p.stderr)
+    subprocess.run([tracemill, "manifest", "merge", f"{tmp}/sh"], check=True, capture_output=True)
+    sh = sqlite3.connect(f"{tmp}/sh/tables.sqlite")
+    for sql in ["SELECT * FROM collective_instances ORDER BY instance", "SELECT * FROM rank_waits ORDER BY rank",
+                "SELECT * FROM collectives ORDER BY input, arrival_ns"]:
+        if sh.execute(sql).fetchall() != db.execute(sql).fetchall():
+            fail(f"shards joined differ from one process: {sql}")
 
     # Without Seq: matched by time, to the same instances.
     generate(gen, f"{tmp}/noseq", False)
