@@ -135,6 +135,7 @@ Analysis Analyze(const RunModel& m, const AnalysisLimits& lim) {
   a.stragglers = std::move(compared.stragglers);
   a.straggler_steps_omitted = compared.steps_omitted;
   a.steps_with_straggler = compared.steps_with_straggler;
+  a.runs = parts.runs;
   a.steps_seen = compared.rank_steps;
   const std::vector<RankRange> missing = CountRanks(m, &a);
   a.missing_are_dead = AnyInputFailed(m);

@@ -170,6 +170,7 @@ struct Analysis {
   std::vector<StepStragglers> stragglers;
   size_t straggler_steps_omitted = 0;
   size_t steps_with_straggler = 0;  // among the steps compared (kept or not)
+  int runs = 1;                  // the ranks' inputs are this many different runs (compared apart)
   std::vector<DeadEntry> dead;
   int64_t dead_ranks = 0;        // ranks counted in `dead` (ranges expanded)
   bool missing_are_dead = false; // some input failed: missing ranks are dead

@@ -237,6 +237,10 @@ void AppendStragglersTable(const PageInput& in, std::string* o) {
   o->append("</p>\n");
   bool groups = false, collectives = false;
   for (const StepStragglers& s : a.stragglers) groups |= !s.group.empty(), collectives |= s.by_collectives;
+  if (a.runs > 1)
+    absl::StrAppend(o, "<p class=\"note\" id=\"straggler-runs\">The ranks' inputs look like ", a.runs,
+                    " different runs (their time spans do not overlap): each rank is compared only with the ranks "
+                    "of its run.</p>\n");
   if (collectives)
     absl::StrAppend(o, "<p class=\"note\" id=\"straggler-collectives\">Steps that hold collectives matched across "
                     "ranks (see Collectives) take their straggler from them: in synchronous training every rank's "

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "report/input_labels.h"
+#include "report/page_sections.h"
 
 namespace tracemill::report {
 namespace {
@@ -103,10 +104,40 @@ size_t KeepLargestLags(size_t max_rows, std::vector<LaggedStepRow>* table) {
   return omitted;
 }
 
+// RunGroups: per input, "" when the ranks' inputs are one run, else
+// "run k" (1-based, by start): the inputs whose time spans overlap, as
+// pipeline/job_notes.cc tells different runs apart, so that no rank is
+// compared with another run's.
+std::vector<std::string> RunGroups(const RunModel& m, int* runs_out) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const InputModel& in = m.inputs[i];
+    if (!in.skipped && in.timeline.tracks.empty() && in.span_ns && IsEpochTime(in.span_ns->first)) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return m.inputs[a].span_ns->first < m.inputs[b].span_ns->first; });
+  std::vector<int> run(m.inputs.size(), 0);
+  int runs = 0;
+  int64_t end = INT64_MIN;
+  for (size_t i : order) {
+    const auto& span = *m.inputs[i].span_ns;
+    if (runs == 0 || span.first > end) ++runs;
+    end = std::max(end, span.second);
+    run[i] = runs;
+  }
+  std::vector<std::string> group(m.inputs.size());
+  if (runs >= 2)
+    for (size_t i = 0; i < m.inputs.size(); ++i)
+      if (run[i]) group[i] = absl::StrCat("run ", run[i]);
+  if (runs_out) *runs_out = std::max(runs, 1);
+  return group;
+}
+
 }  // namespace
 
 Participants CollectParticipants(const RunModel& m) {
   Participants parts;
+  const std::vector<std::string> run = RunGroups(m, &parts.runs);
   parts.of_input.assign(m.inputs.size(), -1);
   parts.of_track.resize(m.inputs.size());
   for (size_t i = 0; i < m.inputs.size(); ++i) {
@@ -114,7 +145,7 @@ Participants CollectParticipants(const RunModel& m) {
     if (in.skipped) continue;
     if (in.timeline.tracks.empty()) {
       parts.of_input[i] = static_cast<int>(parts.list.size());
-      parts.list.push_back(Participant{"", InputLabel(in), in.rank, &in.timeline.steps, {}, 0});
+      parts.list.push_back(Participant{run[i], InputLabel(in), in.rank, &in.timeline.steps, {}, 0, true});
       continue;
     }
     parts.of_track[i].assign(in.timeline.tracks.size(), -1);
@@ -137,9 +168,9 @@ StepComparison CompareSteps(const AnalysisLimits& limits, Participants* parts,
   std::set<int64_t> rank_steps;
   std::vector<LaggedStepRow> table;
   for (auto& [key, members] : GroupByStep(*parts)) {
-    if (key.first.empty()) rank_steps.insert(key.second);
+    if (parts->list[members.front().first].input) rank_steps.insert(key.second);
     if (members.size() < 2) continue;
-    auto it = key.first.empty() ? late_of_step.find(key.second) : late_of_step.end();
+    auto it = key.first.empty() ? late_of_step.find(key.second) : late_of_step.end();  // one run
     table.push_back(CompareStep(key, std::move(members), parts, it == late_of_step.end() ? nullptr : it->second));
     out.steps_with_straggler += table.back().row.straggler;
   }

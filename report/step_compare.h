@@ -5,7 +5,10 @@
 //
 // A participant is a rank's input (an input without tracks) or a worker
 // track of a run event log; a scheduler's rounds are not compared. Steps are
-// compared within a group: "" for ranks, else the run event log's label.
+// compared within a group: "" for ranks, else the run event log's label;
+// when the ranks' inputs are different runs (epoch time spans that do not
+// overlap), "run 1", "run 2", ... (by start): no rank is compared with
+// another run's.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -26,17 +29,19 @@ struct StepNote {
 
 // Participant: a rank's input, or a worker track of a run event log.
 struct Participant {
-  std::string group;  // "" for ranks, else the run event log's label
+  std::string group;  // "" for ranks ("run k" when different runs), else the run event log's label
   std::string label;
   std::optional<int64_t> rank;  // a rank's input: its rank
   const std::vector<formats::StepSpan>* steps = nullptr;  // into the RunModel
   std::vector<StepNote> notes;  // parallel to *steps
   int64_t total_lag_ns = 0;     // sum of the positive lags
+  bool input = false;           // a rank's input (not a worker track)
 };
 
 // Participants: every participant, and which input or track each one is.
 struct Participants {
   std::vector<Participant> list;
+  int runs = 1;  // the ranks' inputs are this many different runs
   std::vector<int> of_input;               // input -> index into `list`, -1: none
   std::vector<std::vector<int>> of_track;  // input, track -> index into `list`, -1: none
 

@@ -246,6 +246,69 @@ TEST(Analyze, BinsRowsWithMoreStepsThanFit) {
   EXPECT_EQ(bars[149].start_ns, 149 * int64_t{200'000'000});
 }
 
+// A rank's input with one step per (start, duration), epoch times.
+report::InputModel RankWithSteps(int rank, const std::vector<std::pair<int64_t, int64_t>>& steps) {
+  report::InputModel in;
+  in.path = "rank" + std::to_string(rank) + ".json";
+  in.rank = rank;
+  for (size_t k = 0; k < steps.size(); ++k)
+    in.timeline.steps.push_back({static_cast<int64_t>(k), steps[k].first, steps[k].first + steps[k].second});
+  in.span_ns = std::make_pair(steps.front().first, steps.back().first + steps.back().second);
+  return in;
+}
+
+// Issue 35: a step with collectives takes its straggler from them (the
+// late rank 2 has the shortest step 0; rank 0, which waited, the longest);
+// step 1, without collectives, keeps the step-length rule.
+TEST(Analyze, CollectivesNameTheStepsStraggler) {
+  constexpr int64_t t = 1'700'000'000'000'000'000;
+  report::RunModel m;
+  m.gpus_per_node = 8;
+  m.inputs.push_back(RankWithSteps(0, {{t, 12'000'000}, {t + 20'000'000, 10'000'000}}));
+  m.inputs.push_back(RankWithSteps(1, {{t, 10'500'000}, {t + 20'000'000, 10'000'000}}));
+  m.inputs.push_back(RankWithSteps(2, {{t, 10'000'000}, {t + 20'000'000, 14'000'000}}));
+  m.tables.present = true;
+  m.tables.collectives.present = true;
+  m.tables.collectives.steps.push_back({0, 2, 3'000'000, 2, 2});
+  const report::Analysis a = report::Analyze(m);
+  ASSERT_EQ(a.stragglers.size(), 2u);
+  const report::StepStragglers& s0 = a.stragglers[0];
+  EXPECT_TRUE(s0.by_collectives);
+  EXPECT_TRUE(s0.straggler);
+  EXPECT_EQ(s0.late_label, "rank 2");
+  EXPECT_EQ(s0.late_ns, 3'000'000);
+  EXPECT_EQ(s0.slowest.front().label, "rank 0");  // the longest step, not the straggler
+  EXPECT_FALSE(a.stragglers[1].by_collectives);
+  EXPECT_TRUE(a.stragglers[1].straggler);
+  EXPECT_EQ(a.stragglers[1].slowest.front().label, "rank 2");
+  EXPECT_EQ(a.steps_with_straggler, 2u);
+  // Timeline marks: rank 2's step 0 (collectives) and step 1 (longest).
+  ASSERT_EQ(a.rows.size(), 3u);
+  EXPECT_FALSE(a.rows[0].bars[0].slowest);
+  EXPECT_TRUE(a.rows[2].bars[0].slowest);
+  EXPECT_TRUE(a.rows[2].bars[1].slowest);
+}
+
+// Issue 35: inputs of two runs (a day apart) are compared within their run
+// only: run 2's slower steps make no straggler of run 1's ranks.
+TEST(Analyze, DifferentRunsAreComparedApart) {
+  constexpr int64_t t = 1'700'000'000'000'000'000, day = 86'400'000'000'000;
+  report::RunModel m;
+  m.gpus_per_node = 8;
+  m.inputs.push_back(RankWithSteps(0, {{t, 10'000'000}}));
+  m.inputs.push_back(RankWithSteps(1, {{t, 10'000'000}}));
+  m.inputs.push_back(RankWithSteps(0, {{t + day, 20'000'000}}));
+  m.inputs.push_back(RankWithSteps(1, {{t + day, 20'100'000}}));
+  const report::Analysis a = report::Analyze(m);
+  ASSERT_EQ(a.stragglers.size(), 2u);
+  EXPECT_EQ(a.stragglers[0].group, "run 1");
+  EXPECT_EQ(a.stragglers[1].group, "run 2");
+  EXPECT_EQ(a.stragglers[0].median_ns, 10'000'000);
+  EXPECT_EQ(a.steps_with_straggler, 0u);
+  EXPECT_EQ(a.steps_seen, 1);
+  EXPECT_EQ(a.runs, 2);
+}
+
 // More than 5 % and more than 1 ms behind the median, both.
 TEST(IsStraggler, BothThresholds) {
   EXPECT_TRUE(report::IsStraggler(5000000, 50000000));     // 10 %, 5 ms
