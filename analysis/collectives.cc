@@ -302,6 +302,65 @@ absl::Status Exec(sqlite3* db, const std::string& sql) {
 
 }  // namespace
 
+namespace {
+
+// CountOf: the first column of `sql`'s first row (0 if none, or on error).
+int64_t CountOf(sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  int64_t n = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::string> CollectiveNotices(sqlite3* db) {
+  std::vector<std::string> out;
+  const int64_t total = CountOf(db, "SELECT count(*) FROM collective_instances");
+  if (total == 0) return out;
+  // A group's size: its `Group size` (or ranks list), else the most ranks
+  // any of its instances has.
+  if (const int64_t n = CountOf(db,
+                              "WITH g AS (SELECT c.process_group AS pg, max(ifnull(c.group_size, 0)) AS size FROM "
+                              "collectives c GROUP BY 1), m AS (SELECT process_group AS pg, max(ranks) AS most FROM "
+                              "collective_instances GROUP BY 1) SELECT count(*) FROM collective_instances i "
+                              "JOIN g ON g.pg = i.process_group JOIN m ON m.pg = i.process_group "
+                              "WHERE i.ranks < max(g.size, m.most)"))
+    out.push_back(absl::StrCat("collectives: ", n, " of ", total,
+                               " instances are missing on some ranks of their process group (sampled traces, "
+                               "windows that start at different steps, or files cut short): their skew and waits "
+                               "count only the ranks that have them"));
+  if (const int64_t n = CountOf(db,
+                              "SELECT count(*) FROM (SELECT process_group FROM collectives WHERE group_size IS NOT "
+                              "NULL GROUP BY process_group HAVING count(DISTINCT group_size) > 1)"))
+    out.push_back(absl::StrCat("collectives: ", n, " process group", n == 1 ? "'s" : "s'",
+                               " ranks disagree on its size (Group size, Process Group Ranks): different jobs' "
+                               "files, or ranks of different runs?"));
+  if (const int64_t n = CountOf(db,
+                              "SELECT count(*) FROM (SELECT seq, lag(seq) OVER (PARTITION BY \"input\", "
+                              "process_group ORDER BY arrival_ns, rowid) AS prev FROM collectives WHERE seq IS NOT "
+                              "NULL) WHERE seq <= prev"))
+    out.push_back(absl::StrCat("collectives: ", n, n == 1 ? " op repeats or goes back" : " ops repeat or go back",
+                               " in its rank's Seq (in arrival order): matched by "
+                               "(process group, Seq) all the same, one op per rank and instance"));
+  if (const int64_t n = CountOf(db,
+                              "SELECT count(*) FROM (SELECT instance FROM collectives GROUP BY instance "
+                              "HAVING count(DISTINCT collective) > 1)"))
+    out.push_back(absl::StrCat("collectives: at ", n, n == 1 ? " instance" : " instances",
+                               " the ranks disagree on the collective's kind (the first rank's is listed)"));
+  const int64_t sized = CountOf(db, "SELECT count(*) FROM collective_instances WHERE bytes IS NOT NULL");
+  if (sized > 0 && sized < total)
+    out.push_back(absl::StrCat("collectives: ", total - sized, " of ", total,
+                               " instances have no message size (In/Out msg nelems and dtype): no bandwidth for them"));
+  if (const int64_t n = CountOf(db, "SELECT count(*) FROM collective_instances WHERE aligned = 0"))
+    out.push_back(absl::StrCat("collectives: ", n, " of ", total,
+                               " instances involve ranks whose clock is not aligned with the job's (aligned = 0): "
+                               "their skews and waits mix clock offsets with late arrivals (see --align-clocks)"));
+  return out;
+}
+
 absl::Status MatchCollectives(sqlite3* db) {
   if (absl::Status s = Exec(db,
                             "DROP TABLE IF EXISTS temp.tm_cw; DROP TABLE IF EXISTS temp.tm_ci; "

@@ -99,4 +99,13 @@ class CollectiveRows {
 // `collective_instances` and `rank_waits`. Run inside a transaction. Errors: SQLite's.
 absl::Status MatchCollectives(sqlite3* db);
 
+// CollectiveNotices: after MatchCollectives, one line per oddity of the
+// inputs' collectives (the job's notices: the terminal and the manifest):
+// instances that some ranks of their group do not have, a process group
+// whose ranks give different sizes, a rank whose `Seq` repeats or runs
+// backwards in a group, ranks that disagree on an instance's kind, message
+// sizes on some instances only, instances on clocks not aligned. Empty when
+// all is well (or on a SQLite error: the tables are there already).
+std::vector<std::string> CollectiveNotices(sqlite3* db);
+
 }  // namespace tracemill::analysis

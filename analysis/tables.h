@@ -171,9 +171,12 @@ class TablesCollector {
   // manifest's `tables` member (every rank's, carried ones too), then its
   // `system`, `phases` and `dataloader` members (ReportTablesJson).
   const std::string& breakdown_json() const { return breakdown_json_; }
+  // After Finish: the collectives' notices (analysis/collectives.h).
+  const std::vector<std::string>& notices() const { return notices_; }
 
  private:
-  friend absl::Status JoinShardTables(const std::string&, int, const JobFacts&, std::string*);
+  friend absl::Status JoinShardTables(const std::string&, int, const JobFacts&, std::string*,
+                                      std::vector<std::string>*);
   TablesCollector() = default;
   absl::Status Seed(formats::SqliteWriter& w, const TablesStart& how);
   absl::Status WriteRecords(const JobFacts& summary);
@@ -184,6 +187,7 @@ class TablesCollector {
   std::map<int64_t, InputTables> inputs_;
   std::set<int64_t> done_;  // inputs whose rows Done pushed
   std::string breakdown_json_;
+  std::vector<std::string> notices_;
 };
 
 // TemporalBreakdownJson: `[{"input":i,"rank":r,"kernel_ns":..,"compute_ns":..,
@@ -223,6 +227,6 @@ std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& 
 // Errors: a shard's file missing or unreadable, or the write (nothing is left).
 // `*member` gets the manifest's `tables` member for the merged manifest.
 absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const JobFacts& merged,
-                             std::string* member);
+                             std::string* member, std::vector<std::string>* notices = nullptr);
 
 }  // namespace tracemill::analysis

@@ -124,6 +124,8 @@ bool FinishTables(ConvertContext& cx, analysis::TablesCollector* tables, const s
         {"pandasframe_reference", "awslabs/sagemaker-debugger 3b82de31"},
         {"shard", absl::StrCat(cx.opts.shard.index, "/", cx.opts.shard.count)}};
     st = tables->Finish(JobFactsOf(s), meta, window);
+    if (st.ok())
+      for (const std::string& n : tables->notices()) s.notices.push_back(n);
   }
   std::string member = absl::StrCat(",\n\"tables\":{\"path\":");
   formats::AppendJsonString(name, &member);

@@ -315,7 +315,10 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
   // file fails them (exit 1, the error in the manifest's `tables` member as
   // convert records it), not the merge of everything else.
   std::string tables_member;
-  absl::Status tables = analysis::JoinShardTables(out_dir, n, JobFactsOf(merged), &tables_member);
+  std::vector<std::string> collective_notices;
+  absl::Status tables =
+      analysis::JoinShardTables(out_dir, n, JobFactsOf(merged), &tables_member, &collective_notices);
+  for (std::string& s : collective_notices) merged.notices.push_back(std::move(s));
   if (!tables.ok()) {
     // The writer's messages name the file already ("cannot write PATH: ...").
     const std::string why = absl::StartsWith(tables.message(), "cannot write ")

@@ -19,6 +19,7 @@ namespace tracemill::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class TablesConvertTest : public ConvertTest {};
 
@@ -440,6 +441,11 @@ TEST_F(TablesConvertTest, CollectivesAreMatchedAcrossRanks) {
             (Rows{{"rank", "instances", "times_last", "caused_ns", "waited_ns"},
                   {"0", "4", "0", "0", "210000"},
                   {"1", "3", "2", "210000", "0"}}));
+  // The notices: instances 1, 2 and 4 lack a rank of their group; 0 and 1 have sizes.
+  const std::string manifest = ReadFileBytes(r.Output("manifest.json"));
+  EXPECT_THAT(manifest, HasSubstr("collectives: 3 of 5 instances are missing on some ranks of their process group"));
+  EXPECT_THAT(manifest, HasSubstr("collectives: 3 of 5 instances have no message size"));
+  EXPECT_THAT(manifest, Not(HasSubstr("in its rank's Seq")));
   // The report's Collectives section names rank 1 (the manifest's tables.collectives).
   const std::string html = ReadFileBytes(r.Output("report.html"));
   EXPECT_THAT(html, HasSubstr("<section id=\"collectives\">"));
@@ -447,6 +453,40 @@ TEST_F(TablesConvertTest, CollectivesAreMatchedAcrossRanks) {
                               "waiting in all."));
   EXPECT_THAT(html, HasSubstr("<tr><td>allreduce</td><td>1 - 16 MiB</td><td class=\"n\">1</td><td class=\"n\">100 µs"
                               "</td><td class=\"n\">41.94</td><td class=\"n\">41.94</td></tr>"));
+}
+
+// Issue 35, bad input: a Seq that repeats, ranks that disagree on an
+// instance's kind and on their group's size are said (manifest notices and
+// the terminal), and every op is still a row, matched one per rank.
+TEST_F(TablesConvertTest, OddCollectivesAreSaidAndStillMatched) {
+  auto kernel = [](const char* kind, int ts, int group_size, int seq) {
+    return std::string("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_") + kind +
+           "_RING_LL(x)\",\"pid\":0,\"tid\":7,\"ts\":170000000000" + std::to_string(ts) +
+           ",\"dur\":50,\"args\":{\"stream\":7,\"Group size\":" + std::to_string(group_size) +
+           ",\"Process Group Name\":\"0\",\"Seq\":" + std::to_string(seq) + "}}";
+  };
+  auto rank_file = [&](int rank, const std::vector<std::string>& events) {
+    const std::string path = tmp_.Join("rank" + std::to_string(rank) + ".json");
+    std::string text = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) + "},\"traceEvents\":[";
+    for (size_t i = 0; i < events.size(); ++i) text += (i ? "," : "") + events[i];
+    WriteFileBytes(path, text + "]}");
+    return path;
+  };
+  const std::string r0 = rank_file(0, {kernel("AllReduce", 1000, 2, 0), kernel("AllReduce", 2000, 2, 1),
+                                       kernel("AllReduce", 3000, 2, 1)});
+  const std::string r1 = rank_file(1, {kernel("AllGather", 1010, 2, 0), kernel("AllReduce", 2010, 4, 1)});
+  Run r = Convert({r0, r1, "--tables"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: collectives: 1 op repeats or goes back in its rank's Seq"));
+  EXPECT_THAT(r.err, HasSubstr("warning: collectives: at 1 instance the ranks disagree on the collective's kind"));
+  EXPECT_THAT(r.err, HasSubstr("warning: collectives: 1 process group's ranks disagree on its size"));
+  const std::string db = r.Output("tables.sqlite");
+  EXPECT_EQ(Query(db, "SELECT instance, seq, ranks, last_rank, skew_ns FROM collective_instances ORDER BY instance"),
+            (Rows{{"instance", "seq", "ranks", "last_rank", "skew_ns"},
+                  {"0", "0", "2", "1", "10000"},
+                  {"1", "1", "2", "1", "10000"},
+                  {"2", "1", "1", "0", "0"}}));
+  EXPECT_THAT(ReadFileBytes(r.Output("manifest.json")), HasSubstr("collectives: 1 op repeats or goes back"));
 }
 
 }  // namespace
