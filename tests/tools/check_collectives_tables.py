@@ -7,7 +7,10 @@ a known late rank (issue 35, step 2).
 gen_kineto: 4 nodes x 2 GPUs, node clock offsets 0,1500,-800,3250 us, J = 2;
 rank 5 late by 2,000 us at 60 % of the collectives (OUT/late_arrivals.json
 lists them). tracemill convert --tables with the clocks aligned:
-- with `Seq` on the kernels: every instance held by all 8 ranks has 8 rows;
+- with `Seq` on the kernels: every instance held by all 8 ranks has 8 rows,
+  its skew within 5 us of the truth (the ranks' kernel starts on the true
+  clock, from the files and the known offsets) and, where the last rank leads
+  by more than 10 us, the true last rank;
   at every late instance rank 5 is the last arrival, its wait is 0 and every
   other rank waited at least min_lead_us (the generator's lower bound);
 - without `Seq` (matched by time): the same instances, the same last ranks,
@@ -16,7 +19,7 @@ lists them). tracemill convert --tables with the clocks aligned:
   instance and waited least; the report's straggler table names rank 5 as
   the straggler of the steps by their collectives;
 - two shards joined by manifest merge: the same tables as one process;
-- --align-clocks off: every row is marked aligned = 0.
+- --align-clocks off: every row is marked aligned = 0, and a notice says so.
 """
 import json
 import re
@@ -24,9 +27,13 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from decimal import Decimal
 
 OFFSETS_US = "0,1500,-800,3250"
 LATE_RANK, LATE_US = 5, 2000
+# How far a skew may be from the truth: node offsets are measured from
+# collective ends that agree within 2J = 4 us.
+SKEW_BOUND_NS = 5_000
 
 
 def fail(msg):
@@ -77,6 +84,24 @@ with tempfile.TemporaryDirectory() as tmp:
             fail(f"late instance {seq}: ranks waited less than {truth['min_lead_us']} us: {short}")
     if checked < len(whole) // 3:
         fail(f"{checked} late instances of {len(whole)}")
+    # Skew and last rank against the truth: each rank's kernel starts on the
+    # true clock (its node's offset removed), per Seq.
+    starts = {}
+    for r in range(8):
+        off = Decimal(OFFSETS_US.split(",")[r // 2])
+        for e in json.load(open(f"{tmp}/seq/rank{r}.pt.trace.json"), parse_float=Decimal)["traceEvents"]:
+            if e.get("cat") == "kernel" and e["name"].startswith("nccl"):
+                starts.setdefault(e["args"]["Seq"], {})[r] = (Decimal(e["ts"]) - off) * 1000
+    worst = 0
+    for instance, seq, ranks, last_rank, _, skew, _ in whole:
+        true = starts[seq]
+        true_skew = max(true.values()) - min(true.values())
+        worst = max(worst, abs(skew - true_skew))
+        if abs(skew - true_skew) > SKEW_BOUND_NS:
+            fail(f"instance {seq}: skew {skew} ns, truth {true_skew} ns")
+        lead = sorted(true.values())[-1] - sorted(true.values())[-2]
+        if lead > 2 * SKEW_BOUND_NS and max(true, key=true.get) != last_rank:
+            fail(f"instance {seq}: last rank {last_rank}, truth {max(true, key=true.get)}")
     rows = db.execute("SELECT count(*), sum(aligned) FROM collectives").fetchone()
     if rows[0] != sum(i[2] for i in insts) or rows[1] != rows[0]:
         fail(f"collectives rows {rows}")
@@ -126,4 +151,7 @@ with tempfile.TemporaryDirectory() as tmp:
     db3 = convert(tracemill, f"{tmp}/noseq", f"{tmp}/out-off", "off")
     if db3.execute("SELECT count(*) FROM collectives WHERE aligned <> 0").fetchone()[0] != 0:
         fail("--align-clocks off: rows marked aligned")
-    print(f"ok: {len(insts)} instances, {checked} late ones with rank {LATE_RANK} last; by time = by Seq")
+    if "instances involve ranks whose clock is not aligned" not in open(f"{tmp}/out-off/manifest.json").read():
+        fail("--align-clocks off: no notice that the skews are not aligned")
+    print(f"ok: {len(insts)} instances, {checked} late ones with rank {LATE_RANK} last; skews within "
+          f"{worst} ns of the truth; by time = by Seq")
