@@ -489,5 +489,29 @@ TEST_F(TablesConvertTest, OddCollectivesAreSaidAndStillMatched) {
   EXPECT_THAT(ReadFileBytes(r.Output("manifest.json")), HasSubstr("collectives: 1 op repeats or goes back"));
 }
 
+// Issue 35: HTA's NCCL trace (tests/data/hta/nccl_parser_config, rank 0 of a
+// 2-rank group, Kineto args with sizes): one row and one instance per NCCL
+// kernel (21), bytes = max(In, Out msg nelems) x dtype size as the args give
+// them (expected values from the file: 307,323,096 bytes in all, 424 to
+// 31,502,336), bandwidths worked by hand: instance 0, a broadcast of
+// 212,480 B in 30.975 us: 212480 / 30975 = 6.859726 GB/s, bus factor 1;
+// instance 2, an allreduce of 2,049,000 floats = 8,196,000 B in 3,306.963 us:
+// 8196000 / 3306963 = 2.478407 GB/s, bus factor 2(n-1)/n = 1 for n = 2.
+TEST_F(TablesConvertTest, HtaNcclTraceGivesOneInstancePerKernelWithItsSize) {
+  Run r = Convert({DataPath("hta/nccl_parser_config/nccl_data.json.gz"), "--tables", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = r.Output("tables.sqlite");
+  EXPECT_EQ(Query(db, "SELECT count(*), sum(bytes), min(bytes), max(bytes), count(DISTINCT instance), "
+                      "min(group_size), max(group_size) FROM collectives"),
+            (Rows{{"count(*)", "sum(bytes)", "min(bytes)", "max(bytes)", "count(DISTINCT instance)",
+                   "min(group_size)", "max(group_size)"},
+                  {"21", "307323096", "424", "31502336", "21", "2", "2"}}));
+  EXPECT_EQ(Query(db, "SELECT instance, collective, bytes, latency_ns, round(algbw_gbps, 6), round(busbw_gbps, 6) "
+                      "FROM collective_instances WHERE instance IN (0, 2) ORDER BY instance"),
+            (Rows{{"instance", "collective", "bytes", "latency_ns", "round(algbw_gbps, 6)", "round(busbw_gbps, 6)"},
+                  {"0", "broadcast", "212480", "30975", "6.859726", "6.859726"},
+                  {"2", "allreduce", "8196000", "3306963", "2.478407", "2.478407"}}));
+}
+
 }  // namespace
 }  // namespace tracemill::testing
