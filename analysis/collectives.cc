@@ -361,6 +361,26 @@ std::vector<std::string> CollectiveNotices(sqlite3* db) {
   return out;
 }
 
+std::vector<LastArrival> LastArrivals(sqlite3* db, size_t max) {
+  std::vector<LastArrival> out;
+  Statement st(db, absl::StrCat("SELECT instance, ranks, first_arrival_ns, last_arrival_ns, seq, last_rank, collective, "
+                                "process_group FROM (SELECT * FROM collective_instances WHERE ranks > 1 ORDER BY "
+                                "skew_ns DESC, instance LIMIT ", max, ") ORDER BY first_arrival_ns, instance"));
+  if (!st.get()) return out;
+  while (sqlite3_step(st.get()) == SQLITE_ROW) {
+    LastArrival& a = out.emplace_back();
+    a.instance = sqlite3_column_int64(st.get(), 0);
+    a.ranks = sqlite3_column_int64(st.get(), 1);
+    a.first_ns = sqlite3_column_int64(st.get(), 2);
+    a.last_ns = sqlite3_column_int64(st.get(), 3);
+    a.seq = ColumnInt(st.get(), 4);
+    a.rank = ColumnInt(st.get(), 5);
+    a.collective = ColumnText(st.get(), 6);
+    a.process_group = ColumnText(st.get(), 7);
+  }
+  return out;
+}
+
 absl::Status MatchCollectives(sqlite3* db) {
   if (absl::Status s = Exec(db,
                             "DROP TABLE IF EXISTS temp.tm_cw; DROP TABLE IF EXISTS temp.tm_ci; "

@@ -108,4 +108,22 @@ absl::Status MatchCollectives(sqlite3* db);
 // all is well (or on a SQLite error: the tables are there already).
 std::vector<std::string> CollectiveNotices(sqlite3* db);
 
+// LastArrival: an instance of two or more ranks as the overview marks it
+// (pipeline/output/overview.h): from its first arrival to its last, on the
+// row of the rank that arrived last.
+struct LastArrival {
+  int64_t instance = 0, ranks = 0;
+  int64_t first_ns = 0, last_ns = 0;  // arrivals (aligned ns)
+  std::optional<int64_t> seq, rank;   // rank: the last arrival's
+  std::string collective, process_group;
+};
+
+// The overview's marks at most (the largest skews when there are more).
+inline constexpr size_t kMaxLastArrivals = 16384;
+
+// LastArrivals: after MatchCollectives, the instances of two or more ranks,
+// in order of first arrival; the `max` largest skews if there are more
+// (ties: the earlier). Empty on a SQLite error.
+std::vector<LastArrival> LastArrivals(sqlite3* db, size_t max = kMaxLastArrivals);
+
 }  // namespace tracemill::analysis

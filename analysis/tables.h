@@ -171,12 +171,14 @@ class TablesCollector {
   // manifest's `tables` member (every rank's, carried ones too), then its
   // `system`, `phases` and `dataloader` members (ReportTablesJson).
   const std::string& breakdown_json() const { return breakdown_json_; }
-  // After Finish: the collectives' notices (analysis/collectives.h).
+  // After Finish: the collectives' notices and the overview's marks
+  // (analysis/collectives.h).
   const std::vector<std::string>& notices() const { return notices_; }
+  const std::vector<LastArrival>& last_arrivals() const { return last_arrivals_; }
 
  private:
   friend absl::Status JoinShardTables(const std::string&, int, const JobFacts&, std::string*,
-                                      std::vector<std::string>*);
+                                      std::vector<std::string>*, std::vector<LastArrival>*);
   TablesCollector() = default;
   absl::Status Seed(formats::SqliteWriter& w, const TablesStart& how);
   absl::Status WriteRecords(const JobFacts& summary);
@@ -188,6 +190,7 @@ class TablesCollector {
   std::set<int64_t> done_;  // inputs whose rows Done pushed
   std::string breakdown_json_;
   std::vector<std::string> notices_;
+  std::vector<LastArrival> last_arrivals_;
 };
 
 // TemporalBreakdownJson: `[{"input":i,"rank":r,"kernel_ns":..,"compute_ns":..,
@@ -225,8 +228,10 @@ std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& 
 // kernel-type rows, the merged manifest's inputs and outputs. Returns OK
 // without writing when no shard wrote tables.
 // Errors: a shard's file missing or unreadable, or the write (nothing is left).
-// `*member` gets the manifest's `tables` member for the merged manifest.
+// `*member` gets the manifest's `tables` member for the merged manifest;
+// `*notices` the collectives' notices, `*marks` the overview's marks.
 absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const JobFacts& merged,
-                             std::string* member, std::vector<std::string>* notices = nullptr);
+                             std::string* member, std::vector<std::string>* notices = nullptr,
+                             std::vector<LastArrival>* marks = nullptr);
 
 }  // namespace tracemill::analysis

@@ -278,6 +278,7 @@ absl::Status TablesCollector::Finish(const JobFacts& summary,
   TM_RETURN_IF_ERROR(SortAggregates(writer_.get()));
   TM_RETURN_IF_ERROR(MatchCollectives(writer_->db()));
   notices_ = CollectiveNotices(writer_->db());
+  last_arrivals_ = LastArrivals(writer_->db());
   TM_RETURN_IF_ERROR(writer_->Exec(absl::StrCat("DELETE FROM main.tables_meta WHERE key IN ('", kPartialFingerprint,
                                                 "', '", kPartialInput, "')")));
   TM_RETURN_IF_ERROR(WriteJobKernelTypes(writer_.get()));
@@ -492,7 +493,8 @@ absl::Status CheckShardMeta(sqlite3* db, const std::string& file, const std::str
 }  // namespace
 
 absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const JobFacts& merged,
-                             std::string* member, std::vector<std::string>* notices) {
+                             std::string* member, std::vector<std::string>* notices,
+                             std::vector<LastArrival>* marks) {
   std::vector<std::string> files;
   for (int i = 0; i < shard_count; ++i) files.push_back(out_dir + "/" + TablesFileName(i, shard_count));
   int present = 0;
@@ -520,6 +522,7 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   TM_RETURN_IF_ERROR(WriteJobKernelTypes(w.get()));
   TM_RETURN_IF_ERROR(MatchCollectives(w->db()));
   if (notices) *notices = CollectiveNotices(w->db());
+  if (marks) *marks = LastArrivals(w->db());
   JobFacts records;
   records.inputs = merged.inputs;
   records.outputs = merged.outputs;

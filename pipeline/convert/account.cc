@@ -144,13 +144,14 @@ void AddFollowWindowMember(const FollowWindow& w, RunSummary* s) {
 // The overview: a block for every input read (those not written: steps
 // only), the blocks of inputs an earlier run kept (--resume) from its file.
 void WriteOverview(ConvertContext& cx, const ResumeState& resume, OverviewCollector* overview) {
+  // After the tables: their collectives' last arrivals are marked in it.
   for (size_t i = 0; i < cx.records.size(); ++i) {
     const InputRecord& r = cx.records[i];
     if (cx.read[i] && !cx.clock_only[i] && r.owner_shard < 0 && !r.skipped && !overview->Has(i))
       overview->AddBlock(r, nullptr);
   }
   const std::string name = OverviewCollector::FileName(cx.opts.shard.index, cx.opts.shard.count);
-  if (absl::Status st = overview->Write(cx.opts.out_dir, name, resume.overview_blocks); !st.ok())
+  if (absl::Status st = overview->Write(cx.opts.out_dir, name, resume.overview_blocks, cx.last_arrivals); !st.ok())
     cx.job.Say(absl::StrCat("cannot write ", cx.opts.out_dir, "/", name, ": ", st.message()));
 }
 
@@ -192,7 +193,6 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
     return;
   }
   TakeJobSpan(cx, groups);
-  WriteOverview(cx, resume, overview);
   ListOutputsAndInputs(cx, resume);
   MarkMostlyLost(&cx.job.summary().inputs);
   cx.job.summary().notices = Notices(cx.job.summary());
@@ -201,6 +201,7 @@ void AccountForConvert(ConvertContext& cx, const OutputGroups& groups, ResumeSta
     cx.job.summary().notices.push_back(std::move(guess));
   if (cx.opts.follow_window) AddFollowWindowMember(*cx.opts.follow_window, &cx.job.summary());
   const bool tables_ok = !finish_tables || finish_tables();
+  WriteOverview(cx, resume, overview);
   RemoveEarlierRunsOutputs(cx, tables_ok);
   if (cx.job.WriteManifest(cx.opts.out_dir, groups.plan_broken() || !tables_ok, false).ok() && resume.journal)
     resume.journal->Remove();  // the manifest holds everything the journal did

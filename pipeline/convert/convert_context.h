@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/collectives.h"
 #include "pipeline/inputs/input_record.h"
 #include "pipeline/inputs/rank_name.h"
 #include "pipeline/job.h"
@@ -35,6 +36,9 @@ struct ConvertContext {
   // run removes that manifest; pipeline/output/earlier_run.h): those this
   // run does not write are removed in the account stage.
   std::vector<std::string> earlier_files;
+  // The collectives' last arrivals the overview marks (tables_job.h's
+  // FinishTables; not in a shard's own overview: manifest merge adds them).
+  std::vector<analysis::LastArrival> last_arrivals;
 
   // The shard this process is.
   int me() const { return opts.shard.index; }

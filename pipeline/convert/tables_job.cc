@@ -124,8 +124,10 @@ bool FinishTables(ConvertContext& cx, analysis::TablesCollector* tables, const s
         {"pandasframe_reference", "awslabs/sagemaker-debugger 3b82de31"},
         {"shard", absl::StrCat(cx.opts.shard.index, "/", cx.opts.shard.count)}};
     st = tables->Finish(JobFactsOf(s), meta, window);
-    if (st.ok())
+    if (st.ok()) {
       for (const std::string& n : tables->notices()) s.notices.push_back(n);
+      if (cx.opts.shard.count <= 1) cx.last_arrivals = tables->last_arrivals();
+    }
   }
   std::string member = absl::StrCat(",\n\"tables\":{\"path\":");
   formats::AppendJsonString(name, &member);

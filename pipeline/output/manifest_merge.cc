@@ -262,13 +262,14 @@ RunSummary JoinShards(std::vector<std::optional<RunSummary>>& shards, int first,
 
 // JoinOverviews writes overview.trace.json from the shards' overviews
 // (overview.h): the blocks of every shard, by input, as one process writes them.
-absl::Status JoinOverviews(const std::string& out_dir, int shard_count, uint64_t inputs) {
+absl::Status JoinOverviews(const std::string& out_dir, int shard_count, uint64_t inputs,
+                           const std::vector<analysis::LastArrival>& marks) {
   std::map<int64_t, std::string> blocks;
   for (int i = 0; i < shard_count; ++i)
     blocks.merge(OverviewCollector::BlocksOf(out_dir + "/" + OverviewCollector::FileName(i, shard_count)));
   const int64_t no_offset = 0;  // --relative-time is refused with shards
   OverviewCollector overview(static_cast<size_t>(inputs), no_offset);
-  return overview.Write(out_dir, kOverviewFileName, blocks);
+  return overview.Write(out_dir, kOverviewFileName, blocks, marks);
 }
 
 }  // namespace
@@ -306,18 +307,14 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
   rep.outputs = merged.outputs.size();
   rep.inputs = static_cast<size_t>(std::count_if(merged.inputs.begin(), merged.inputs.end(),
                                                  [](const InputRecord& r) { return !r.skipped; }));
-  if (absl::Status st = JoinOverviews(out_dir, n, shards[static_cast<size_t>(first)]->inputs_in_job); !st.ok()) {
-    rep.problems.push_back(absl::StrCat("cannot write ", kOverviewFileName, ": ", st.message()));
-    rep.exit_code = kExitInternal;
-    return rep;
-  }
   // The tables are one output among others: a shard's damaged or missing
   // file fails them (exit 1, the error in the manifest's `tables` member as
   // convert records it), not the merge of everything else.
   std::string tables_member;
   std::vector<std::string> collective_notices;
-  absl::Status tables =
-      analysis::JoinShardTables(out_dir, n, JobFactsOf(merged), &tables_member, &collective_notices);
+  std::vector<analysis::LastArrival> collective_marks;  // the overview's, after the tables
+  absl::Status tables = analysis::JoinShardTables(out_dir, n, JobFactsOf(merged), &tables_member,
+                                                  &collective_notices, &collective_marks);
   for (std::string& s : collective_notices) merged.notices.push_back(std::move(s));
   if (!tables.ok()) {
     // The writer's messages name the file already ("cannot write PATH: ...").
@@ -333,6 +330,12 @@ MergeReport MergeShardManifests(const std::string& out_dir, const std::string& c
     merged.exit_code = kExitInternal;
   }
   merged.extra_members += tables_member;
+  if (absl::Status st = JoinOverviews(out_dir, n, shards[static_cast<size_t>(first)]->inputs_in_job,
+                                     collective_marks); !st.ok()) {
+    rep.problems.push_back(absl::StrCat("cannot write ", kOverviewFileName, ": ", st.message()));
+    rep.exit_code = kExitInternal;
+    return rep;
+  }
   if (absl::Status st = WriteManifest(out_dir, merged); !st.ok()) {
     rep.problems.push_back(absl::StrCat("cannot write manifest.json: ", st.message()));
     rep.exit_code = kExitInternal;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "formats/chrome/output_file.h"
@@ -188,8 +189,40 @@ void OverviewCollector::AddBlock(const InputRecord& r, const OverviewTap* tap) {
   blocks_[static_cast<size_t>(r.index)] = std::move(b);
 }
 
+namespace {
+
+// LastArrivalsLine: the overview's line of `marks` (Write).
+std::string LastArrivalsLine(const std::vector<analysis::LastArrival>& marks, int64_t pid, int64_t offset) {
+  std::string o = absl::StrCat("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
+                               ",\"args\":{\"name\":\"collectives: last arrivals\"}},{\"ph\":\"M\",\"name\":"
+                               "\"process_sort_index\",\"pid\":", pid, ",\"args\":{\"sort_index\":-1}}");
+  std::set<int64_t> named;
+  for (const analysis::LastArrival& m : marks) {
+    const int64_t tid = m.rank ? *m.rank : -1;
+    if (named.insert(tid).second)
+      AppendThreadName(pid, static_cast<int>(tid), m.rank ? absl::StrCat("rank ", *m.rank, " last") : "no rank last",
+                       &o);
+    std::string name = absl::StrCat(m.collective, " #", m.instance, ": ");
+    absl::StrAppend(&name, m.rank ? absl::StrCat("rank ", *m.rank) : std::string("no rank"), " last of ", m.ranks);
+    std::string body;
+    formats::AppendJsonString(name, &body);
+    AppendX(pid, static_cast<int>(tid), std::string_view(body).substr(1, body.size() - 2), "collective", m.first_ns,
+            m.last_ns - m.first_ns, offset, &o);
+    o.pop_back();  // the X's closing brace: its args follow
+    absl::StrAppend(&o, ",\"args\":{\"instance\":", m.instance, ",\"skew_ns\":", m.last_ns - m.first_ns);
+    if (m.seq) absl::StrAppend(&o, ",\"seq\":", *m.seq);
+    o.append(",\"process_group\":");
+    formats::AppendJsonString(m.process_group, &o);
+    o.append("}}");
+  }
+  return o;
+}
+
+}  // namespace
+
 absl::Status OverviewCollector::Write(const std::string& dir, const std::string& file_name,
-                                      const std::map<int64_t, std::string>& previous) const {
+                                      const std::map<int64_t, std::string>& previous,
+                                      const std::vector<analysis::LastArrival>& marks) const {
   std::string o = absl::StrCat("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tracemill_version\":\"", kVersion,
                                "\",\"overview\":{\"inputs\":", inputs_, ",\"bound_bytes\":", kOverviewBytes,
                                ",\"limits\":", limits_.Json(),
@@ -208,6 +241,10 @@ absl::Status OverviewCollector::Write(const std::string& dir, const std::string&
     o.append(first ? "\n" : ",\n");
     o.append(*block);
     first = false;
+  }
+  if (!marks.empty()) {
+    o.append(first ? "\n" : ",\n");
+    o.append(LastArrivalsLine(marks, static_cast<int64_t>(inputs_) + 1, ts_offset_ns_));
   }
   o.append("\n]}\n");
   auto file = formats::OutputFile::Create(dir + "/" + file_name, /*gzip=*/false);

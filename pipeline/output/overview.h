@@ -22,6 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "analysis/collectives.h"
 #include "formats/common/event.h"
 #include "formats/common/trace_data.h"
 #include "pipeline/inputs/input_record.h"
@@ -103,8 +104,14 @@ class OverviewCollector {
   // blocks kept, in input order, and those of `previous` (the lines of an
   // earlier overview or shard overviews, by pid) for inputs not kept here.
   // Errors: of the write.
+  // `marks` (convert --tables, not a shard's own file): the collectives'
+  // last arrivals, one more line: a process "collectives: last arrivals"
+  // (pid inputs + 1, sorted first) with a thread per late rank, an `X` from
+  // each instance's first arrival to its last (at most kMaxLastArrivals, the
+  // largest skews; ~200 bytes each beside kOverviewBytes).
   absl::Status Write(const std::string& dir, const std::string& file_name,
-                     const std::map<int64_t, std::string>& previous) const;
+                     const std::map<int64_t, std::string>& previous,
+                     const std::vector<analysis::LastArrival>& marks = {}) const;
 
   // BlocksOf: the blocks of an overview file written by Write, by pid
   // (empty if `path` cannot be read).

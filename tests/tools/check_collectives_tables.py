@@ -18,7 +18,10 @@ lists them). tracemill convert --tables with the clocks aligned:
 - rank_waits: rank 5 caused the most waiting, was last at least at every late
   instance and waited least; the report's straggler table names rank 5 as
   the straggler of the steps by their collectives;
-- two shards joined by manifest merge: the same tables as one process;
+- the overview marks each shared instance on its last rank's thread of a
+  "collectives: last arrivals" process, from its first arrival to its last;
+- two shards joined by manifest merge: the same tables and overview as one
+  process;
 - --align-clocks off: every row is marked aligned = 0, and a notice says so.
 """
 import json
@@ -135,6 +138,22 @@ with tempfile.TemporaryDirectory() as tmp:
                 "SELECT * FROM collectives ORDER BY input, arrival_ns"]:
         if sh.execute(sql).fetchall() != db.execute(sql).fetchall():
             fail(f"shards joined differ from one process: {sql}")
+
+    if open(f"{tmp}/sh/overview.trace.json", "rb").read() != open(f"{tmp}/out-seq/overview.trace.json", "rb").read():
+        fail("shards joined: the overview differs from one process's")
+
+    # The overview marks every shared instance's last arrival: an X from its
+    # first arrival to its last on the thread of the rank that was last.
+    ov = json.load(open(f"{tmp}/out-seq/overview.trace.json"))["traceEvents"]
+    pid = next(e["pid"] for e in ov if e.get("name") == "process_name"
+               and e["args"]["name"] == "collectives: last arrivals")
+    marks = {e["args"]["instance"]: e for e in ov if e["pid"] == pid and e["ph"] == "X"}
+    if sorted(marks) != [i[0] for i in whole]:
+        fail(f"overview marks instances {sorted(marks)}")
+    for instance, seq, ranks, last_rank, first, skew, _ in whole:
+        m = marks[instance]
+        if m["tid"] != last_rank or m["args"]["skew_ns"] != skew or Decimal(str(m["ts"])) * 1000 != first:
+            fail(f"overview mark of instance {instance}: {m}")
 
     # Without Seq: matched by time, to the same instances.
     generate(gen, f"{tmp}/noseq", False)
