@@ -105,18 +105,18 @@ CollectiveRows::CollectiveRows(const InputFacts& r, const formats::TraceData* d)
 void CollectiveRows::Add(const formats::Event& e, int64_t ts, int64_t dur, std::string_view rest, int64_t step,
                          formats::RowBatch* b) {
   const auto cls = static_cast<CollectiveClass>(use_);
-  if (!kind_set_[e.name]) {
-    // A kernel's kind is in its name, a CPU record's is its name; a
-    // `Generic` kernel's and record_param_comms' are in their args.
-    const std::string name = formats::UnescapeJsonStringBody(d_->strings[e.name]);
-    const std::string k = CanonicalCollective(formats::CollectiveKind(cls, name, {}));
-    if (cls != CollectiveClass::kCpuWrapper && k != "generic") kind_[e.name] = k;
-    kind_set_[e.name] = 1;
-  }
-  std::string kind = kind_[e.name];
+  // Kineto's `Collective name` where present (the op the program called:
+  // an all_to_all runs SendRecv kernels), else the kind in a kernel's name
+  // (or a CPU record's name itself).
+  std::string kind = CanonicalCollective(ValueText(formats::RestArgValue(rest, "Collective name")));
   if (kind.empty()) {
-    std::string arg = ValueText(formats::RestArgValue(rest, "Collective name"));
-    kind = CanonicalCollective(arg.empty() ? formats::UnescapeJsonStringBody(d_->strings[e.name]) : arg);
+    if (!kind_set_[e.name]) {
+      const std::string name = formats::UnescapeJsonStringBody(d_->strings[e.name]);
+      kind_[e.name] = CanonicalCollective(
+          cls == CollectiveClass::kCpuWrapper ? name : formats::CollectiveKind(cls, name, {}));
+      kind_set_[e.name] = 1;
+    }
+    kind = kind_[e.name];
   }
   b->Null();  // instance: MatchCollectives
   b->Text(ValueText(formats::RestArgValue(rest, "Process Group Name")));
