@@ -21,7 +21,17 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class TablesConvertTest : public ConvertTest {};
+class TablesConvertTest : public ConvertTest {
+ protected:
+  // RankFile writes rank<rank>.json: distributedInfo.rank and `events`.
+  std::string RankFile(int rank, const std::vector<std::string>& events) {
+    const std::string path = tmp_.Join("rank" + std::to_string(rank) + ".json");
+    std::string text = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) + "},\"traceEvents\":[";
+    for (size_t i = 0; i < events.size(); ++i) text += (i ? "," : "") + events[i];
+    WriteFileBytes(path, text + "]}");
+    return path;
+  }
+};
 
 // Names with quotes, `;`, SQL, a NUL and invalid UTF-8 are rows, never SQL.
 TEST_F(TablesConvertTest, HostileNamesAreData) {
@@ -398,19 +408,12 @@ TEST_F(TablesConvertTest, CollectivesAreMatchedAcrossRanks) {
   const char* ar = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
   const char* ag = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
   const char* old = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
-  auto rank_file = [&](int rank, const std::vector<std::string>& events) {
-    const std::string path = tmp_.Join("rank" + std::to_string(rank) + ".json");
-    std::string text = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) + "},\"traceEvents\":[";
-    for (size_t i = 0; i < events.size(); ++i) text += (i ? "," : "") + events[i];
-    WriteFileBytes(path, text + "]}");
-    return path;
-  };
-  const std::string r0 = rank_file(0, {kernel(ar, 1000, 300, reduce + ",\"Seq\":0"),
-                                       kernel(ag, 2000, 100, gather + ",\"Seq\":1"), kernel(old, 5000, 40, ""),
-                                       kernel(old, 5042, 3, "")});
-  const std::string r1 = rank_file(1, {kernel(ar, 1200, 100, reduce + ",\"Seq\":\"0\""),
-                                       kernel("ncclDevKernel_Broadcast_RING_LL(x)", 3000, 50, group + ",\"Seq\":2"),
-                                       kernel(old, 5010, 30, "")});
+  const std::string r0 = RankFile(0, {kernel(ar, 1000, 300, reduce + ",\"Seq\":0"),
+                                      kernel(ag, 2000, 100, gather + ",\"Seq\":1"), kernel(old, 5000, 40, ""),
+                                      kernel(old, 5042, 3, "")});
+  const std::string r1 = RankFile(1, {kernel(ar, 1200, 100, reduce + ",\"Seq\":\"0\""),
+                                      kernel("ncclDevKernel_Broadcast_RING_LL(x)", 3000, 50, group + ",\"Seq\":2"),
+                                      kernel(old, 5010, 30, "")});
   Run r = Convert({r0, r1, "--tables", "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string db = r.Output("tables.sqlite");
@@ -465,16 +468,9 @@ TEST_F(TablesConvertTest, OddCollectivesAreSaidAndStillMatched) {
            ",\"dur\":50,\"args\":{\"stream\":7,\"Group size\":" + std::to_string(group_size) +
            ",\"Process Group Name\":\"0\",\"Seq\":" + std::to_string(seq) + "}}";
   };
-  auto rank_file = [&](int rank, const std::vector<std::string>& events) {
-    const std::string path = tmp_.Join("rank" + std::to_string(rank) + ".json");
-    std::string text = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) + "},\"traceEvents\":[";
-    for (size_t i = 0; i < events.size(); ++i) text += (i ? "," : "") + events[i];
-    WriteFileBytes(path, text + "]}");
-    return path;
-  };
-  const std::string r0 = rank_file(0, {kernel("AllReduce", 1000, 2, 0), kernel("AllReduce", 2000, 2, 1),
-                                       kernel("AllReduce", 3000, 2, 1)});
-  const std::string r1 = rank_file(1, {kernel("AllGather", 1010, 2, 0), kernel("AllReduce", 2010, 4, 1)});
+  const std::string r0 = RankFile(0, {kernel("AllReduce", 1000, 2, 0), kernel("AllReduce", 2000, 2, 1),
+                                      kernel("AllReduce", 3000, 2, 1)});
+  const std::string r1 = RankFile(1, {kernel("AllGather", 1010, 2, 0), kernel("AllReduce", 2010, 4, 1)});
   Run r = Convert({r0, r1, "--tables"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("warning: collectives: 1 op repeats or goes back in its rank's Seq"));
