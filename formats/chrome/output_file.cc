@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/cleanup.h"
+#include "formats/common/direct_io.h"
 #include "formats/common/large_alloc.h"
 
 namespace tracemill::formats {
@@ -52,174 +53,27 @@ OutputFile::~OutputFile() {
   if (!committed_) Abort();
 }
 
-// The direct-I/O state of one output: the staging buffers and the writer
-// thread's hand-off (at most one buffer in flight while the other fills).
-struct OutputFile::Direct {
-  int fd = -1;
-  char* mem = nullptr;  // kDirectBuffers x kDirectBufferBytes, kDirectAlign-aligned
-  size_t filling = 0;   // the buffer being filled
-  size_t fill_len = 0;
-  uint64_t offset = 0;  // file offset of the filling buffer
-  std::mutex mu;
-  std::condition_variable cv;
-  // Full buffers handed to the writer thread, and written, since the start:
-  // buffer k (the file's bytes [k, k+1) x kDirectBufferBytes) is
-  // buf(k % kDirectBuffers); submitted - written of them wait or are in
-  // flight, at most kDirectBuffers - 1 (one is being filled).
-  uint64_t submitted = 0, written = 0;
-  bool stop = false;
-  int error = 0;  // errno of the first failed write (then nothing more is written)
-  std::thread thread;   // started at the first full buffer (StartWriter)
-  bool no_thread = false;  // none could be started: full buffers are written inline
-
-  char* buf(size_t k) { return mem + k * kDirectBufferBytes; }
-  // StartWriter starts the writer thread; false (and no_thread) if the
-  // process cannot have another thread (ulimit -u).
-  bool StartWriter();
-  // From the block pool (large_alloc.h): an output after the first reuses
-  // warm pages instead of faulting fresh ones (mmap'd, so 4 KiB-aligned).
-  ~Direct() { FreeLarge(mem, kDirectBuffers * kDirectBufferBytes); }
-};
-
-namespace {
-
-// ClearDirect turns O_DIRECT off on `fd`; true if it was on.
-bool ClearDirect(int fd) {
-  const int fl = ::fcntl(fd, F_GETFL);
-  return fl >= 0 && (fl & O_DIRECT) && ::fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0;
-}
-
-// PwriteAll writes [p, p+n) at `off`; with O_DIRECT, p, n and off are
-// kDirectAlign-aligned. A file system that takes O_DIRECT at fcntl but
-// refuses the write (EINVAL: a larger alignment) gets the same bytes
-// buffered, O_DIRECT cleared. Returns 0 or the errno.
-int PwriteAll(int fd, const char* p, size_t n, uint64_t off) {
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      if (e == EINVAL && ClearDirect(fd)) continue;
-      return e;
-    }
-    if (w == 0) return EIO;
-    p += w;
-    n -= static_cast<size_t>(w);
-    off += static_cast<uint64_t>(w);
-    if (n > 0 && (off % kDirectAlign) != 0) {
-      // A short direct write (a full disk) leaves an unaligned rest: buffered.
-      (void)ClearDirect(fd);
-    }
-  }
-  return 0;
-}
-
-}  // namespace
-
-namespace {
-std::atomic<bool> g_no_writer_threads{false};  // SetNoDirectWriterThreadsForTesting
-}  // namespace
-
-void SetNoDirectWriterThreadsForTesting(bool on) { g_no_writer_threads = on; }
-
-bool OutputFile::Direct::StartWriter() {
-  if (g_no_writer_threads) {
-    no_thread = true;
-    return false;
-  }
-  Direct* raw = this;
-  auto writer = [raw] {
-    std::unique_lock lk(raw->mu);
-    for (;;) {
-      raw->cv.wait(lk, [raw] { return raw->written < raw->submitted || raw->stop; });
-      if (raw->written == raw->submitted) return;  // stop, nothing pending
-      const char* p = raw->buf(static_cast<size_t>(raw->written % kDirectBuffers));
-      const uint64_t off = raw->written * kDirectBufferBytes;
-      const bool failed = raw->error != 0;  // after a failed write, write nothing more
-      lk.unlock();
-      int e = failed ? 0 : PwriteAll(raw->fd, p, kDirectBufferBytes, off);
-      lk.lock();
-      if (e && !raw->error) raw->error = e;
-      ++raw->written;
-      raw->cv.notify_all();
-    }
-  };
-  try {
-    thread = std::thread(writer);
-  } catch (const std::system_error&) {
-    no_thread = true;
-    return false;
-  }
-  return true;
-}
-
 bool OutputFile::EnableDirectIo() {
   if (in_memory_ || fd_ < 0 || direct_ || bytes_written_ != 0) return false;
-  int fl = ::fcntl(fd_, F_GETFL);
-  if (fl < 0 || ::fcntl(fd_, F_SETFL, fl | O_DIRECT) != 0) return false;
-  auto d = std::make_unique<Direct>();
-  d->fd = fd_;
-  try {
-    d->mem = static_cast<char*>(AllocateLarge(kDirectBuffers * kDirectBufferBytes));
-  } catch (const std::bad_alloc&) {
-    (void)::fcntl(fd_, F_SETFL, fl);
+  if (!SetDirect(fd_)) return false;
+  direct_ = DirectRing::Create(fd_, kDirectBuffers, kDirectBufferBytes, 0);
+  if (!direct_) {
+    (void)ClearDirect(fd_);
     return false;
   }
-  direct_ = std::move(d);
   return true;
-}
-
-absl::Status OutputFile::StageDirect(const char* p, size_t n) {
-  Direct& d = *direct_;
-  while (n > 0) {
-    const size_t k = std::min(n, kDirectBufferBytes - d.fill_len);
-    std::memcpy(d.buf(d.filling) + d.fill_len, p, k);
-    d.fill_len += k;
-    p += k;
-    n -= k;
-    if (d.fill_len < kDirectBufferBytes) break;
-    if (!d.thread.joinable() && (d.no_thread || !d.StartWriter())) {
-      // No writer thread: write the full buffer here, then refill it.
-      if (int e = PwriteAll(d.fd, d.buf(d.filling), kDirectBufferBytes, d.offset))
-        return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
-      d.offset += kDirectBufferBytes;
-      d.fill_len = 0;
-      continue;
-    }
-    std::unique_lock lk(d.mu);
-    // The next buffer to fill must not be waiting or in flight.
-    d.cv.wait(lk, [&d] { return d.submitted + 1 - d.written < kDirectBuffers; });
-    if (d.error) return absl::ErrnoToStatus(d.error, absl::StrCat("cannot write ", temp_path_));
-    ++d.submitted;
-    d.offset += kDirectBufferBytes;
-    d.filling = (d.filling + 1) % kDirectBuffers;
-    d.fill_len = 0;
-    d.cv.notify_all();
-  }
-  return absl::OkStatus();
-}
-
-void OutputFile::StopDirect() {
-  if (!direct_) return;
-  {
-    std::lock_guard lk(direct_->mu);
-    direct_->stop = true;
-  }
-  direct_->cv.notify_all();
-  if (direct_->thread.joinable()) direct_->thread.join();
 }
 
 absl::Status OutputFile::FinishDirect() {
-  Direct& d = *direct_;
-  StopDirect();  // writes what is in flight, then ends
-  int e = d.error;
+  DirectRing& d = *direct_;
+  int e = d.Drain();
   // An output that never filled a buffer (offset 0) is written buffered in
   // one call: for a small file O_DIRECT's synchronous write only costs.
-  const size_t aligned = d.offset == 0 ? 0 : d.fill_len / kDirectAlign * kDirectAlign;
-  if (!e && aligned) e = PwriteAll(d.fd, d.buf(d.filling), aligned, d.offset);
-  if (!e && d.fill_len > aligned) {
-    (void)ClearDirect(d.fd);
-    e = PwriteAll(d.fd, d.buf(d.filling) + aligned, d.fill_len - aligned, d.offset + aligned);
+  const size_t aligned = d.offset() == 0 ? 0 : d.fill_len() / kDirectAlign * kDirectAlign;
+  if (!e && aligned) e = PwriteAll(fd_, d.filling(), aligned, d.offset());
+  if (!e && d.fill_len() > aligned) {
+    (void)ClearDirect(fd_);
+    e = PwriteAll(fd_, d.filling() + aligned, d.fill_len() - aligned, d.offset() + aligned);
   }
   direct_.reset();
   if (e) return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
@@ -235,7 +89,8 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
   if (direct_) {
     crc32_ = libdeflate_crc32(crc32_, p, n);
     bytes_written_ += n;
-    return StageDirect(p, n);
+    if (int e = direct_->Stage(p, n)) return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
+    return absl::OkStatus();
   }
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
@@ -371,8 +226,7 @@ absl::Status OutputFile::Commit() {
 }
 
 void OutputFile::Abort() {
-  StopDirect();
-  direct_.reset();
+  direct_.reset();  // writes what was handed off, then stops
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;

@@ -9,17 +9,15 @@
 // thread), then written in order: one large output uses every core for its
 // compression while formatting stays sequential.
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "formats/common/direct_io.h"
 
 namespace tracemill::formats {
 
@@ -62,11 +60,6 @@ void DropBehindStep(int fd, uint64_t job_bytes, uint64_t file_bytes, uint64_t* w
 // page: 7.3 s of CPU for 2.8 GB against 0.3 s direct (bench/RESULTS.md).
 inline constexpr size_t kDirectBufferBytes = 1u << 20;
 inline constexpr size_t kDirectBuffers = 6;
-inline constexpr size_t kDirectAlign = 4096;  // offset, length and address alignment
-
-// SetNoDirectWriterThreadsForTesting: when on, direct-I/O outputs start no
-// writer thread, as when the process cannot create one (tests only).
-void SetNoDirectWriterThreadsForTesting(bool on);
 
 class OutputFile {
  public:
@@ -118,13 +111,10 @@ class OutputFile {
  private:
   OutputFile() = default;
   absl::Status WriteAll(const char* p, size_t n);
-  // Direct I/O: StageDirect copies into the filling buffer and hands full ones
-  // to the writer thread; FinishDirect waits for it, writes the aligned part
-  // of the last buffer directly and its tail (< kDirectAlign) buffered.
-  struct Direct;
-  absl::Status StageDirect(const char* p, size_t n);
+  // Direct I/O: the ring (direct_io.h) stages bytes and writes full
+  // buffers; FinishDirect drains it, writes the aligned part of the last
+  // buffer directly and its tail (< kDirectAlign) buffered.
   absl::Status FinishDirect();
-  void StopDirect();
   absl::Status CompressPending();
   // Past the threshold above, after each kDropWindow bytes:
   // posix_fadvise(DONTNEED) on the window just
@@ -148,7 +138,7 @@ class OutputFile {
   std::vector<std::string> pending_;     // raw chunks waiting for compression
   std::vector<std::string> compressed_;  // their gzip members
   int cleanup_slot_ = -1;  // formats/common/cleanup.h
-  std::unique_ptr<Direct> direct_;
+  std::unique_ptr<DirectRing> direct_;
 };
 
 // TempPrefixFor returns the prefix of temporaries for outputs in a directory
