@@ -60,9 +60,15 @@ struct MemoryPlan {
 // PlanMemory splits `limit_bytes` by the rule above.
 MemoryPlan PlanMemory(uint64_t limit_bytes);
 
-// DefaultMemoryLimit: half the cgroup memory limit (v2 memory.max, v1
-// memory.limit_in_bytes) if there is one, else half the physical memory, at
-// most 4 GiB (bytes).
+// CgroupMemoryLimit: the memory limit of the process's own cgroup (bytes):
+// the smallest v2 memory.max, else v1 memory.limit_in_bytes, from the
+// cgroup named in `root`/proc/self/cgroup up to the mount root under
+// `root`/sys/fs/cgroup (a Slurm job step's limit is several levels down).
+// nullopt if none is set. `root` is "" but in tests.
+std::optional<uint64_t> CgroupMemoryLimit(const std::string& root);
+
+// DefaultMemoryLimit: half the cgroup memory limit (CgroupMemoryLimit) if
+// there is one, else half the physical memory, at most 4 GiB (bytes).
 uint64_t DefaultMemoryLimit();
 
 // ParseBytes parses "512M", "4G", "1048576", "64K" (powers of 1024; an

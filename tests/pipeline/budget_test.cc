@@ -2,6 +2,9 @@
 // in budget.h), and the byte sizes it parses.
 #include "pipeline/budget.h"
 
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -103,6 +106,69 @@ TEST(ParseBytes, SuffixesArePowersOf1024) {
   EXPECT_EQ(ParseBytes("0"), std::nullopt);
   EXPECT_EQ(ParseBytes("12X"), std::nullopt);
   EXPECT_EQ(ParseBytes("M"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace tracemill::pipeline
+
+namespace tracemill::pipeline {
+namespace {
+
+// A fake root with /proc/self/cgroup and the cgroup files under it.
+class FakeCgroupRoot {
+ public:
+  FakeCgroupRoot() : root_(::testing::TempDir() + "/cgroup-root-" + std::to_string(++count_)) {
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ + "/proc/self");
+  }
+  ~FakeCgroupRoot() { std::filesystem::remove_all(root_); }
+  void Write(const std::string& path, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(root_ + path).parent_path());
+    std::ofstream(root_ + path) << text;
+  }
+  const std::string& root() const { return root_; }
+
+ private:
+  static inline int count_ = 0;
+  std::string root_;
+};
+
+// Slurm (cgroup v1): the job step's limit is three levels down; the mount
+// root's file says unlimited. The step's 6 GiB is what holds.
+TEST(CgroupMemoryLimit, V1SlurmJobStepIsFoundBelowTheRoot) {
+  FakeCgroupRoot r;
+  r.Write("/proc/self/cgroup", "12:pids:/slurm/uid_0/job_7/step_0\n4:memory:/slurm/uid_0/job_7/step_0\n");
+  r.Write("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  r.Write("/sys/fs/cgroup/memory/slurm/uid_0/job_7/memory.limit_in_bytes", "8589934592\n");
+  r.Write("/sys/fs/cgroup/memory/slurm/uid_0/job_7/step_0/memory.limit_in_bytes", "6442450944\n");
+  EXPECT_EQ(CgroupMemoryLimit(r.root()), std::optional<uint64_t>(6442450944));
+}
+
+// cgroup v2: the smallest limit on the way up (the job's 4 GiB, the step
+// says max).
+TEST(CgroupMemoryLimit, V2SmallestAncestorLimitHolds) {
+  FakeCgroupRoot r;
+  r.Write("/proc/self/cgroup", "0::/system.slice/slurmstepd.scope/job_9/step_batch/user/task_0\n");
+  r.Write("/sys/fs/cgroup/system.slice/slurmstepd.scope/job_9/memory.max", "4294967296\n");
+  r.Write("/sys/fs/cgroup/system.slice/slurmstepd.scope/job_9/step_batch/memory.max", "max\n");
+  r.Write("/sys/fs/cgroup/system.slice/slurmstepd.scope/job_9/step_batch/user/task_0/memory.max", "max\n");
+  EXPECT_EQ(CgroupMemoryLimit(r.root()), std::optional<uint64_t>(4294967296));
+}
+
+// A container with its own cgroup namespace: "0::/", the limit at the root.
+TEST(CgroupMemoryLimit, ContainerRootFileHolds) {
+  FakeCgroupRoot r;
+  r.Write("/proc/self/cgroup", "0::/\n");
+  r.Write("/sys/fs/cgroup/memory.max", "2147483648\n");
+  EXPECT_EQ(CgroupMemoryLimit(r.root()), std::optional<uint64_t>(2147483648));
+}
+
+// No limit anywhere (and a path not mounted here): none.
+TEST(CgroupMemoryLimit, NoneWhenUnlimited) {
+  FakeCgroupRoot r;
+  r.Write("/proc/self/cgroup", "4:memory:/elsewhere/not/mounted\n");
+  r.Write("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_EQ(CgroupMemoryLimit(r.root()), std::nullopt);
 }
 
 }  // namespace
