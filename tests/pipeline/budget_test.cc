@@ -117,7 +117,10 @@ namespace {
 // A fake root with /proc/self/cgroup and the cgroup files under it.
 class FakeCgroupRoot {
  public:
-  FakeCgroupRoot() : root_(::testing::TempDir() + "/cgroup-root-" + std::to_string(++count_)) {
+  // One folder per test: ctest runs the tests as parallel processes.
+  FakeCgroupRoot()
+      : root_(::testing::TempDir() + "/cgroup-root-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_ + "/proc/self");
   }
@@ -129,7 +132,6 @@ class FakeCgroupRoot {
   const std::string& root() const { return root_; }
 
  private:
-  static inline int count_ = 0;
   std::string root_;
 };
 
