@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "formats/common/varint.h"
+#include "merge/io_pool.h"
 
 namespace tracemill::merge {
 namespace {
@@ -49,13 +50,14 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
 }
 
 size_t SortedRun::ResidentBytes() const {
-  return data_->ResidentBytes() + keys_.capacity() * sizeof(SortKey) + buf_.capacity() +
+  return data_->ResidentBytes() + keys_.capacity() * sizeof(SortKey) + buf_.capacity() + ahead_buf_.capacity() +
          cur_rest_.capacity();
 }
 
 absl::Status SortedRun::Spill(SpillFile* file) {
   if (spilled_) return absl::OkStatus();
   begin_ = file->end_offset();
+  spill_direct_ = file->direct();
   std::string rec;
   int64_t prev = 0;
   for (const SortKey& k : keys_) {
@@ -92,12 +94,15 @@ absl::Status SortedRun::Open(size_t buffer_bytes) {
     pos_ = count_;
     return absl::FailedPreconditionError("spilled run already discarded");
   }
-  buffer_bytes_ = std::max<size_t>(buffer_bytes, 4096);
+  // Half the buffer for the chunk being merged, half for the one read ahead.
+  chunk_bytes_ = std::max<size_t>(buffer_bytes / 2, 4096);
   file_pos_ = begin_;
+  ahead_pos_ = begin_;
   buf_.clear();
   buf_pos_ = 0;
   prev_ts_ = 0;
   read_status_ = absl::OkStatus();
+  ReadAhead();
   if (count_ > 0 && !DecodeNextSpilled()) {
     pos_ = count_;
     return read_status_;
@@ -106,10 +111,17 @@ absl::Status SortedRun::Open(size_t buffer_bytes) {
 }
 
 void SortedRun::Close() {
+  if (pending_.valid()) pending_.wait();  // the read writes into ahead_buf_
+  pending_ = {};
   std::string().swap(buf_);
+  std::string().swap(ahead_buf_);
   std::string().swap(cur_rest_);
   buf_pos_ = 0;
   if (spilled_) pos_ = count_;
+}
+
+SortedRun::~SortedRun() {
+  if (pending_.valid()) pending_.wait();
 }
 
 void SortedRun::DiscardSpill() {
@@ -119,31 +131,34 @@ void SortedRun::DiscardSpill() {
   file_ = nullptr;  // Open() would fail: pos_ stays at count_
 }
 
+void SortedRun::ReadAhead() {
+  if (pending_.valid() || ahead_pos_ >= end_) return;
+  const size_t len = static_cast<size_t>(std::min<uint64_t>(chunk_bytes_, end_ - ahead_pos_));
+  ahead_buf_.resize(len);
+  pending_ = RunRead([file = file_, out = ahead_buf_.data(), at = ahead_pos_, len, direct = spill_direct_] {
+    return file->ReadAt(at, out, len, direct);
+  });
+  ahead_pos_ += len;
+}
+
 bool SortedRun::Ensure(size_t n) {
   if (buf_.size() - buf_pos_ >= n) return true;
-  // Move the unread tail to the front and read more.
+  // Move the unread tail to the front and append chunks read ahead.
   buf_.erase(0, buf_pos_);
   buf_pos_ = 0;
-  size_t want = std::max(buffer_bytes_, n + kMaxHeader);
-  size_t have = buf_.size();
-  uint64_t left = end_ - file_pos_;
-  size_t to_read = static_cast<size_t>(std::min<uint64_t>(want - std::min(want, have), left));
-  if (to_read == 0 && have < n) {
-    read_status_ = absl::DataLossError("spill file ends inside a record");
-    return false;
-  }
-  buf_.resize(have + to_read);
-  auto got = file_->ReadAt(file_pos_, buf_.data() + have, to_read);
-  if (!got.ok() || *got != to_read) {
-    read_status_ = got.ok() ? absl::DataLossError("short read from spill file") : got.status();
-    return false;
-  }
-  file_pos_ += to_read;
-  // A record may be shorter than kMaxHeader at the very end: pad with zeros
-  // so header decoding never reads past the buffer.
-  if (buf_.size() - buf_pos_ < n) {
-    read_status_ = absl::DataLossError("spill file ends inside a record");
-    return false;
+  while (buf_.size() < n) {
+    if (!pending_.valid()) {
+      read_status_ = absl::DataLossError("spill file ends inside a record");
+      return false;
+    }
+    absl::StatusOr<size_t> got = pending_.get();
+    if (!got.ok() || *got != ahead_buf_.size()) {
+      read_status_ = got.ok() ? absl::DataLossError("short read from spill file") : got.status();
+      return false;
+    }
+    buf_.append(ahead_buf_);
+    file_pos_ += ahead_buf_.size();
+    ReadAhead();  // the next chunk while this one is merged
   }
   return true;
 }

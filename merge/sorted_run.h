@@ -22,11 +22,13 @@
 //   varint zigzag(ts - previous ts) | u8 flags | u8 phase | [varint dur]
 //   | varint name cat ph pid tid id bind_id id2 | varint rest_len | rest bytes
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "formats/common/trace_data.h"
 #include "merge/spill_file.h"
 
@@ -56,15 +58,20 @@ class SortedRun {
  public:
   // Sort takes the decoded input and returns its run (TraceData -> SortedRun).
   static std::unique_ptr<SortedRun> Sort(std::unique_ptr<formats::TraceData> data);
+  ~SortedRun();  // waits for a read ahead in flight
 
-  // Spill writes the run to `file` and frees its events, keys and rest
+  // Spill writes the run to `file` (through the page cache or not, as the
+  // file is set: SpillFile::UseDirect) and frees its events, keys and rest
   // bytes. Errors: those of SpillFile (kResourceExhausted when the disk is full).
   absl::Status Spill(SpillFile* file);
 
-  // Open prepares reading from the first event; a spilled run allocates a
-  // read buffer of `buffer_bytes` (grown only for a single larger event).
+  // Open prepares reading from the first event; a spilled run reads its
+  // region in chunks of `buffer_bytes` / 2, the next one read ahead on an
+  // I/O thread (io_pool.h) while the current one is merged (about
+  // `buffer_bytes` held; more only for a single larger event).
   absl::Status Open(size_t buffer_bytes);
-  // Close frees the read buffer (the run can be opened again).
+  // Close frees the read buffers, after the read in flight (the run can be
+  // opened again).
   void Close();
   // DiscardSpill frees a spilled run's region of its SpillFile (the run can
   // no longer be opened). Call it when the run has been merged, while the
@@ -86,13 +93,20 @@ class SortedRun {
   // The longest `rest` of its events (bytes); kept when spilled.
   uint32_t max_rest_len() const { return max_rest_len_; }
   bool spilled() const { return spilled_; }
+  // A spilled run's bytes in its file, and whether they bypassed the page
+  // cache (SpillFile::UseDirect when it was spilled).
+  uint64_t spill_bytes() const { return end_ - begin_; }
+  bool spill_direct() const { return spill_direct_; }
   // Bytes of heap the run holds now.
   size_t ResidentBytes() const;
 
  private:
   // Spilled form: decodes the record at the read cursor into next_.
   bool DecodeNextSpilled();
+  // Ensure makes `n` bytes from the read cursor available in buf_.
   bool Ensure(size_t n);
+  // ReadAhead starts reading the next chunk into ahead_buf_ (none in flight).
+  void ReadAhead();
 
   // How far ahead Next() prefetches an event, and the first 256 bytes of
   // its `rest` (in events).
@@ -104,12 +118,16 @@ class SortedRun {
   uint32_t max_rest_len_ = 0;
 
   bool spilled_ = false;
+  bool spill_direct_ = false;
   SpillFile* file_ = nullptr;
   uint64_t begin_ = 0, end_ = 0;  // region in file_
-  uint64_t file_pos_ = 0;         // next byte to read from file_
-  std::string buf_;               // read buffer
+  uint64_t file_pos_ = 0;         // file offset of buf_'s end
+  uint64_t ahead_pos_ = 0;        // next byte to read ahead
+  std::string buf_;               // bytes being decoded
   size_t buf_pos_ = 0;
-  size_t buffer_bytes_ = 0;
+  size_t chunk_bytes_ = 0;
+  std::string ahead_buf_;         // the chunk read ahead
+  std::future<absl::StatusOr<size_t>> pending_;  // its read
   int64_t prev_ts_ = 0;
   formats::Event next_{};
   SortKey next_key_{};

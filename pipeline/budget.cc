@@ -100,17 +100,20 @@ std::optional<uint64_t> CgroupMemoryLimit(const std::string& root) {
   return smallest(root + "/sys/fs/cgroup/memory", v1_path, "memory.limit_in_bytes");
 }
 
-uint64_t DefaultMemoryLimit() {
-  std::optional<uint64_t> cg = CgroupMemoryLimit("");
-  uint64_t base;
-  if (cg) {
-    base = *cg;
-  } else {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    base = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
-                                 : (uint64_t{8} << 30);
-  }
-  return std::min<uint64_t>(base / 2, uint64_t{4} << 30);
+namespace {
+// ProcessMemory: the cgroup's limit, else the physical memory (bytes).
+uint64_t ProcessMemory() {
+  if (std::optional<uint64_t> cg = CgroupMemoryLimit("")) return *cg;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : (uint64_t{8} << 30);
+}
+}  // namespace
+
+uint64_t DefaultMemoryLimit() { return std::min<uint64_t>(ProcessMemory() / 2, uint64_t{4} << 30); }
+
+uint64_t SpillPageCacheBytes(uint64_t limit_bytes) {
+  const uint64_t memory = ProcessMemory();
+  return memory > limit_bytes ? (memory - limit_bytes) / 2 : 0;
 }
 
 std::optional<uint64_t> ParseBytes(const std::string& text) {

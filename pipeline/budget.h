@@ -16,6 +16,9 @@
 //   share pays its writer buffers (kWriterBytes) and one read buffer per
 //   spilled run (between kMinReadBuffer and kMaxReadBuffer).
 // So at any time: resident runs (<= 40%) + the stage's buffers (<= 60%).
+// Not counted, being small and fixed: each decode worker's spill file ring
+// (merge/spill_file.h: 4 MiB) and, for direct spill reads, 1 MiB per
+// thread that reads (the I/O threads of merge/io_pool.h).
 // - When outputs are written while later inputs decode (overlap, graph.cc),
 //   both stages run at once: `decode` = 50%, `runs` = 40% (runs wait for
 //   their output, and leave it when written), `merge` = 10% (the buffers of
@@ -70,6 +73,12 @@ std::optional<uint64_t> CgroupMemoryLimit(const std::string& root);
 // DefaultMemoryLimit: half the cgroup memory limit (CgroupMemoryLimit) if
 // there is one, else half the physical memory, at most 4 GiB (bytes).
 uint64_t DefaultMemoryLimit();
+
+// SpillPageCacheBytes: how many spilled bytes may sit in the page cache at
+// once (pipeline/convert/decoded_runs.h) in a job whose --memory-limit is
+// `limit_bytes`: half of what the process's memory (its cgroup's limit,
+// else the physical memory) leaves beyond that limit; 0 if nothing.
+uint64_t SpillPageCacheBytes(uint64_t limit_bytes);
 
 // ParseBytes parses "512M", "4G", "1048576", "64K" (powers of 1024; an
 // optional trailing "B" or "iB"). nullopt on anything else or zero.

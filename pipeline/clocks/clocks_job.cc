@@ -21,7 +21,8 @@ namespace {
 // convert graph, stopping before anything would be written.
 void DecodeProbes(ConvertContext& cx, const MemoryPlan& memory) {
   const DecodeSchedule schedule = ScheduleDecodes(cx, memory);
-  DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir);
+  DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir, schedule.spill_page_cache,
+                   cx.opts.direct_io);
   ConvertProgress progress(cx.job.console(), schedule.order.size(), /*overlap=*/false);
   DecodeStage decode(cx, schedule, runs, progress);
   const std::set<std::string> no_carried_outputs;

@@ -138,7 +138,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   std::unique_ptr<analysis::TablesCollector> tables = StartTables(cx, memory.limit, resume, previous_tables, &tables_error);
   ChunkPoolScope chunk_pool(memory);
   const DecodeSchedule schedule = ScheduleDecodes(cx, memory);
-  DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir);
+  DecodedRuns runs(cx.records.size(), schedule.memory.runs, schedule.spill_dir, schedule.spill_page_cache,
+                   cx.opts.direct_io);
   ConvertProgress progress(job.console(), schedule.order.size(), schedule.overlap);
   DecodeStage decode(cx, schedule, runs, progress);
   OutputGroups groups(cx, runs, resume.carried_outputs);

@@ -205,6 +205,7 @@ DecodeSchedule ScheduleDecodes(ConvertContext& cx, const MemoryPlan& memory) {
               largest_cost <= overlap_memory.decode;
   for (size_t i : s.order) s.overlap = s.overlap && cx.plan.inputs[i].kind != PlanKind::kUndetermined;
   s.memory = s.overlap ? overlap_memory : memory;
+  s.spill_page_cache = SpillPageCacheBytes(s.memory.limit);
   // Inputs in flight: as many of the largest as fit the decode budget, at
   // least one, at most one per thread.
   s.slots = static_cast<size_t>(std::clamp<uint64_t>(largest_cost ? s.memory.decode / largest_cost : cx.threads, 1,
@@ -212,7 +213,8 @@ DecodeSchedule ScheduleDecodes(ConvertContext& cx, const MemoryPlan& memory) {
   if (opts.verbose) {
     cx.job.Say(s.memory.Describe());
     cx.job.Say(absl::StrCat(s.slots, " inputs decoded at once (largest needs about ", largest_cost >> 20,
-                            " MiB); spill files in ", s.spill_dir,
+                            " MiB); spill files in ", s.spill_dir, " (through the page cache up to ",
+                            s.spill_page_cache >> 20, opts.direct_io ? " MiB, then direct)" : " MiB)",
                             s.overlap ? "; outputs written as their inputs are decoded"
                                       : "; outputs written once every input is decoded"));
   }
@@ -300,10 +302,11 @@ void DecodeStage::DoneDecoding(bool keep_spills) {
   if (!cx_.opts.verbose) return;
   if (keep_spills)
     cx_.job.Say(absl::StrCat("decoded; ", runs_.resident_bytes() >> 20, " MiB of runs in memory, ",
-                             runs_.spilled_runs(), " runs (", runs_.spilled_events(), " events) spilled"));
+                             runs_.spilled_runs(), " runs (", runs_.spilled_events(), " events) spilled, ",
+                             runs_.direct_runs(), " of them direct"));
   else
     cx_.job.Say(absl::StrCat("decoded and written, ", runs_.spilled_runs(), " runs (", runs_.spilled_events(),
-                             " events) spilled"));
+                             " events) spilled, ", runs_.direct_runs(), " of them direct"));
 }
 
 }  // namespace tracemill::pipeline

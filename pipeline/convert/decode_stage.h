@@ -38,6 +38,7 @@ struct DecodeSchedule {
   size_t slots = 1;               // inputs decoded at once (1..threads)
   std::vector<size_t> order;      // inputs to decode, in decode order
   std::string spill_dir;          // --tmp-dir, else $TMPDIR, else /tmp
+  uint64_t spill_page_cache = 0;  // spilled bytes the page cache may hold (SpillPageCacheBytes)
 };
 
 // ScheduleDecodes plans the decode of the inputs `cx.read` marks, within

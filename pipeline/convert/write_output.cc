@@ -50,7 +50,8 @@ void OutputWriter::Write(const OutputGroup& og) {
     std::optional<formats::DeferInterrupts> defer;
     absl::Status st = WriteFile(og, winputs, out, &defer);
     // Each input belongs to one output: free its run now (and its bytes
-    // in the spill file, so they never reach the disk).
+    // in the spill file, punched out: those still in the page cache never
+    // reach the disk).
     for (size_t i : og.inputs) runs_.Free(i);
     if (st.ok()) {
       Succeeded(og, winputs, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -175,7 +175,8 @@ TEST(MergeWriteTest, LargeEventsAreWrittenSerially) {
 }
 
 // Events of a spilled run live in its read buffer only until its next event:
-// the batches copy them (and their rest bytes).
+// the batches copy them (and their rest bytes). One run spilled through the
+// page cache, one direct (where the file system takes it), in one file.
 TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
   Job job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
@@ -183,7 +184,10 @@ TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
   auto file = merge::SpillFile::Create(::testing::TempDir());
   ASSERT_TRUE(file.ok()) << file.status();
   ASSERT_TRUE(job.runs[0]->Spill(file->get()).ok());
+  (*file)->UseDirect(true);
   ASSERT_TRUE(job.runs[2]->Spill(file->get()).ok());
+  EXPECT_FALSE(job.runs[0]->spill_direct());
+  EXPECT_EQ(job.runs[2]->spill_direct(), (*file)->direct());
   ASSERT_TRUE(job.runs[0]->spilled() && !job.runs[1]->spilled() && job.runs[2]->spilled());
   // Small read buffers (Write opens runs with 64 KiB): a batch spans many
   // refills.

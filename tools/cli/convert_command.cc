@@ -62,8 +62,9 @@ void AddInputOutputOptions(CLI::App* c, ConvertOptions* opts, ConvertFlags* flag
                 "~2 GB of memory; the JSON text counts, before --compress");
   c->add_flag("--compress", opts->compress, "Write .json.gz (multi-member gzip)");
   c->add_flag("--no-direct-io", flags->no_direct_io,
-              "Write outputs through the page cache (default: O_DIRECT where the file system "
-              "takes it: outputs are written once and not read back)");
+              "Write outputs and spill files through the page cache (default: O_DIRECT where "
+              "the file system takes it: outputs are written once and not read back; spilled "
+              "runs past the page cache the job may use)");
   c->add_flag("--relative-time", opts->relative_time,
               "Write ts as microseconds since the job's first event (base in otherData)");
 }
