@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "pipeline/cgroup.h"
 
 namespace tracemill::pipeline {
 namespace {
@@ -70,34 +71,19 @@ MemoryPlan PlanMemory(uint64_t limit) {
 }
 
 std::optional<uint64_t> CgroupMemoryLimit(const std::string& root) {
-  // The process's own cgroup: "0::/path" (v2), "N:memory:/path" or
-  // "N:cpu,memory:/path" (v1). Slurm's cgroup plugin and systemd put a job
-  // several levels down while the whole hierarchy stays mounted, so the
-  // mount root's file says "max" there; in a container with its own cgroup
-  // namespace the path is "/" and the root's file is the container's.
-  std::string v1_path, v2_path;
-  std::ifstream self(root + "/proc/self/cgroup");
-  for (std::string line; std::getline(self, line);) {
-    const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
-    if (b == std::string::npos) continue;
-    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",";
-    if (controllers == ",,") v2_path = line.substr(b + 1);
-    else if (controllers.find(",memory,") != std::string::npos) v1_path = line.substr(b + 1);
-  }
-  // The effective limit is the smallest on the way up to the mount root;
-  // levels that are not mounted here (another namespace's path) are skipped.
-  auto smallest = [](const std::string& mount, std::string path, const char* file) {
+  // The smallest on the way up (cgroup.h); levels not mounted here are skipped.
+  const CgroupDirs dirs = FindCgroupDirs(root, "memory");
+  auto smallest = [](const std::vector<std::string>& up, const char* file) {
     std::optional<uint64_t> best;
-    while (true) {
-      if (auto v = ReadLimit((mount + path + (path.empty() || path.back() != '/' ? "/" : "") + file).c_str()))
-        best = best ? std::min(*best, *v) : *v;
-      if (path.empty() || path == "/") break;
-      path = path.substr(0, path.rfind('/'));
-    }
+    for (const std::string& dir : up)
+      if (auto v = ReadLimit((dir + file).c_str())) best = best ? std::min(*best, *v) : *v;
     return best;
   };
-  if (auto v2 = smallest(root + "/sys/fs/cgroup", v2_path, "memory.max")) return v2;
-  return smallest(root + "/sys/fs/cgroup/memory", v1_path, "memory.limit_in_bytes");
+  if (auto v2 = smallest(dirs.v2, "memory.max")) return v2;
+  if (auto v1 = smallest(dirs.v1, "memory.limit_in_bytes")) return v1;
+  // No /proc/self/cgroup: the mount root's files.
+  if (auto v2 = ReadLimit((root + "/sys/fs/cgroup/memory.max").c_str())) return v2;
+  return ReadLimit((root + "/sys/fs/cgroup/memory/memory.limit_in_bytes").c_str());
 }
 
 namespace {

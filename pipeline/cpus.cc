@@ -11,25 +11,44 @@
 #include <fstream>
 #include <string>
 
+#include "pipeline/cgroup.h"
+
 namespace tracemill::pipeline {
 namespace {
 
-// ceil(quota/period) from cgroup files, or 0 if unlimited or unknown.
-int CgroupCpuLimit() {
-  std::ifstream v2("/sys/fs/cgroup/cpu.max");
-  std::string quota;
-  long long period = 0;
-  if (v2 && (v2 >> quota >> period) && quota != "max" && period > 0) {
-    long long q = std::stoll(quota);
-    return static_cast<int>((q + period - 1) / period);
-  }
-  std::ifstream q1("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), p1("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
-  long long q = -1, p = 0;
-  if (q1 && p1 && (q1 >> q) && (p1 >> p) && q > 0 && p > 0) return static_cast<int>((q + p - 1) / p);
-  return 0;
+// QuotaCpus: ceil(quota / period), or 0 if unlimited.
+int QuotaCpus(long long quota, long long period) {
+  return quota > 0 && period > 0 ? static_cast<int>((quota + period - 1) / period) : 0;
 }
 
 }  // namespace
+
+int CgroupCpuLimit(const std::string& root) {
+  // The smallest quota on the way up (cgroup.h).
+  const CgroupDirs dirs = FindCgroupDirs(root, "cpu");
+  int best = 0;
+  auto keep = [&best](int n) {
+    if (n > 0 && (best == 0 || n < best)) best = n;
+  };
+  for (const std::string& dir : dirs.v2) {
+    std::ifstream f(dir + "cpu.max");
+    std::string quota;
+    long long period = 0;
+    if (f >> quota >> period && quota != "max") keep(QuotaCpus(std::stoll(quota), period));
+  }
+  for (const std::string& dir : dirs.v1) {
+    std::ifstream q(dir + "cpu.cfs_quota_us"), p(dir + "cpu.cfs_period_us");
+    long long quota = -1, period = 0;
+    if (q >> quota && p >> period) keep(QuotaCpus(quota, period));
+  }
+  if (dirs.v2.empty() && dirs.v1.empty()) {  // no /proc/self/cgroup: the mount root's files
+    std::ifstream v2(root + "/sys/fs/cgroup/cpu.max");
+    std::string quota;
+    long long period = 0;
+    if (v2 >> quota >> period && quota != "max") keep(QuotaCpus(std::stoll(quota), period));
+  }
+  return best;
+}
 
 int AvailableCpus() {
   int n = 0;
@@ -39,7 +58,7 @@ int AvailableCpus() {
   if (n <= 0) n = 1;
   int limit = 0;
   try {
-    limit = CgroupCpuLimit();
+    limit = CgroupCpuLimit("");
   } catch (...) {
     limit = 0;
   }

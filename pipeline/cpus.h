@@ -7,9 +7,13 @@
 
 namespace tracemill::pipeline {
 
-// AvailableCpus returns max(1, min(affinity count, ceil(cgroup quota/period))).
-// Reads /sys/fs/cgroup/cpu.max (v2) or cpu.cfs_quota_us/cpu.cfs_period_us (v1).
+// AvailableCpus returns max(1, min(affinity count, CgroupCpuLimit)).
 int AvailableCpus();
+
+// CgroupCpuLimit: the smallest ceil(quota / period) of the process's own
+// cgroup and its parents (cgroup.h): v2 cpu.max, v1 cpu.cfs_quota_us /
+// cpu.cfs_period_us; 0 if none is set. `root` is "" but in tests.
+int CgroupCpuLimit(const std::string& root);
 
 // ThreadsThatStart returns how many threads, the caller included, can run at
 // once, at most `wanted` (>= 1): it starts wanted - 1 threads that wait for

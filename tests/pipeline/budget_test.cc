@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "pipeline/cpus.h"
 #include "pipeline/plan.h"
 
 namespace tracemill::pipeline {
@@ -120,7 +121,7 @@ class FakeCgroupRoot {
   // One folder per test: ctest runs the tests as parallel processes.
   FakeCgroupRoot()
       : root_(::testing::TempDir() + "/cgroup-root-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + std::to_string(++count_)) {
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_ + "/proc/self");
   }
@@ -132,6 +133,7 @@ class FakeCgroupRoot {
   const std::string& root() const { return root_; }
 
  private:
+  static inline int count_ = 0;  // several roots in one test
   std::string root_;
 };
 
@@ -171,6 +173,27 @@ TEST(CgroupMemoryLimit, NoneWhenUnlimited) {
   r.Write("/proc/self/cgroup", "4:memory:/elsewhere/not/mounted\n");
   r.Write("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
   EXPECT_EQ(CgroupMemoryLimit(r.root()), std::nullopt);
+}
+
+// The CPU quota the same way (pipeline/cpus.h): v1 Slurm step 2.5 CPUs
+// below an unlimited root -> 3; v2, the job's 4 CPUs under a step's 8 -> 4.
+TEST(CgroupCpuLimit, SmallestQuotaOnTheWayUp) {
+  FakeCgroupRoot v1;
+  v1.Write("/proc/self/cgroup", "3:cpu,cpuacct:/slurm/uid_0/job_7/step_0\n4:memory:/slurm/uid_0/job_7/step_0\n");
+  v1.Write("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+  v1.Write("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+  v1.Write("/sys/fs/cgroup/cpu/slurm/uid_0/job_7/step_0/cpu.cfs_quota_us", "250000\n");
+  v1.Write("/sys/fs/cgroup/cpu/slurm/uid_0/job_7/step_0/cpu.cfs_period_us", "100000\n");
+  EXPECT_EQ(CgroupCpuLimit(v1.root()), 3);
+  FakeCgroupRoot v2;
+  v2.Write("/proc/self/cgroup", "0::/kubepods/pod1/ctr\n");
+  v2.Write("/sys/fs/cgroup/kubepods/pod1/cpu.max", "400000 100000\n");
+  v2.Write("/sys/fs/cgroup/kubepods/pod1/ctr/cpu.max", "800000 100000\n");
+  EXPECT_EQ(CgroupCpuLimit(v2.root()), 4);
+  FakeCgroupRoot none;
+  none.Write("/proc/self/cgroup", "0::/\n");
+  none.Write("/sys/fs/cgroup/cpu.max", "max 100000\n");
+  EXPECT_EQ(CgroupCpuLimit(none.root()), 0);
 }
 
 }  // namespace
