@@ -94,6 +94,8 @@ absl::Status SortedRun::Open(size_t buffer_bytes) {
     pos_ = count_;
     return absl::FailedPreconditionError("spilled run already discarded");
   }
+  if (pending_.valid()) pending_.wait();  // opened again: a read of the last opening
+  pending_ = {};
   // Half the buffer for the chunk being merged, half for the one read ahead.
   chunk_bytes_ = std::max<size_t>(buffer_bytes / 2, 4096);
   file_pos_ = begin_;

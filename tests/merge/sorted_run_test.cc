@@ -23,6 +23,32 @@ std::vector<uint32_t> Drain(SortedRun& run) {
   return tags;
 }
 
+// PaddedRun: 4,000 X events with 1,000 bytes of rest each (about 4 MB
+// spilled), event i at base + (i * 7919) % 4000 us (a permutation).
+std::unique_ptr<SortedRun> PaddedRun(int64_t base) {
+  auto d = std::make_unique<formats::TraceData>();
+  static const std::string pad(1000, 'p');
+  for (uint32_t i = 0; i < 4000; ++i) {
+    formats::Event e{};
+    e.phase = 'X';
+    e.ts_ns = (base + (i * 7919) % 4000) * 1000;
+    e.dur_ns = 1000;
+    e.name = i;
+    e.flags = formats::kHasTs | formats::kHasDur;
+    std::string_view v = d->rest_arena.Copy(pad);
+    e.rest = v.data();
+    e.rest_len = static_cast<uint32_t>(v.size());
+    d->events.push_back(e);
+  }
+  return SortedRun::Sort(std::move(d));
+}
+
+// The k-th event out of a PaddedRun is the i with ts k.
+void ExpectPaddedOrder(const std::vector<uint32_t>& order) {
+  ASSERT_EQ(order.size(), 4000u);
+  for (uint32_t k = 0; k < 4000; ++k) ASSERT_EQ(order[k] * 7919u % 4000u, k) << "position " << k;
+}
+
 TEST(SortedRun, TieBreakAtEqualTs) {
   auto run = SortedRun::Sort(MakeTrace({
       {'B', 100, 0, 0},
@@ -122,26 +148,9 @@ TEST(SortedRun, SpilledRunYieldsTheSameEvents) {
 // spill bytes of a long job never pile up in the page cache and on disk),
 // and the next run in the same file still reads back whole.
 TEST(SortedRun, DiscardedSpillFreesItsRegionOnly) {
-  auto make = [](int64_t base) {
-    auto d = std::make_unique<formats::TraceData>();
-    static const std::string pad(1000, 'p');
-    for (uint32_t i = 0; i < 4000; ++i) {
-      formats::Event e{};
-      e.phase = 'X';
-      e.ts_ns = (base + (i * 7919) % 4000) * 1000;
-      e.dur_ns = 1000;
-      e.name = i;
-      e.flags = formats::kHasTs | formats::kHasDur;
-      std::string_view v = d->rest_arena.Copy(pad);
-      e.rest = v.data();
-      e.rest_len = static_cast<uint32_t>(v.size());
-      d->events.push_back(e);
-    }
-    return SortedRun::Sort(std::move(d));
-  };
   auto file = SpillFile::Create(::testing::TempDir());
   ASSERT_TRUE(file.ok()) << file.status();
-  auto first = make(0), second = make(100000);
+  auto first = PaddedRun(0), second = PaddedRun(100000);
   ASSERT_TRUE(first->Spill(file->get()).ok());
   ASSERT_TRUE(second->Spill(file->get()).ok());
   const uint64_t before = (*file)->AllocatedBytes();
@@ -153,11 +162,23 @@ TEST(SortedRun, DiscardedSpillFreesItsRegionOnly) {
   if (after == before) GTEST_SKIP() << "this file system does not punch holes";
   EXPECT_LE(after, before - 3900u * 1000);  // the first run's ~4 MB, less partial blocks
   ASSERT_TRUE(second->Open(4096).ok());
-  std::vector<uint32_t> order = Drain(*second);
-  ASSERT_EQ(order.size(), 4000u);
-  // Event i has ts base + (i * 7919) % 4000 us (a permutation): k-th out is the i with ts k.
-  for (uint32_t k = 0; k < 4000; ++k) ASSERT_EQ(order[k] * 7919u % 4000u, k) << "position " << k;
+  ExpectPaddedOrder(Drain(*second));
   EXPECT_TRUE(second->read_status().ok());
+}
+
+// Opened again midway (a read ahead in flight), a spilled run starts over
+// from its first event, not from the chunk that was being read.
+TEST(SortedRun, SpilledRunOpenedAgainMidwayStartsOver) {
+  auto file = SpillFile::Create(::testing::TempDir());
+  ASSERT_TRUE(file.ok()) << file.status();
+  auto run = PaddedRun(0);
+  ASSERT_TRUE(run->Spill(file->get()).ok());
+  ASSERT_TRUE(run->Open(8192).ok());
+  for (int i = 0; i < 10; ++i) ASSERT_NE(run->Next(), nullptr);
+  ASSERT_TRUE(run->Open(8192).ok());
+  ExpectPaddedOrder(Drain(*run));
+  EXPECT_TRUE(run->read_status().ok());
+  run->DiscardSpill();
 }
 
 TEST(SortedRun, EmptyInput) {
