@@ -1,6 +1,7 @@
 #pragma once
 // Writes that bypass the page cache (O_DIRECT), for the outputs
-// (formats/chrome/output_file.h).
+// (formats/chrome/output_file.h) and the spill files (merge/spill_file.h,
+// which also stage their buffered runs in a DirectRing).
 //
 // Bytes written once and not read back by the job gain nothing from the
 // page cache: a buffered write costs a copy per byte into fresh page-cache
@@ -13,7 +14,8 @@
 // fill, so the disk overlaps the caller's work. Without a thread (ulimit -u)
 // full buffers are written inline. The caller writes the last, partial
 // buffer itself (Drain first; Consume drops what it wrote): outputs clear
-// O_DIRECT for their unaligned tail.
+// O_DIRECT for their unaligned tail, spill files pad it to a block and
+// write that block again when more bytes follow.
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
