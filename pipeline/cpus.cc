@@ -30,23 +30,19 @@ int CgroupCpuLimit(const std::string& root) {
   auto keep = [&best](int n) {
     if (n > 0 && (best == 0 || n < best)) best = n;
   };
-  for (const std::string& dir : dirs.v2) {
-    std::ifstream f(dir + "cpu.max");
+  auto keep_v2 = [&keep](const std::string& cpu_max) {  // "quota period" or "max period"
+    std::ifstream f(cpu_max);
     std::string quota;
     long long period = 0;
     if (f >> quota >> period && quota != "max") keep(QuotaCpus(std::stoll(quota), period));
-  }
+  };
+  for (const std::string& dir : dirs.v2) keep_v2(dir + "cpu.max");
   for (const std::string& dir : dirs.v1) {
     std::ifstream q(dir + "cpu.cfs_quota_us"), p(dir + "cpu.cfs_period_us");
     long long quota = -1, period = 0;
     if (q >> quota && p >> period) keep(QuotaCpus(quota, period));
   }
-  if (dirs.v2.empty() && dirs.v1.empty()) {  // no /proc/self/cgroup: the mount root's files
-    std::ifstream v2(root + "/sys/fs/cgroup/cpu.max");
-    std::string quota;
-    long long period = 0;
-    if (v2 >> quota >> period && quota != "max") keep(QuotaCpus(std::stoll(quota), period));
-  }
+  if (dirs.v2.empty() && dirs.v1.empty()) keep_v2(root + "/sys/fs/cgroup/cpu.max");  // no /proc/self/cgroup
   return best;
 }
 
