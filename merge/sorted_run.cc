@@ -39,6 +39,7 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
     run->keys_[i] = MakeSortKey(events[i], i);
     if (i && sorted && KeyLess(run->keys_[i], run->keys_[i - 1])) sorted = false;
     run->max_rest_len_ = std::max(run->max_rest_len_, events[i].rest_len);
+    run->rest_bytes_ += events[i].rest_len;
   }
   // A lambda, not the function itself: std::sort then inlines the compare
   // (through a function pointer it was a call per compare, ~40 % of the sort).

@@ -85,6 +85,14 @@ class SortedRun {
   // meaningful across forms); only valid if !done().
   const SortKey& PeekKey() const { return spilled_ ? next_key_ : keys_[pos_]; }
   bool done() const { return pos_ >= count_; }
+  // A run in memory, read by position (merge/range_cutter.h): the events
+  // from position `pos()` on are `event(key(i))` for i in [pos(), size());
+  // SkipTo moves the read position forward without visiting the events.
+  // Not for a spilled run.
+  size_t pos() const { return pos_; }
+  const SortKey* keys() const { return keys_.data(); }
+  const formats::Event* events() const { return data_->events.data(); }
+  void SkipTo(size_t pos) { pos_ = pos; }
   // The status of the last spilled read (a read error ends the run early).
   const absl::Status& read_status() const { return read_status_; }
 
@@ -92,6 +100,8 @@ class SortedRun {
   size_t size() const { return count_; }
   // The longest `rest` of its events (bytes); kept when spilled.
   uint32_t max_rest_len() const { return max_rest_len_; }
+  // The `rest` bytes of all its events; kept when spilled.
+  uint64_t rest_bytes() const { return rest_bytes_; }
   bool spilled() const { return spilled_; }
   // A spilled run's bytes in its file, and whether they bypassed the page
   // cache (SpillFile::UseDirect when it was spilled).
@@ -116,6 +126,7 @@ class SortedRun {
   size_t pos_ = 0;
   size_t count_ = 0;
   uint32_t max_rest_len_ = 0;
+  uint64_t rest_bytes_ = 0;
 
   bool spilled_ = false;
   bool spill_direct_ = false;

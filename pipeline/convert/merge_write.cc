@@ -4,28 +4,38 @@
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
+
+#include "merge/kway_merger.h"
+#include "merge/range_cutter.h"
 
 namespace tracemill::pipeline {
 namespace {
 
 // Bytes FormatEvent writes for an event besides its rest and name, at most
-// (separator, keys, pid, tid, ts, dur, ids): only sizes the batches.
+// (separator, keys, pid, tid, ts, dur, ids): only sizes the ranges.
 constexpr size_t kEventOverhead = 192;
-// Events per batch at most (events without args).
-constexpr size_t kMaxBatchEvents = 4096;
+// Events per range: at least, at most.
+constexpr size_t kMinRangeEvents = 64;
+constexpr size_t kMaxRangeEvents = 4096;
 
 struct Batch {
-  // Copies of the events (64 bytes each). An event of a spilled run is
-  // valid only until its run's next event, so its rest bytes are copied to
-  // `spilled_rest` and its `rest` holds their offset there until formatted.
+  merge::MergeRange range;  // the events (spilled runs' copies are its own)
+  // The kept events in order (copies, 64 bytes each), and those not kept
+  // with the number of kept ones before them.
   std::vector<std::pair<int, formats::Event>> events;
-  std::string spilled_rest;
-  bool first = false;  // events[0] is the first entry of the traceEvents array
-  std::string bytes;   // formatted
+  struct Dropped {
+    size_t kept_before;
+    int run;
+    const formats::Event* e;
+  };
+  std::vector<Dropped> dropped;
+  std::string bytes;           // formatted, every entry with the ",\n" separator
   std::vector<uint32_t> ends;  // end offset of each event in `bytes`
 };
 
@@ -41,66 +51,85 @@ absl::Status AppendBatch(formats::ChromeWriter& w, const Batch& b) { return w.Ap
 absl::Status AppendBatch(OutputParts& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends, b.events); }
 
 template <typename Writer>
-absl::Status WriteSerial(merge::KWayMerger& merger, std::vector<formats::WriterInput>& winputs, Writer& w,
-                         const std::function<bool(int, const formats::Event&)>& keep) {
+absl::Status WriteSerial(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
+                         std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks) {
+  merge::KWayMerger merger(runs, shifts_ns);
   while (true) {
     auto [run, e] = merger.Next();
     if (!e) return absl::OkStatus();
-    if (!keep(run, *e)) continue;
+    const bool kept = hooks.keeps(run, *e);
+    hooks.seen(run, *e, kept);
+    if (!kept) continue;
     if (absl::Status st = WriteOne(w, run, winputs[run], *e); !st.ok()) return st;
   }
 }
 
+// RangeEvents: events per range, so that a range formats to about
+// kRangeBytes (from the runs' average rest).
+size_t RangeEvents(const std::vector<merge::SortedRun*>& runs) {
+  uint64_t events = 0, rest = 0;
+  for (const merge::SortedRun* r : runs) {
+    events += r->size();
+    rest += r->rest_bytes();
+  }
+  const uint64_t per_event = kEventOverhead + (events ? rest / events : 0);
+  return std::clamp<size_t>(kRangeBytes / per_event, kMinRangeEvents, kMaxRangeEvents);
+}
+
+// FormatRange (the parallel stage): merges `b`'s range, keeps and formats.
+void FormatRange(Batch* b, const std::vector<formats::WriterInput>& winputs, int64_t ts_offset_ns,
+                 const MergeHooks& hooks) {
+  b->events.clear();
+  b->dropped.clear();
+  b->bytes.clear();
+  b->ends.clear();
+  b->range.ForEach([&](int run, const formats::Event& e) {
+    if (!hooks.keeps(run, e)) {
+      b->dropped.push_back({b->events.size(), run, &e});
+      return;
+    }
+    b->events.emplace_back(run, e);
+    formats::ChromeWriter::FormatEvent(winputs[run], e, ts_offset_ns, /*first=*/false, &b->bytes);
+    b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
+  });
+}
+
+// CountRange (the last stage, before the append): counts the kept events
+// in order, calls `seen` in merge order, and fixes the separator of the
+// array's first entry.
 template <typename Writer>
-absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
-                           std::vector<formats::WriterInput>& winputs, Writer& w,
-                           const std::function<bool(int run, const formats::Event& e)>& keep);
-
-}  // namespace
-
-bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads) {
-  // A batch holds whole events, twice (a copy of a spilled one's rest, and
-  // formatted), and kBatchTokens of them are in flight: runs with larger
-  // events are written by the serial loop, which holds one at a time.
-  if (threads <= 1) return false;
-  for (const merge::SortedRun* r : runs)
-    if (r->max_rest_len() > kMaxParallelRestBytes) return false;
-  return true;
+void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks) {
+  size_t d = 0;
+  for (size_t i = 0; i <= b->events.size(); ++i) {
+    for (; d < b->dropped.size() && b->dropped[d].kept_before == i; ++d)
+      hooks.seen(b->dropped[d].run, *b->dropped[d].e, false);
+    if (i == b->events.size()) break;
+    auto& [run, e] = b->events[i];
+    if (w.CountEvent(winputs[run])) {  // only ever events[0]: "\n", not ",\n"
+      b->bytes.erase(0, 1);
+      for (uint32_t& end : b->ends) --end;
+    }
+    hooks.seen(run, e, true);
+  }
 }
-
-absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
-                         std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
-                         const std::function<bool(int run, const formats::Event& e)>& keep) {
-  if (!FormatsInParallel(runs, threads)) return WriteSerial(merger, winputs, w, keep);
-  return WriteParallel(merger, runs, winputs, w, keep);
-}
-
-absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
-                         std::vector<formats::WriterInput>& winputs, OutputParts& w, int threads,
-                         const std::function<bool(int run, const formats::Event& e)>& keep) {
-  if (!FormatsInParallel(runs, threads)) return WriteSerial(merger, winputs, w, keep);
-  return WriteParallel(merger, runs, winputs, w, keep);
-}
-
-namespace {
 
 template <typename Writer>
-absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
-                           std::vector<formats::WriterInput>& winputs, Writer& w,
-                           const std::function<bool(int run, const formats::Event& e)>& keep) {
-  std::vector<char> spilled(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
-
-  // Batches are reused: each token holds one from the input stage until the
-  // output stage gives it back, so kBatchTokens of them are enough.
+absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
+                           std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks,
+                           int threads, MergeStats& stats) {
+  merge::RangeCutter cutter(runs, shifts_ns, RangeEvents(runs), kRangeCopyBytes);
+  // As many ranges in flight as threads can merge them (at least 4: the
+  // serial stages' turns).
+  const size_t tokens = std::clamp<size_t>(static_cast<size_t>(threads), kBatchTokens, kMaxBatchTokens);
+  // Batches are reused: each token holds one from the cut stage until the
+  // append stage gives it back, so `tokens` of them are enough.
   std::vector<std::unique_ptr<Batch>> owned;
   tbb::concurrent_queue<Batch*> free_batches;
-  for (size_t i = 0; i < kBatchTokens; ++i) {
+  for (size_t i = 0; i < tokens; ++i) {
     owned.push_back(std::make_unique<Batch>());
-    owned.back()->bytes.reserve(kBatchBytes + (64 << 10));
     free_batches.push(owned.back().get());
   }
-  // Called by the (serial) merge stage only. The append stage gives a batch
+  // Called by the (serial) cut stage only. The append stage gives a batch
   // back before its token is released, so one is always free; a new one
   // only if that ever failed to hold.
   auto take = [&]() -> Batch* {
@@ -111,59 +140,40 @@ absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::S
   };
 
   std::atomic<bool> failed{false};
-  absl::Status status;  // the first write error; set by the output stage only
-  bool merged_all = false;
-  // Stage 1 (serial, in order): the next ~kBatchBytes of events, counted.
-  auto merge_stage = [&](tbb::flow_control& fc) -> Batch* {
-    if (merged_all || failed.load(std::memory_order_relaxed)) {
-      fc.stop();
-      return nullptr;
-    }
-    Batch* b = take();
-    b->events.clear();
-    b->spilled_rest.clear();
-    b->bytes.clear();
-    b->ends.clear();
-    b->first = false;
-    size_t estimate = 0;
-    while (estimate < kBatchBytes && b->events.size() < kMaxBatchEvents) {
-      auto [run, e] = merger.Next();
-      if (!e) {
-        merged_all = true;
-        break;
-      }
-      if (!keep(run, *e)) continue;
-      const bool first = w.CountEvent(winputs[run]);
-      if (b->events.empty()) b->first = first;
-      formats::Event& copy = b->events.emplace_back(run, *e).second;
-      if (spilled[run] && e->rest_len) {
-        copy.rest = reinterpret_cast<const char*>(uintptr_t{b->spilled_rest.size()});
-        b->spilled_rest.append(e->rest, e->rest_len);
-      }
-      estimate += e->rest_len + kEventOverhead;
-    }
-    if (b->events.empty()) {
-      free_batches.push(b);
-      fc.stop();
-      return nullptr;
-    }
-    return b;
+  absl::Status status;  // the first write error; set by the append stage only
+  // Stage 1 (serial, in order): cut the next range.
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t0) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
   };
-  // Stage 2 (parallel): format a batch into its own buffer.
+  auto cut_stage = [&](tbb::flow_control& fc) -> Batch* {
+    const auto t0 = Clock::now();
+    Batch* b = failed.load(std::memory_order_relaxed) ? nullptr : take();
+    const bool cut = b && cutter.Next(&b->range);
+    stats.cut_ns += since(t0);
+    if (cut) {
+      ++stats.ranges;
+      return b;
+    }
+    if (b) free_batches.push(b);
+    fc.stop();
+    return nullptr;
+  };
+  // Stage 2 (parallel): merge, keep and format a range into its own buffer.
+  const int64_t offset = w.ts_offset_ns();
   auto format_stage = [&](Batch* b) {
-    const int64_t offset = w.ts_offset_ns();
-    for (size_t i = 0; i < b->events.size(); ++i) {
-      auto& [run, e] = b->events[i];
-      if (spilled[run] && e.rest_len) e.rest = b->spilled_rest.data() + reinterpret_cast<uintptr_t>(e.rest);
-      formats::ChromeWriter::FormatEvent(winputs[run], e, offset, i == 0 && b->first, &b->bytes);
-      b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
-    }
+    FormatRange(b, winputs, offset, hooks);
     return b;
   };
-  // Stage 3 (serial, in order): append to the file.
+  // Stage 3 (serial, in order): count, see, append to the file.
   auto append_stage = [&](Batch* b) {
     if (status.ok()) {
-      status = AppendBatch(w, *b);
+      auto t0 = Clock::now();
+      CountRange(b, winputs, w, hooks);
+      stats.count_ns += since(t0);
+      t0 = Clock::now();
+      if (!b->events.empty()) status = AppendBatch(w, *b);
+      stats.append_ns += since(t0);
       if (!status.ok()) failed.store(true, std::memory_order_relaxed);
     }
     free_batches.push(b);
@@ -171,10 +181,10 @@ absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::S
   // Isolated: while this thread waits for the pipeline it runs only the
   // pipeline's tasks, not a decode of the flow graph around it (which would
   // hold up this output's serial stages); other threads still take the
-  // format tasks when they are free.
+  // merge tasks when they are free.
   tbb::this_task_arena::isolate([&] {
     tbb::parallel_pipeline(
-        kBatchTokens, tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order, merge_stage) &
+        tokens, tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order, cut_stage) &
                           tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, format_stage) &
                           tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, append_stage));
   });
@@ -182,4 +192,31 @@ absl::Status WriteParallel(merge::KWayMerger& merger, const std::vector<merge::S
 }
 
 }  // namespace
+
+bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads) {
+  // A range holds whole events, twice (a copy of a spilled one's rest, and
+  // formatted), and up to kMaxBatchTokens of them are in flight: runs with larger
+  // events are written by the serial loop, which holds one at a time.
+  if (threads <= 1) return false;
+  for (const merge::SortedRun* r : runs)
+    if (r->max_rest_len() > kMaxParallelRestBytes) return false;
+  return true;
+}
+
+absl::Status WriteMerged(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
+                         std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
+                         const MergeHooks& hooks, MergeStats* stats) {
+  if (!FormatsInParallel(runs, threads)) return WriteSerial(runs, shifts_ns, winputs, w, hooks);
+  MergeStats local;
+  return WriteParallel(runs, shifts_ns, winputs, w, hooks, threads, stats ? *stats : local);
+}
+
+absl::Status WriteMerged(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
+                         std::vector<formats::WriterInput>& winputs, OutputParts& w, int threads,
+                         const MergeHooks& hooks, MergeStats* stats) {
+  if (!FormatsInParallel(runs, threads)) return WriteSerial(runs, shifts_ns, winputs, w, hooks);
+  MergeStats local;
+  return WriteParallel(runs, shifts_ns, winputs, w, hooks, threads, stats ? *stats : local);
+}
+
 }  // namespace tracemill::pipeline

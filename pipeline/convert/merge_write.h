@@ -1,23 +1,25 @@
 #pragma once
 // WriteMerged: the merge-and-write loop of one output, on one thread or
-// formatted on several.
+// merged and formatted on several.
 //
-// The k-way merge is serial (it is a heap over the run heads), but most of
-// an output's write time is formatting (WriteEvent: ts and dur as decimal
-// microseconds, the rest bytes copied) and the copy into the file's buffers.
-// With `threads` > 1 the loop is a oneTBB parallel_pipeline: a serial,
-// in-order stage pulls events from the merger and counts them in batches of
-// about kBatchBytes, a parallel stage formats each batch into its own
-// buffer, and a serial, in-order stage appends the buffers to the file. The
-// output bytes are the same as the serial loop's (MergeWriteTest). It lets
-// the last output of a job, written after every decode has finished, use
-// both cores instead of one.
+// The serial loop is a KWayMerger (merge/kway_merger.h): one heap over the
+// run heads. With `threads` > 1 the loop is a oneTBB parallel_pipeline over
+// ranges of the merged order (merge/range_cutter.h): a serial, in-order
+// stage cuts the next range (runs in memory by position; spilled runs'
+// events copied), a parallel stage merges the range alone, filters it
+// (MergeHooks::keeps) and formats the kept events into the range's own
+// buffer, and a serial, in-order stage counts the events, calls
+// MergeHooks::seen in merge order and appends the buffer to the file. The
+// ranges partition the merged order, so the output bytes are the serial
+// loop's (MergeWriteTest): the separator of the array's first entry is
+// fixed in the last stage, the only place that knows which entry is first.
+// An output's merge, which was one core's, now spreads over the free ones.
 //
-// Events of a spilled run are valid only until that run's next event: the
-// batches hold copies of the events, and of a spilled run's rest bytes. So
-// that the batches stay small, an output with an event whose rest is longer
-// than kMaxParallelRestBytes (64 KiB; Kineto's args are ~1 KB) is written by
-// the serial loop. A gzip output gets the members of the serial loop
+// A range holds about kRangeBytes of formatted events (from the runs'
+// average event size) and at most kMaxBatchTokens ranges are in flight. So
+// that the ranges stay small, an output with an event whose rest is longer
+// than kMaxParallelRestBytes (64 KiB; Kineto's args are ~1 KB) is written
+// by the serial loop. A gzip output gets the members of the serial loop
 // (ChromeWriter::AppendFormatted): its bytes do not depend on `threads`.
 #include <cstdint>
 #include <functional>
@@ -25,17 +27,21 @@
 
 #include "absl/status/status.h"
 #include "formats/chrome/chrome_writer.h"
-#include "merge/kway_merger.h"
+#include "merge/sorted_run.h"
 #include "pipeline/output/output_parts.h"
 
 namespace tracemill::pipeline {
 
-// Batches of about this many formatted bytes; at most kBatchTokens in
-// flight. Each also holds up to 4,096 event copies (72 bytes each) and, for
-// spilled runs, their rest bytes: under 4 MiB in all, counted in
-// kWriterBytes (pipeline/budget.h).
-inline constexpr size_t kBatchBytes = 256 << 10;
+// Ranges of about kRangeBytes formatted bytes (from the runs' average event
+// size: a range of larger events than the average holds more), at most
+// kRangeCopyBytes of copied spilled events each, and kBatchTokens to
+// kMaxBatchTokens (the thread count) of them in flight. Each also holds a
+// copy of its kept events (64 bytes each): about 11 MiB at most on
+// average, counted in kWriterBytes (pipeline/budget.h).
+inline constexpr size_t kRangeBytes = 1 << 20;
+inline constexpr size_t kRangeCopyBytes = 256 << 10;
 inline constexpr size_t kBatchTokens = 4;
+inline constexpr size_t kMaxBatchTokens = 8;
 // Outputs with an event whose rest is longer are written by the serial loop.
 inline constexpr size_t kMaxParallelRestBytes = 64 << 10;
 
@@ -44,21 +50,44 @@ inline constexpr size_t kMaxParallelRestBytes = 64 << 10;
 // kMaxParallelRestBytes.
 bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads);
 
-// WriteMerged writes every event `merger` yields, in its order, with `w`
-// (Begin and the process metadata written before, Finish after, by the
-// caller). `keep(run, e)` is called once per event in merge order on one
-// thread at a time; false skips the event (the caller counts why).
-// `runs` are the merger's runs and `winputs[run]` the input of run `run`.
-// `threads` > 1 formats on the current task arena's threads. Returns the
-// first write error, or OK. Exceptions from `keep` or the allocator
-// propagate.
-absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+// MergeHooks: what the caller decides and sees of an output's events.
+struct MergeHooks {
+  // keeps(run, e): whether event `e` of run `run` is written. Called on
+  // several threads at once: it must only read.
+  std::function<bool(int run, const formats::Event& e)> keeps;
+  // seen(run, e, kept): once per event, in merge order, on one thread at a
+  // time, after `keeps` said `kept` (the caller counts why an event was
+  // not kept, and taps the kept ones).
+  std::function<void(int run, const formats::Event& e, bool kept)> seen;
+};
+
+// MergeStats: how an output's merge went: the ranges, and the time spent in
+// the pipeline's serial stages, which bound the output's rate however many
+// threads merge and format: cutting the ranges, counting and seeing their
+// events (MergeHooks::seen: the taps), and appending their bytes to the
+// file (a full direct-I/O ring waits for the disk here). Zero for the
+// serial loop.
+struct MergeStats {
+  uint64_t ranges = 0;
+  int64_t cut_ns = 0;
+  int64_t count_ns = 0;
+  int64_t append_ns = 0;
+};
+
+// WriteMerged merges `runs` (opened; `shifts_ns` empty or one per run, as
+// KWayMerger's) and writes every event `hooks.keeps` keeps, in merge order,
+// with `w` (Begin and the process metadata written before, Finish after,
+// by the caller). `winputs[run]` is the input of run `run`. `threads` > 1
+// merges and formats on the current task arena's threads. Returns the
+// first write error, or OK; `stats`, if given, gets MergeStats. Exceptions
+// from the hooks or the allocator propagate.
+absl::Status WriteMerged(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
                          std::vector<formats::WriterInput>& winputs, formats::ChromeWriter& w, int threads,
-                         const std::function<bool(int run, const formats::Event& e)>& keep);
+                         const MergeHooks& hooks, MergeStats* stats = nullptr);
 // The same into an output that may be written in parts (output_parts.h):
 // the same bytes as the one-file loop while no part is cut.
-absl::Status WriteMerged(merge::KWayMerger& merger, const std::vector<merge::SortedRun*>& runs,
+absl::Status WriteMerged(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
                          std::vector<formats::WriterInput>& winputs, OutputParts& w, int threads,
-                         const std::function<bool(int run, const formats::Event& e)>& keep);
+                         const MergeHooks& hooks, MergeStats* stats = nullptr);
 
 }  // namespace tracemill::pipeline

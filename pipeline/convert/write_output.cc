@@ -14,7 +14,6 @@
 #include "formats/common/cleanup.h"
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
-#include "merge/kway_merger.h"
 #include "merge/namespacer.h"
 #include "pipeline/budget.h"
 #include "pipeline/clocks/clocks.h"
@@ -48,13 +47,15 @@ void OutputWriter::Write(const OutputGroup& og) {
     // The rename and its journal line go together: an interrupt waits for
     // both (emplaced by WriteFile just before the rename).
     std::optional<formats::DeferInterrupts> defer;
-    absl::Status st = WriteFile(og, winputs, out, &defer);
+    MergeStats stats;
+    absl::Status st = WriteFile(og, winputs, out, &defer, &stats);
     // Each input belongs to one output: free its run now (and its bytes
     // in the spill file, punched out: those still in the page cache never
     // reach the disk).
     for (size_t i : og.inputs) runs_.Free(i);
     if (st.ok()) {
-      Succeeded(og, winputs, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      Succeeded(og, winputs, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                stats);
       defer.reset();  // the rename and the journal line are done: an interrupt may come
       if (tables_) {  // the inputs' tables rows are complete too: --resume keeps them
         std::vector<analysis::InputFacts> done;
@@ -76,7 +77,8 @@ void OutputWriter::Write(const OutputGroup& og) {
 }
 
 absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats::WriterInput>& winputs,
-                                     OutputRecord& out, std::optional<formats::DeferInterrupts>* defer) {
+                                     OutputRecord& out, std::optional<formats::DeferInterrupts>* defer,
+                                     MergeStats* stats) {
   std::string time_unit;
   winputs = Inputs(og, out, &time_unit);
   std::vector<merge::SortedRun*> runs;
@@ -90,7 +92,6 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   st = w.Begin();
   std::vector<int64_t> shifts;
   for (const auto& in : winputs) shifts.push_back(in.clock_shift_ns);
-  merge::KWayMerger merger(runs, std::move(shifts));
   uint64_t since_pause = 0;
   std::vector<OverviewTap> taps;  // what overview.trace.json keeps of each input
   if (overview_)
@@ -98,11 +99,12 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   std::vector<analysis::TablesTap> table_taps;  // what tables.sqlite holds of each input
   if (tables_)
     for (size_t j = 0; j < og.inputs.size(); ++j) table_taps.push_back(tables_->Tap(InputFactsOf(cx_.records[og.inputs[j]]), winputs[j].data));
-  if (st.ok())
-    st = WriteMerged(merger, runs, winputs, w, cx_.threads,
-                     [&](int run, const formats::Event& e) {
-                       return Keep(og, run, e, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
-                     });
+  const MergeHooks hooks{
+      [&](int run, const formats::Event& e) { return Keeps(e, winputs[run].clock_shift_ns); },
+      [&](int run, const formats::Event& e, bool kept) {
+        Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
+      }};
+  if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, cx_.threads, hooks, stats);
   if (overview_)
     for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
   for (size_t j = 0; j < table_taps.size(); ++j) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
@@ -166,19 +168,25 @@ absl::Status OutputWriter::OpenRuns(const std::vector<merge::SortedRun*>& runs) 
   return st;
 }
 
-bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns,
-                        uint64_t* since_pause, std::vector<OverviewTap>* taps,
-                        std::vector<analysis::TablesTap>* table_taps) {
+bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {
   formats::Event aligned = e;  // the window holds aligned times
   aligned.ts_ns += shift_ns;
-  if (!times_.window.Keeps(shift_ns ? aligned : e)) {
+  return times_.window.Keeps(shift_ns ? aligned : e);
+}
+
+void OutputWriter::Seen(const OutputGroup& og, int run, const formats::Event& e, bool kept, int64_t shift_ns,
+                        uint64_t* since_pause, std::vector<OverviewTap>* taps,
+                        std::vector<analysis::TablesTap>* table_taps) {
+  if (!kept) {
     InputRecord& r = cx_.records[og.inputs[run]];
     r.dropped.Add(formats::DropReason::kWindow);
     if (times_.window.by_start) {
+      formats::Event aligned = e;
+      aligned.ts_ns += shift_ns;
       const int64_t start = formats::TimeWindow::StartOf(shift_ns ? aligned : e);
       if (start >= times_.window.end_ns) r.window_next_start_ns = std::min(r.window_next_start_ns, start);
     }
-    return false;
+    return;
   }
   // A follow window repeats its inputs' metadata: counted apart, so that
   // the windows' events add up to the job's (account.cc).
@@ -189,11 +197,10 @@ bool OutputWriter::Keep(const OutputGroup& og, int run, const formats::Event& e,
     *since_pause = 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(cx_.opts.debug_write_delay_ms));
   }
-  return true;
 }
 
 void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs,
-                             OutputRecord& out, double seconds) {
+                             OutputRecord& out, double seconds, const MergeStats& stats) {
   std::vector<const InputRecord*> done;
   for (size_t j = 0; j < og.inputs.size(); ++j) {
     InputRecord& r = cx_.records[og.inputs[j]];
@@ -210,7 +217,11 @@ void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::W
       cx_.job.Say(absl::StrCat("journal: ", js.message()));
   }
   if (cx_.opts.verbose)
-    cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s)", og.name, out.events, out.bytes, seconds));
+    cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s%s)", og.name, out.events, out.bytes, seconds,
+                                stats.ranges ? absl::StrFormat("; %d ranges, serial stages: cut %.2f s, count %.2f s, append %.2f s",
+                                                               stats.ranges, stats.cut_ns / 1e9, stats.count_ns / 1e9,
+                                                               stats.append_ns / 1e9)
+                                             : ""));
 }
 
 void OutputWriter::Failed(const OutputGroup& og, OutputRecord& out, std::string_view why) {

@@ -26,6 +26,7 @@
 #include "formats/common/time_window.h"
 #include "pipeline/convert/convert_context.h"
 #include "pipeline/convert/decoded_runs.h"
+#include "pipeline/convert/merge_write.h"
 #include "pipeline/convert/output_groups.h"
 #include "pipeline/journal.h"
 #include "pipeline/output/overview.h"
@@ -61,18 +62,21 @@ class OutputWriter {
   // `winputs` and `out` (events, size, CRC). `*defer` is emplaced just
   // before the rename, so that an interrupt waits for the journal line too.
   absl::Status WriteFile(const OutputGroup& og, std::vector<formats::WriterInput>& winputs, OutputRecord& out,
-                         std::optional<formats::DeferInterrupts>* defer);
+                         std::optional<formats::DeferInterrupts>* defer, MergeStats* stats);
   // Inputs: the writer's view of each input (namespaced ids, label), and
   // the output's ranks, inputs and display time unit.
   std::vector<formats::WriterInput> Inputs(const OutputGroup& og, OutputRecord& out, std::string* time_unit);
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
-  // Keep: the merge loop's filter (the window) and the tests' write delay.
-  // `taps`/`table_taps`: the overview's and the tables' per input (may be empty).
-  bool Keep(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause,
-            std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps);
+  // Keeps: the merge's filter (the window; reads only, any thread). Seen:
+  // each event in merge order: a dropped one counted, a kept one tapped
+  // (`taps`/`table_taps`: the overview's and the tables' per input; may be
+  // empty), and the tests' write delay.
+  bool Keeps(const formats::Event& e, int64_t shift_ns) const;
+  void Seen(const OutputGroup& og, int run, const formats::Event& e, bool kept, int64_t shift_ns,
+            uint64_t* since_pause, std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps);
   void Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, OutputRecord& out,
-                 double seconds);
+                 double seconds, const MergeStats& stats);
   void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);
   // OtherData: the output's `otherData` object (version, time base, inputs).
   // `part`: 0 for the first file, else the part's index (1-based).

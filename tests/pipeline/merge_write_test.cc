@@ -1,5 +1,5 @@
 // pipeline/convert/merge_write: formatting on several threads writes the bytes the
-// serial loop writes, counts the same events per input, and calls `keep` in
+// serial loop writes, counts the same events per input, and calls `seen` in
 // merge order.
 #include "pipeline/convert/merge_write.h"
 
@@ -80,12 +80,13 @@ struct Written {
   std::string bytes;
   std::vector<uint64_t> per_input;
   uint64_t events = 0;
-  std::vector<std::pair<int, int64_t>> kept;  // (run, ts_ns) in the order keep saw them
+  std::vector<std::pair<int, int64_t>> kept;  // (run, ts_ns) in the order `seen` saw them
+  uint64_t ranges = 0;  // MergeStats
 };
 
 // Writes the job's runs (from their start) as one output, keeping events
 // whose ts is not a multiple of 11 us.
-Written Write(Job& job, int threads, bool metadata, bool gzip = false) {
+Written Write(Job& job, int threads, bool metadata, bool gzip = false, std::vector<int64_t> shifts = {}) {
   for (auto& run : job.runs) EXPECT_TRUE(run->Open(1 << 16).ok());
   for (auto& in : job.winputs) in.events_written = 0;
   auto out = formats::OutputFile::CreateInMemory(gzip);
@@ -97,15 +98,16 @@ Written Write(Job& job, int threads, bool metadata, bool gzip = false) {
   }
   std::vector<merge::SortedRun*> runs;
   for (auto& run : job.runs) runs.push_back(run.get());
-  merge::KWayMerger merger(runs);
   tbb::task_arena arena(threads);
   absl::Status st;
-  arena.execute([&] {
-    st = WriteMerged(merger, runs, job.winputs, w, threads, [&](int run, const formats::Event& e) {
-      r.kept.emplace_back(run, e.ts_ns);
-      return e.ts_ns % 11000 != 0;
-    });
-  });
+  const MergeHooks hooks{[](int, const formats::Event& e) { return e.ts_ns % 11000 != 0; },
+                         [&](int run, const formats::Event& e, bool kept) {
+                           EXPECT_EQ(kept, e.ts_ns % 11000 != 0);
+                           r.kept.emplace_back(run, e.ts_ns);
+                         }};
+  MergeStats stats;
+  arena.execute([&] { st = WriteMerged(runs, shifts, job.winputs, w, threads, hooks, &stats); });
+  r.ranges = stats.ranges;
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_TRUE(w.Finish().ok());
   EXPECT_TRUE(out->Commit().ok());
@@ -116,14 +118,17 @@ Written Write(Job& job, int threads, bool metadata, bool gzip = false) {
 }
 
 TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
-  // 3 x 4,000 events with args up to 700 bytes: about 4 MB, 16 batches.
+  // 3 x 4,000 events with args up to 700 bytes: about 4 MB, 4 ranges of
+  // ~1 MiB merged on their own.
   Job job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
   for (bool metadata : {true, false}) {
     SCOPED_TRACE(metadata ? "with process metadata first" : "an event first");
     const Written serial = Write(job, 1, metadata);
     const Written parallel = Write(job, 2, metadata);
-    ASSERT_GT(serial.bytes.size(), 4 * kBatchBytes);
+    ASSERT_GT(serial.bytes.size(), 3 * kRangeBytes);
+    EXPECT_EQ(serial.ranges, 0u);  // the serial loop
+    EXPECT_GE(parallel.ranges, 3u);
     EXPECT_EQ(serial.kept.size(), 3u * 4001);
     EXPECT_LT(serial.events, 3u * 4001);  // some were not kept
     EXPECT_GT(serial.events, 3u * 3000);
@@ -136,6 +141,23 @@ TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
     EXPECT_EQ(serial.bytes.find("[,"), std::string::npos);
     EXPECT_EQ(serial.bytes.substr(serial.bytes.size() - 4), "\n]}\n");
   }
+}
+
+// Runs on clocks shifted onto one another merge in aligned time, in ranges
+// as in the serial loop (the shifts reorder events of runs 1 and 2 against
+// run 0's by up to 5 us, across the ranges' bounds).
+TEST(MergeWriteTest, ShiftedRunsWriteTheSerialBytes) {
+  Job job = Decode(3, 4000);
+  ASSERT_EQ(job.runs.size(), 3u);
+  const std::vector<int64_t> shifts{0, 5000, -3333};
+  const Written serial = Write(job, 1, true, false, shifts);
+  const Written parallel = Write(job, 2, true, false, shifts);
+  const Written unshifted = Write(job, 1, true, false);
+  EXPECT_NE(serial.kept, unshifted.kept);  // the shifts changed the order
+  EXPECT_GE(parallel.ranges, 3u);
+  EXPECT_EQ(parallel.kept, serial.kept);
+  EXPECT_TRUE(parallel.bytes == serial.bytes);
+  EXPECT_EQ(parallel.per_input, serial.per_input);
 }
 
 // A gzip output is one member per 1 MiB the serial loop flushes; the
@@ -208,17 +230,12 @@ TEST(MergeWriteTest, NothingKeptWritesAnEmptyArray) {
     auto out = formats::OutputFile::CreateInMemory(/*gzip=*/false);
     formats::ChromeWriter w(out.get(), 0);
     ASSERT_TRUE(w.Begin("ms", "{}").ok());
-    merge::KWayMerger merger({job.runs[0].get(), job.runs[1].get()});
     tbb::task_arena arena(threads);
     absl::Status st;
     size_t seen = 0;
-    arena.execute([&] {
-      st = WriteMerged(merger, {job.runs[0].get(), job.runs[1].get()}, job.winputs, w, threads,
-                       [&](int, const formats::Event&) {
-                         ++seen;
-                         return false;
-                       });
-    });
+    const MergeHooks hooks{[](int, const formats::Event&) { return false; },
+                           [&](int, const formats::Event&, bool kept) { seen += !kept; }};
+    arena.execute([&] { st = WriteMerged({job.runs[0].get(), job.runs[1].get()}, {}, job.winputs, w, threads, hooks); });
     ASSERT_TRUE(st.ok());
     ASSERT_TRUE(w.Finish().ok());
     ASSERT_TRUE(out->Commit().ok());

@@ -1,0 +1,200 @@
+#include "merge/range_cutter.h"
+
+#include <algorithm>
+#include <climits>
+#include <utility>
+
+namespace tracemill::merge {
+namespace {
+
+constexpr RangeBound kEndBound{INT64_MAX, UINT64_MAX, INT_MAX};
+
+// The least bound above `b`: every event of run b.run keyed like `b`
+// sorts below it.
+RangeBound JustAbove(const RangeBound& b) { return RangeBound{b.ts_ns, b.tie, b.run + 1}; }
+
+}  // namespace
+
+void MergeRange::SiftDown(size_t i) {
+  const size_t n = heap_.size();
+  while (true) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    auto less = [&](size_t x, size_t y) {
+      return SegmentLess(segments_[heap_[x].first], heap_[x].second, segments_[heap_[y].first], heap_[y].second);
+    };
+    if (l < n && less(l, m)) m = l;
+    if (r < n && less(r, m)) m = r;
+    if (m == i) return;
+    std::swap(heap_[i], heap_[m]);
+    i = m;
+  }
+}
+
+RangeCutter::RangeCutter(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns, size_t target_events,
+                         size_t max_copy_bytes)
+    : runs_(std::move(runs)),
+      shifts_(std::move(shifts_ns)),
+      target_(std::max<size_t>(1, target_events)),
+      max_copy_bytes_(max_copy_bytes),
+      carry_(runs_.size()) {
+  shifts_.resize(runs_.size(), 0);
+}
+
+RangeBound RangeCutter::At(int r, const SortKey& k) const {
+  return RangeBound{AlignedKeyTs(k.ts_ns, shifts_[r]), k.tie, r};
+}
+
+RangeBound RangeCutter::Head(int r) const {
+  if (!carry_[r].empty()) return At(r, carry_[r].front().key);
+  return runs_[r]->spilled() ? At(r, runs_[r]->PeekKey()) : At(r, runs_[r]->keys()[runs_[r]->pos()]);
+}
+
+RangeBound RangeCutter::Choose(const RangeBound& head, int active) const {
+  RangeBound b = kEndBound;
+  const size_t ahead = std::max<size_t>(1, target_ / static_cast<size_t>(active));
+  bool spilled = false;
+  for (int r = 0; r < static_cast<int>(runs_.size()); ++r) {
+    const SortedRun& run = *runs_[r];
+    if (run.spilled()) {
+      spilled |= HasNext(r);
+      continue;
+    }
+    if (run.pos() + ahead < run.size()) {
+      const RangeBound c = At(r, run.keys()[run.pos() + ahead]);
+      if (RangeLess(c, b)) b = c;
+    }
+  }
+  if (spilled && last_events_ && head.ts_ns != INT64_MIN) {
+    // The last range's pace: `target_` events take span * target / events ns.
+    const __int128 step = static_cast<__int128>(last_span_ns_) * target_ / last_events_;
+    const __int128 ts = static_cast<__int128>(head.ts_ns) + std::max<__int128>(1, step);
+    const RangeBound paced{ts >= INT64_MAX ? INT64_MAX : static_cast<int64_t>(ts), 0, 0};
+    if (RangeLess(paced, b)) b = paced;
+  }
+  return b;
+}
+
+void RangeCutter::TakeSpilled(int r, MergeRange::Copies& c) {
+  SortKey key;
+  formats::Event e;
+  std::string_view rest;
+  std::string carried;
+  if (!carry_[r].empty()) {
+    Carry& front = carry_[r].front();
+    key = front.key;
+    e = front.e;
+    carried = std::move(front.rest);
+    rest = carried;
+    carry_[r].pop_front();
+  } else {
+    key = runs_[r]->PeekKey();
+    const formats::Event* next = runs_[r]->Next();
+    e = *next;
+    rest = std::string_view(next->rest, next->rest_len);
+  }
+  key.index = static_cast<uint32_t>(c.events.size());
+  // The rest bytes' offset in `c.rest` until the range is complete (the
+  // string may move while it grows).
+  e.rest = reinterpret_cast<const char*>(uintptr_t{c.rest.size()});
+  c.rest.append(rest);
+  c.keys.push_back(key);
+  c.events.push_back(e);
+}
+
+void RangeCutter::GiveBack(int r, MergeRange::Copies& c, const RangeBound& b) {
+  size_t keep = c.keys.size();
+  while (keep > 0 && !RangeLess(At(r, c.keys[keep - 1]), b)) --keep;
+  for (size_t i = c.keys.size(); i-- > keep;) {
+    formats::Event e = c.events[i];
+    const size_t off = reinterpret_cast<uintptr_t>(e.rest);
+    std::string rest = c.rest.substr(off, e.rest_len);
+    e.rest = nullptr;
+    carry_[r].push_front(Carry{c.keys[i], e, std::move(rest)});
+  }
+  if (keep < c.keys.size()) c.rest.resize(reinterpret_cast<uintptr_t>(c.events[keep].rest));
+  c.keys.resize(keep);
+  c.events.resize(keep);
+}
+
+size_t RangeCutter::EndInMemory(int r, const RangeBound& b) const {
+  const SortKey* keys = runs_[r]->keys();
+  const size_t n = runs_[r]->size();
+  size_t lo = runs_[r]->pos();  // keys[lo - 1] < b (or lo = pos)
+  if (lo >= n || !RangeLess(At(r, keys[lo]), b)) return lo;
+  // Gallop: keys[lo] < b; find hi with keys[hi] >= b (or n).
+  size_t step = 1, hi = lo + 1;
+  while (hi < n && RangeLess(At(r, keys[hi]), b)) {
+    lo = hi;
+    step *= 2;
+    hi = std::min(n, lo + step);
+  }
+  // keys[lo] < b, keys[hi] >= b or hi == n.
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    (RangeLess(At(r, keys[mid]), b) ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+bool RangeCutter::Next(MergeRange* range) {
+  const int k = static_cast<int>(runs_.size());
+  range->segments_.clear();
+  range->size_ = 0;
+  range->copies_.resize(runs_.size());
+  RangeBound head = kEndBound;
+  int active = 0;
+  for (int r = 0; r < k; ++r) {
+    if (!HasNext(r)) continue;
+    ++active;
+    if (const RangeBound h = Head(r); RangeLess(h, head)) head = h;
+  }
+  if (active == 0) return false;
+  RangeBound b = Choose(head, active);
+  const RangeBound floor = JustAbove(head);  // the smallest head is always in the range
+  if (RangeLess(b, floor)) b = floor;
+
+  // Spilled runs: copy their events below b, at most target_ events or
+  // max_copy_bytes_ bytes (then b comes down to the next one).
+  size_t copied = 0, copied_bytes = 0;
+  for (int r = 0; r < k; ++r) {
+    if (!runs_[r]->spilled()) continue;
+    MergeRange::Copies& c = range->copies_[r];
+    c.keys.clear();
+    c.events.clear();
+    c.rest.clear();
+    while (HasNext(r)) {
+      const RangeBound h = Head(r);
+      if (!RangeLess(h, b)) break;
+      if ((copied >= target_ || copied_bytes >= max_copy_bytes_) && !RangeLess(h, floor)) {
+        b = h;
+        for (int e = 0; e < r; ++e)
+          if (runs_[e]->spilled()) GiveBack(e, range->copies_[e], b);
+        break;
+      }
+      TakeSpilled(r, c);
+      ++copied;
+      copied_bytes += c.events.back().rest_len + sizeof(formats::Event);
+    }
+  }
+  for (int r = 0; r < k; ++r) {
+    SortedRun& run = *runs_[r];
+    if (run.spilled()) {
+      MergeRange::Copies& c = range->copies_[r];
+      for (formats::Event& e : c.events) e.rest = c.rest.data() + reinterpret_cast<uintptr_t>(e.rest);
+      if (!c.keys.empty())
+        range->segments_.push_back({r, shifts_[r], c.keys.data(), c.keys.size(), c.events.data()});
+    } else {
+      const size_t from = run.pos(), to = EndInMemory(r, b);
+      if (to > from) range->segments_.push_back({r, shifts_[r], run.keys() + from, to - from, run.events()});
+      run.SkipTo(to);
+    }
+    if (!range->segments_.empty() && range->segments_.back().run == r) range->size_ += range->segments_.back().n;
+  }
+  if (head.ts_ns != INT64_MIN && b.ts_ns != INT64_MAX) {
+    last_events_ = range->size_;
+    last_span_ns_ = std::max<int64_t>(1, b.ts_ns - head.ts_ns);
+  }
+  return true;
+}
+
+}  // namespace tracemill::merge

@@ -1,0 +1,176 @@
+#pragma once
+// One output's merge cut into ranges that merge on their own, on any thread.
+//
+// KWayMerger (kway_merger.h) is one heap over the run heads: an output's
+// merge runs on one core. RangeCutter cuts the same order into consecutive
+// ranges: each range has a bound B, a key (aligned ts, tie, run index), and
+// holds, of every run, its events below B that no earlier range took. Every
+// event of a range sorts before every event of the next one, so merging
+// each range alone (MergeRange::ForEach, the KWayMerger's comparison) and
+// writing the ranges in order gives exactly the KWayMerger's order.
+//
+// Cutting is serial and cheap: a run in memory is cut by position (a
+// galloping search over its keys; no event is visited). A spilled run can
+// only be read in order, so its events below B are copied into the range
+// (with their rest bytes). B is the smallest of the runs' keys about
+// `target_events` / (active runs) events ahead of their positions, so the
+// runs in memory give at most `target_events` events; when spilled runs
+// alone decide, B is extrapolated from the last range's events per ns, and
+// their copies stop at `target_events` events or `max_copy_bytes` bytes
+// (B is lowered to the next spilled key; events an earlier spilled run gave
+// above the new B go back to that run, in order). B is never below the
+// smallest head, so every range holds at least one event.
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "formats/common/event.h"
+#include "merge/sorted_run.h"
+
+namespace tracemill::merge {
+
+// RangeBound: a position in the merged order of an output's runs: the key
+// (aligned ts, tie, run index), as KWayMerger compares them.
+struct RangeBound {
+  int64_t ts_ns;
+  uint64_t tie;
+  int run;
+};
+
+// MergeRange: the events of one range, per run (cut by RangeCutter).
+// Events of runs in memory point into their runs; copies of spilled runs'
+// events (and their rest bytes) are the range's own, valid until the range
+// is cut again.
+class MergeRange {
+ public:
+  // ForEach calls `f(int run, const formats::Event& e)` for every event of
+  // the range in merge order. Not thread-safe on one range; ranges are
+  // independent.
+  template <typename F>
+  void ForEach(F&& f);
+  // Events in the range.
+  size_t size() const { return size_; }
+
+ private:
+  friend class RangeCutter;
+  struct Segment {
+    int run;
+    int64_t shift_ns;
+    const SortKey* keys;  // in order; keys[i].index indexes `events`
+    size_t n;
+    const formats::Event* events;
+  };
+  struct Copies {  // a spilled run's events in this range
+    std::vector<SortKey> keys;
+    std::vector<formats::Event> events;
+    std::string rest;
+  };
+  static bool SegmentLess(const Segment& a, size_t ia, const Segment& b, size_t ib);
+  // Prefetch: as SortedRun::Next, an event a few ahead of `i` in `s` and
+  // the first rest bytes of a nearer one (sorted order visits the events
+  // out of memory order).
+  static void Prefetch(const Segment& s, size_t i) {
+    if (i + 8 < s.n) __builtin_prefetch(&s.events[s.keys[i + 8].index]);
+    if (i + 4 < s.n) {
+      const formats::Event& ahead = s.events[s.keys[i + 4].index];
+      for (uint32_t off = 0; off < ahead.rest_len && off < 4 * 64; off += 64) __builtin_prefetch(ahead.rest + off);
+    }
+  }
+  void SiftDown(size_t i);
+
+  std::vector<Segment> segments_;
+  std::vector<Copies> copies_;  // per run; used by spilled runs only
+  size_t size_ = 0;
+  std::vector<std::pair<uint32_t, size_t>> heap_;  // (segment, position), ForEach's
+};
+
+// RangeCutter: opened SortedRuns (and their clock shifts) -> MergeRange...
+class RangeCutter {
+ public:
+  // `runs` are borrowed, opened, and read only through the cutter from
+  // here on; `shifts_ns` is empty or one per run, as KWayMerger's.
+  // `target_events` >= 1.
+  RangeCutter(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns, size_t target_events,
+              size_t max_copy_bytes);
+
+  // Next cuts the next range into `*range` (its earlier events dropped).
+  // Returns false, with `*range` empty, once every run is done.
+  bool Next(MergeRange* range);
+
+ private:
+  struct Carry {  // a spilled run's event given back by a lowered bound
+    SortKey key;
+    formats::Event e;
+    std::string rest;
+  };
+  bool HasNext(int r) const { return !carry_[r].empty() || !runs_[r]->done(); }
+  // The bound of run r's next event (HasNext(r)), or of its key at `i`.
+  RangeBound Head(int r) const;
+  RangeBound At(int r, const SortKey& k) const;
+  // The bound from the runs in memory and the last range's pace.
+  RangeBound Choose(const RangeBound& head, int active) const;
+  // TakeSpilled copies run r's next event into `c` (rest as an offset).
+  void TakeSpilled(int r, MergeRange::Copies& c);
+  // GiveBack moves run r's copies at or above `b` back to its carry.
+  void GiveBack(int r, MergeRange::Copies& c, const RangeBound& b);
+  // EndInMemory: the first position of memory run r at or above `b`.
+  size_t EndInMemory(int r, const RangeBound& b) const;
+
+  std::vector<SortedRun*> runs_;
+  std::vector<int64_t> shifts_;
+  const size_t target_;
+  const size_t max_copy_bytes_;
+  std::vector<std::deque<Carry>> carry_;
+  // The last range's events and span (ns from its first head to its bound):
+  // the pace at which a range of spilled runs only is extrapolated.
+  uint64_t last_events_ = 0;
+  int64_t last_span_ns_ = 0;
+};
+
+// RangeLess: whether `a` sorts before `b` in the merged order.
+inline bool RangeLess(const RangeBound& a, const RangeBound& b) {
+  if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+  if (a.tie != b.tie) return a.tie < b.tie;
+  return a.run < b.run;
+}
+
+// AlignedKeyTs: a key's ts as the merge compares it (metadata stays first).
+inline int64_t AlignedKeyTs(int64_t ts_ns, int64_t shift_ns) { return ts_ns == INT64_MIN ? INT64_MIN : ts_ns + shift_ns; }
+
+inline bool MergeRange::SegmentLess(const Segment& a, size_t ia, const Segment& b, size_t ib) {
+  const SortKey& ka = a.keys[ia];
+  const SortKey& kb = b.keys[ib];
+  const int64_t ta = AlignedKeyTs(ka.ts_ns, a.shift_ns), tb = AlignedKeyTs(kb.ts_ns, b.shift_ns);
+  if (ta != tb) return ta < tb;
+  if (ka.tie != kb.tie) return ka.tie < kb.tie;
+  return a.run < b.run;
+}
+
+template <typename F>
+void MergeRange::ForEach(F&& f) {
+  if (segments_.size() == 1) {
+    const Segment& s = segments_[0];
+    for (size_t i = 0; i < s.n; ++i) {
+      Prefetch(s, i);
+      f(s.run, s.events[s.keys[i].index]);
+    }
+    return;
+  }
+  heap_.clear();
+  for (uint32_t i = 0; i < segments_.size(); ++i) heap_.emplace_back(i, 0);
+  for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+  while (!heap_.empty()) {
+    auto& [seg, pos] = heap_[0];
+    const Segment& s = segments_[seg];
+    Prefetch(s, pos);
+    f(s.run, s.events[s.keys[pos].index]);
+    if (++pos == s.n) {
+      heap_[0] = heap_.back();
+      heap_.pop_back();
+    }
+    if (!heap_.empty()) SiftDown(0);
+  }
+}
+
+}  // namespace tracemill::merge
