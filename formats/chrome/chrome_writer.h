@@ -74,6 +74,8 @@ class ChromeWriter {
   // appended as is. Reports the file's write errors.
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends);
   int64_t ts_offset_ns() const { return ts_offset_ns_; }
+  // Nanoseconds its appends have waited for the disk (OutputFile's).
+  int64_t disk_wait_ns() const { return out_->disk_wait_ns(); }
   // Finish closes the array and the object and flushes (does not Commit).
   absl::Status Finish();
 

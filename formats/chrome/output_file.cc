@@ -145,6 +145,8 @@ void OutputFile::DropBehind() {
   DropBehindStep(fd_, job, bytes_written_, &dropped_windows_);
 }
 
+int64_t OutputFile::disk_wait_ns() const { return direct_ ? direct_->waited_ns() : 0; }
+
 absl::Status OutputFile::Append(std::string_view bytes) {
   if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");
   if (bytes.empty()) return absl::OkStatus();

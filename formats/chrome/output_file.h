@@ -103,6 +103,9 @@ class OutputFile {
   // CRC-32 (gzip's, libdeflate_crc32) of the bytes written so far, as they
   // are on disk (compressed for gzip): `--resume` checks outputs against it.
   uint32_t crc32() const { return crc32_; }
+  // Nanoseconds appends have waited for the disk (DirectRing::waited_ns;
+  // 0 for a file written through the page cache, or once sealed).
+  int64_t disk_wait_ns() const;
   const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }
   // The bytes written so far by an in-memory output.

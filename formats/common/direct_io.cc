@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <system_error>
@@ -120,7 +121,9 @@ int DirectRing::Stage(const char* p, size_t n) {
     if (fill_len_ < bytes_) break;
     if (!thread_.joinable() && (no_thread_ || !StartWriter())) {
       // No writer thread: write the full buffer here, then refill it.
+      const auto t0 = std::chrono::steady_clock::now();
       if (error_ == 0) error_ = PwriteAll(fd_, filling(), bytes_, offset_);
+      waited_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
       if (error_) return error_;
       offset_ += bytes_;
       fill_len_ = 0;
@@ -128,7 +131,12 @@ int DirectRing::Stage(const char* p, size_t n) {
     }
     std::unique_lock lk(mu_);
     // The next buffer to fill must not be waiting or in flight.
-    cv_.wait(lk, [this] { return submitted_ + 1 - written_ < count_; });
+    auto free = [this] { return submitted_ + 1 - written_ < count_; };
+    if (!free()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      cv_.wait(lk, free);
+      waited_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
     if (error_) return error_;
     slot_offset_[filling_] = offset_;
     ++submitted_;

@@ -64,6 +64,9 @@ class DirectRing {
   size_t fill_len() const { return fill_len_; }
   uint64_t offset() const { return offset_; }
   size_t buffer_bytes() const { return bytes_; }
+  // Nanoseconds Stage has waited for a free buffer (the disk behind the
+  // writer thread), or written a full one itself without a thread.
+  int64_t waited_ns() const { return waited_ns_; }
   // Consume: the caller wrote the filling buffer's first `n` bytes (a
   // multiple of kDirectAlign) itself; the rest moves to the front.
   void Consume(size_t n);
@@ -92,6 +95,7 @@ class DirectRing {
   int error_ = 0;  // errno of the first failed write
   std::thread thread_;
   bool no_thread_ = false;  // none could be started: full buffers are written inline
+  int64_t waited_ns_ = 0;
 };
 
 }  // namespace tracemill::formats

@@ -172,8 +172,10 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
       CountRange(b, winputs, w, hooks);
       stats.count_ns += since(t0);
       t0 = Clock::now();
+      const int64_t waited = w.disk_wait_ns();
       if (!b->events.empty()) status = AppendBatch(w, *b);
       stats.append_ns += since(t0);
+      stats.disk_wait_ns += w.disk_wait_ns() - waited;
       if (!status.ok()) failed.store(true, std::memory_order_relaxed);
     }
     free_batches.push(b);

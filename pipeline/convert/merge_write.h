@@ -72,6 +72,7 @@ struct MergeStats {
   int64_t cut_ns = 0;
   int64_t count_ns = 0;
   int64_t append_ns = 0;
+  int64_t disk_wait_ns = 0;  // of append_ns: waiting for the disk
 };
 
 // WriteMerged merges `runs` (opened; `shifts_ns` empty or one per run, as

@@ -86,6 +86,13 @@ class OutputParts {
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                const std::vector<std::pair<int, formats::Event>>& events);
   int64_t ts_offset_ns() const { return opts_.ts_offset_ns; }
+  // Nanoseconds the parts' appends have waited for the disk (OutputFile's;
+  // a sealed part's no longer counts). Called by the append stage only.
+  int64_t disk_wait_ns() const {
+    int64_t ns = 0;
+    for (const auto& f : files_) ns += f->disk_wait_ns();
+    return ns;
+  }
 
   // Finish closes the last part's array and seals every file.
   absl::Status Finish();

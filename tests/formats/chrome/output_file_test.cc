@@ -83,6 +83,29 @@ TEST(OutputFileDirect, WithoutAWriterThreadTheBytesAreTheSame) {
   EXPECT_EQ((*f)->crc32(), libdeflate_crc32(0, bytes.data(), bytes.size()));
 }
 
+// The time appends spent writing full buffers themselves (no writer
+// thread) counts as waiting for the disk (--verbose's per-output line); a
+// file through the page cache counts none.
+TEST(OutputFileDirect, InlineWritesCountAsDiskWait) {
+  TempDir tmp;
+  SetNoDirectWriterThreadsForTesting(true);
+  struct Restore {
+    ~Restore() { SetNoDirectWriterThreadsForTesting(false); }
+  } restore;
+  const std::string bytes = Pattern(2 * kDirectBufferBytes, 9);
+  auto f = OutputFile::Create(tmp.Join("waited"), /*gzip=*/false);
+  auto buffered = OutputFile::Create(tmp.Join("buffered"), /*gzip=*/false);
+  ASSERT_TRUE(f.ok() && buffered.ok());
+  if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  EXPECT_EQ((*f)->disk_wait_ns(), 0);
+  ASSERT_TRUE((*f)->Append(bytes).ok());
+  ASSERT_TRUE((*buffered)->Append(bytes).ok());
+  EXPECT_GT((*f)->disk_wait_ns(), 0);
+  EXPECT_EQ((*buffered)->disk_wait_ns(), 0);
+  ASSERT_TRUE((*f)->Commit().ok());
+  ASSERT_TRUE((*buffered)->Commit().ok());
+}
+
 TEST(OutputFileDirect, NothingWrittenIsAnEmptyFile) {
   TempDir tmp;
   auto f = OutputFile::Create(tmp.Join("empty"), /*gzip=*/false);
