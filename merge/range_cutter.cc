@@ -49,27 +49,14 @@ RangeBound RangeCutter::Head(int r) const {
   return runs_[r]->spilled() ? At(r, runs_[r]->PeekKey()) : At(r, runs_[r]->keys()[runs_[r]->pos()]);
 }
 
-RangeBound RangeCutter::Choose(const RangeBound& head, int active) const {
+RangeBound RangeCutter::Choose(size_t ahead) const {
   RangeBound b = kEndBound;
-  const size_t ahead = std::max<size_t>(1, target_ / static_cast<size_t>(active));
-  bool spilled = false;
   for (int r = 0; r < static_cast<int>(runs_.size()); ++r) {
     const SortedRun& run = *runs_[r];
-    if (run.spilled()) {
-      spilled |= HasNext(r);
-      continue;
-    }
-    if (run.pos() + ahead < run.size()) {
+    if (!run.spilled() && run.pos() + ahead < run.size()) {
       const RangeBound c = At(r, run.keys()[run.pos() + ahead]);
       if (RangeLess(c, b)) b = c;
     }
-  }
-  if (spilled && last_events_ && head.ts_ns != INT64_MIN) {
-    // The last range's pace: `target_` events take span * target / events ns.
-    const __int128 step = static_cast<__int128>(last_span_ns_) * target_ / last_events_;
-    const __int128 ts = static_cast<__int128>(head.ts_ns) + std::max<__int128>(1, step);
-    const RangeBound paced{ts >= INT64_MAX ? INT64_MAX : static_cast<int64_t>(ts), 0, 0};
-    if (RangeLess(paced, b)) b = paced;
   }
   return b;
 }
@@ -149,33 +136,50 @@ bool RangeCutter::Next(MergeRange* range) {
     if (const RangeBound h = Head(r); RangeLess(h, head)) head = h;
   }
   if (active == 0) return false;
-  RangeBound b = Choose(head, active);
   const RangeBound floor = JustAbove(head);  // the smallest head is always in the range
-  if (RangeLess(b, floor)) b = floor;
+  // How far ahead the runs in memory look: target / active to start with,
+  // then as the last range asked (runs whose times barely overlap give a
+  // few events each); halved while they would give more than twice the
+  // target.
+  size_t ahead = std::clamp<size_t>(ahead_ ? ahead_ : target_ / static_cast<size_t>(active), 1, target_);
+  RangeBound b;
+  while (true) {
+    b = Choose(ahead);
+    if (RangeLess(b, floor)) b = floor;
+    size_t in_memory = 0;
+    for (int r = 0; r < k; ++r)
+      if (!runs_[r]->spilled()) in_memory += EndInMemory(r, b) - runs_[r]->pos();
+    if (in_memory <= 2 * target_ || ahead == 1) break;
+    ahead /= 2;
+  }
 
-  // Spilled runs: copy their events below b, at most target_ events or
-  // max_copy_bytes_ bytes (then b comes down to the next one).
-  size_t copied = 0, copied_bytes = 0;
+  // Spilled runs: copy their events below b, at most `ahead` of each and
+  // an even share of max_copy_bytes_ (then b comes down to that run's next
+  // key, as a run in memory's key `ahead` on); the copies at or above the
+  // final b go back to their runs.
+  size_t spilled_active = 0;
+  for (int r = 0; r < k; ++r) spilled_active += runs_[r]->spilled() && HasNext(r);
+  const size_t share = max_copy_bytes_ / std::max<size_t>(1, spilled_active);
   for (int r = 0; r < k; ++r) {
     if (!runs_[r]->spilled()) continue;
     MergeRange::Copies& c = range->copies_[r];
     c.keys.clear();
     c.events.clear();
     c.rest.clear();
+    size_t bytes = 0;
     while (HasNext(r)) {
       const RangeBound h = Head(r);
       if (!RangeLess(h, b)) break;
-      if ((copied >= target_ || copied_bytes >= max_copy_bytes_) && !RangeLess(h, floor)) {
+      if ((c.keys.size() >= ahead || bytes >= share) && !RangeLess(h, floor)) {
         b = h;
-        for (int e = 0; e < r; ++e)
-          if (runs_[e]->spilled()) GiveBack(e, range->copies_[e], b);
         break;
       }
       TakeSpilled(r, c);
-      ++copied;
-      copied_bytes += c.events.back().rest_len + sizeof(formats::Event);
+      bytes += c.events.back().rest_len + sizeof(formats::Event);
     }
   }
+  for (int r = 0; r < k; ++r)
+    if (runs_[r]->spilled()) GiveBack(r, range->copies_[r], b);
   for (int r = 0; r < k; ++r) {
     SortedRun& run = *runs_[r];
     if (run.spilled()) {
@@ -190,10 +194,9 @@ bool RangeCutter::Next(MergeRange* range) {
     }
     if (!range->segments_.empty() && range->segments_.back().run == r) range->size_ += range->segments_.back().n;
   }
-  if (head.ts_ns != INT64_MIN && b.ts_ns != INT64_MAX) {
-    last_events_ = range->size_;
-    last_span_ns_ = std::max<int64_t>(1, b.ts_ns - head.ts_ns);
-  }
+  if (range->size_ < target_ / 2) ahead_ = std::min(target_, ahead * 2);
+  else if (range->size_ > 2 * target_) ahead_ = std::max<size_t>(1, ahead / 2);
+  else ahead_ = ahead;
   return true;
 }
 

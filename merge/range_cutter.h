@@ -12,14 +12,15 @@
 // Cutting is serial and cheap: a run in memory is cut by position (a
 // galloping search over its keys; no event is visited). A spilled run can
 // only be read in order, so its events below B are copied into the range
-// (with their rest bytes). B is the smallest of the runs' keys about
-// `target_events` / (active runs) events ahead of their positions, so the
-// runs in memory give at most `target_events` events; when spilled runs
-// alone decide, B is extrapolated from the last range's events per ns, and
-// their copies stop at `target_events` events or `max_copy_bytes` bytes
-// (B is lowered to the next spilled key; events an earlier spilled run gave
-// above the new B go back to that run, in order). B is never below the
-// smallest head, so every range holds at least one event.
+// (with their rest bytes). B is the smallest of the runs' keys some events
+// (`ahead`) past their positions: for a spilled run, the key after the
+// `ahead` events it copied; its copies at or above the final B go back to
+// it for the next range. `ahead` starts at `target_events` / (active runs)
+// and is doubled or halved as the last range came out short or long (runs
+// whose times barely overlap give a few events each), and halved while the
+// runs in memory would give more than twice `target_events`; the copies
+// also stop at `max_copy_bytes` in all. B is never below the smallest head
+// (and its run's events of the same key), so every range holds an event.
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -108,8 +109,9 @@ class RangeCutter {
   // The bound of run r's next event (HasNext(r)), or of its key at `i`.
   RangeBound Head(int r) const;
   RangeBound At(int r, const SortKey& k) const;
-  // The bound from the runs in memory and the last range's pace.
-  RangeBound Choose(const RangeBound& head, int active) const;
+  // The bound from the runs in memory: the smallest of their keys `ahead`
+  // events on.
+  RangeBound Choose(size_t ahead) const;
   // TakeSpilled copies run r's next event into `c` (rest as an offset).
   void TakeSpilled(int r, MergeRange::Copies& c);
   // GiveBack moves run r's copies at or above `b` back to its carry.
@@ -122,10 +124,7 @@ class RangeCutter {
   const size_t target_;
   const size_t max_copy_bytes_;
   std::vector<std::deque<Carry>> carry_;
-  // The last range's events and span (ns from its first head to its bound):
-  // the pace at which a range of spilled runs only is extrapolated.
-  uint64_t last_events_ = 0;
-  int64_t last_span_ns_ = 0;
+  size_t ahead_ = 0;  // how far ahead the runs look (0: not yet set)
 };
 
 // RangeLess: whether `a` sorts before `b` in the merged order.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -27,16 +28,38 @@ constexpr size_t kMaxRangeEvents = 4096;
 struct Batch {
   merge::MergeRange range;  // the events (spilled runs' copies are its own)
   // The kept events in order (copies, 64 bytes each), and those not kept
-  // with the number of kept ones before them.
+  // (copies without their rest bytes) with the number of kept ones before
+  // them.
   std::vector<std::pair<int, formats::Event>> events;
   struct Dropped {
     size_t kept_before;
     int run;
-    const formats::Event* e;
+    formats::Event e;
   };
   std::vector<Dropped> dropped;
+  // Merged by the serial stage (an output with spilled runs): `events` are
+  // already merged and kept; the rest bytes of spilled runs' events are
+  // copied into `spilled_rest` (their `rest` an offset there until formatted).
+  bool merged = false;
+  std::string spilled_rest;
   std::string bytes;           // formatted, every entry with the ",\n" separator
   std::vector<uint32_t> ends;  // end offset of each event in `bytes`
+
+  void Clear() {
+    events.clear();
+    dropped.clear();
+    spilled_rest.clear();
+    bytes.clear();
+    ends.clear();
+  }
+  // Drop records an event not kept (its rest not kept either: valid only
+  // until its run's next event when the run is spilled).
+  void Drop(int run, const formats::Event& e) {
+    formats::Event copy = e;
+    copy.rest = nullptr;
+    copy.rest_len = 0;
+    dropped.push_back({events.size(), run, copy});
+  }
 };
 
 // The two writers' steps: one file (ChromeWriter) or an output in parts
@@ -76,22 +99,54 @@ size_t RangeEvents(const std::vector<merge::SortedRun*>& runs) {
   return std::clamp<size_t>(kRangeBytes / per_event, kMinRangeEvents, kMaxRangeEvents);
 }
 
-// FormatRange (the parallel stage): merges `b`'s range, keeps and formats.
+// FormatRange (the parallel stage): merges `b`'s range, keeps and formats;
+// for a batch merged by the serial stage, formats its events.
 void FormatRange(Batch* b, const std::vector<formats::WriterInput>& winputs, int64_t ts_offset_ns,
                  const MergeHooks& hooks) {
-  b->events.clear();
-  b->dropped.clear();
-  b->bytes.clear();
-  b->ends.clear();
+  auto format = [&](int run, const formats::Event& e) {
+    formats::ChromeWriter::FormatEvent(winputs[run], e, ts_offset_ns, /*first=*/false, &b->bytes);
+    b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
+  };
+  if (b->merged) {
+    for (const auto& [run, e] : b->events) format(run, e);
+    return;
+  }
   b->range.ForEach([&](int run, const formats::Event& e) {
     if (!hooks.keeps(run, e)) {
-      b->dropped.push_back({b->events.size(), run, &e});
+      b->Drop(run, e);
       return;
     }
     b->events.emplace_back(run, e);
-    formats::ChromeWriter::FormatEvent(winputs[run], e, ts_offset_ns, /*first=*/false, &b->bytes);
-    b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
+    format(run, e);
   });
+}
+
+// MergeBatch (the first stage, for an output with spilled runs): the next
+// ~kBatchBytes of events from the serial merge, filtered and copied.
+// Returns false when nothing is left.
+bool MergeBatch(merge::KWayMerger& merger, const std::vector<char>& spilled, const MergeHooks& hooks, Batch* b) {
+  b->Clear();
+  b->merged = true;
+  size_t estimate = 0;
+  bool any = false;
+  while (estimate < kBatchBytes && b->events.size() < kMaxRangeEvents) {
+    auto [run, e] = merger.Next();
+    if (!e) break;
+    any = true;
+    if (!hooks.keeps(run, *e)) {
+      b->Drop(run, *e);
+      continue;
+    }
+    formats::Event& copy = b->events.emplace_back(run, *e).second;
+    if (spilled[run] && e->rest_len) {
+      copy.rest = reinterpret_cast<const char*>(uintptr_t{b->spilled_rest.size()});
+      b->spilled_rest.append(e->rest, e->rest_len);
+    }
+    estimate += e->rest_len + kEventOverhead;
+  }
+  for (auto& [run, e] : b->events)
+    if (spilled[run] && e.rest_len) e.rest = b->spilled_rest.data() + reinterpret_cast<uintptr_t>(e.rest);
+  return any;
 }
 
 // CountRange (the last stage, before the append): counts the kept events
@@ -102,7 +157,7 @@ void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w,
   size_t d = 0;
   for (size_t i = 0; i <= b->events.size(); ++i) {
     for (; d < b->dropped.size() && b->dropped[d].kept_before == i; ++d)
-      hooks.seen(b->dropped[d].run, *b->dropped[d].e, false);
+      hooks.seen(b->dropped[d].run, b->dropped[d].e, false);
     if (i == b->events.size()) break;
     auto& [run, e] = b->events[i];
     if (w.CountEvent(winputs[run])) {  // only ever events[0]: "\n", not ",\n"
@@ -118,6 +173,15 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
                            std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks,
                            int threads, MergeStats& stats) {
   merge::RangeCutter cutter(runs, shifts_ns, RangeEvents(runs), kRangeCopyBytes);
+  // An output with a spilled run is merged by the first stage (KWayMerger),
+  // as before ranges: a spilled run can only be read in order, and cutting
+  // it into ranges (its events copied, those past the bound given back)
+  // cost more than that merge (real 512-rank job, bench/RESULTS.md).
+  std::vector<char> spilled(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
+  std::optional<merge::KWayMerger> merger;
+  if (std::find(spilled.begin(), spilled.end(), 1) != spilled.end()) merger.emplace(runs, shifts_ns);
+  stats.merged_serially = merger.has_value();
   // As many ranges in flight as threads can merge them (at least 4: the
   // serial stages' turns).
   const size_t tokens = std::clamp<size_t>(static_cast<size_t>(threads), kBatchTokens, kMaxBatchTokens);
@@ -149,7 +213,14 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
   auto cut_stage = [&](tbb::flow_control& fc) -> Batch* {
     const auto t0 = Clock::now();
     Batch* b = failed.load(std::memory_order_relaxed) ? nullptr : take();
-    const bool cut = b && cutter.Next(&b->range);
+    bool cut = false;
+    if (b && merger) {
+      cut = MergeBatch(*merger, spilled, hooks, b);
+    } else if (b) {
+      b->Clear();
+      b->merged = false;
+      cut = cutter.Next(&b->range);
+    }
     stats.cut_ns += since(t0);
     if (cut) {
       ++stats.ranges;

@@ -5,8 +5,8 @@
 // The serial loop is a KWayMerger (merge/kway_merger.h): one heap over the
 // run heads. With `threads` > 1 the loop is a oneTBB parallel_pipeline over
 // ranges of the merged order (merge/range_cutter.h): a serial, in-order
-// stage cuts the next range (runs in memory by position; spilled runs'
-// events copied), a parallel stage merges the range alone, filters it
+// stage cuts the next range (runs in memory by position), a parallel stage
+// merges the range alone, filters it
 // (MergeHooks::keeps) and formats the kept events into the range's own
 // buffer, and a serial, in-order stage counts the events, calls
 // MergeHooks::seen in merge order and appends the buffer to the file. The
@@ -14,6 +14,11 @@
 // loop's (MergeWriteTest): the separator of the array's first entry is
 // fixed in the last stage, the only place that knows which entry is first.
 // An output's merge, which was one core's, now spreads over the free ones.
+// An output with a spilled run is still merged by the first stage (its
+// KWayMerger yields ~kBatchBytes batches, filtered and copied there; the
+// rest as above): a spilled run can only be read in order, and cutting it
+// (RangeCutter copies its events and gives back those past the bound) cost
+// more than merging it (bench/RESULTS.md, session 18).
 //
 // A range holds about kRangeBytes of formatted events (from the runs'
 // average event size) and at most kMaxBatchTokens ranges are in flight. So
@@ -40,6 +45,9 @@ namespace tracemill::pipeline {
 // average, counted in kWriterBytes (pipeline/budget.h).
 inline constexpr size_t kRangeBytes = 1 << 20;
 inline constexpr size_t kRangeCopyBytes = 256 << 10;
+// The first stage's merged batches (an output with a spilled run): about
+// this many formatted bytes, their spilled runs' rest bytes copied.
+inline constexpr size_t kBatchBytes = 256 << 10;
 inline constexpr size_t kBatchTokens = 4;
 inline constexpr size_t kMaxBatchTokens = 8;
 // Outputs with an event whose rest is longer are written by the serial loop.
@@ -69,6 +77,9 @@ struct MergeHooks {
 // serial loop.
 struct MergeStats {
   uint64_t ranges = 0;
+  // An output with a spilled run: its "ranges" are batches of the first
+  // stage's serial merge (KWayMerger), `cut_ns` that merge's time.
+  bool merged_serially = false;
   int64_t cut_ns = 0;
   int64_t count_ns = 0;
   int64_t append_ns = 0;

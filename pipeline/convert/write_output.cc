@@ -218,9 +218,13 @@ void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::W
   }
   if (cx_.opts.verbose)
     cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s%s)", og.name, out.events, out.bytes, seconds,
-                                stats.ranges ? absl::StrFormat("; %d ranges, serial stages: cut %.2f s, count %.2f s, append %.2f s "
+                                stats.ranges ? absl::StrFormat("; %d %s, serial stages: %s %.2f s, count %.2f s, append %.2f s "
                                                                "(%.2f s of it waiting for the disk)",
-                                                               stats.ranges, stats.cut_ns / 1e9, stats.count_ns / 1e9,
+                                                               stats.ranges,
+                                                               stats.merged_serially ? "batches (spilled runs)"
+                                                                                     : "ranges",
+                                                               stats.merged_serially ? "merge" : "cut",
+                                                               stats.cut_ns / 1e9, stats.count_ns / 1e9,
                                                                stats.append_ns / 1e9, stats.disk_wait_ns / 1e9)
                                              : ""));
 }

@@ -82,6 +82,7 @@ struct Written {
   uint64_t events = 0;
   std::vector<std::pair<int, int64_t>> kept;  // (run, ts_ns) in the order `seen` saw them
   uint64_t ranges = 0;  // MergeStats
+  bool merged_serially = false;
 };
 
 // Writes the job's runs (from their start) as one output, keeping events
@@ -108,6 +109,7 @@ Written Write(Job& job, int threads, bool metadata, bool gzip = false, std::vect
   MergeStats stats;
   arena.execute([&] { st = WriteMerged(runs, shifts, job.winputs, w, threads, hooks, &stats); });
   r.ranges = stats.ranges;
+  r.merged_serially = stats.merged_serially;
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_TRUE(w.Finish().ok());
   EXPECT_TRUE(out->Commit().ok());
@@ -129,6 +131,7 @@ TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
     ASSERT_GT(serial.bytes.size(), 3 * kRangeBytes);
     EXPECT_EQ(serial.ranges, 0u);  // the serial loop
     EXPECT_GE(parallel.ranges, 3u);
+    EXPECT_FALSE(parallel.merged_serially);
     EXPECT_EQ(serial.kept.size(), 3u * 4001);
     EXPECT_LT(serial.events, 3u * 4001);  // some were not kept
     EXPECT_GT(serial.events, 3u * 3000);
@@ -215,6 +218,8 @@ TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
   // refills.
   const Written parallel = Write(job, 2, true);
   const Written serial = Write(job, 1, true);
+  EXPECT_TRUE(parallel.merged_serially);  // a spilled run: merged by the first stage
+  EXPECT_GE(parallel.ranges, 3u);
   EXPECT_EQ(parallel.bytes, in_memory.bytes);
   EXPECT_EQ(serial.bytes, in_memory.bytes);
   EXPECT_EQ(parallel.per_input, in_memory.per_input);
