@@ -38,11 +38,11 @@ namespace tracemill::pipeline {
 
 inline constexpr double kDecodeFactor = 3.0;
 // 1 MiB format buffer + the merge's ranges in flight (up to kMaxBatchTokens
-// x about 1 MiB formatted, 256 KiB of copied spilled events and 64 bytes per
-// kept event: about 11 MiB, pipeline/convert/merge_write.h) + gzip batches
-// (2 x kGzipBatch chunks) + direct-I/O staging (kDirectBuffers x
+// x about 256 KiB formatted, 256 KiB of copied spilled events and 64 bytes
+// per kept event: about 5 MiB, pipeline/convert/merge_write.h) + gzip
+// batches (2 x kGzipBatch chunks) + direct-I/O staging (kDirectBuffers x
 // kDirectBufferBytes, formats/chrome/output_file.h).
-inline constexpr uint64_t kWriterBytes = 28ull << 20;
+inline constexpr uint64_t kWriterBytes = 24ull << 20;
 inline constexpr uint64_t kMinReadBuffer = 16ull << 10;
 inline constexpr uint64_t kMaxReadBuffer = 1ull << 20;
 

@@ -173,14 +173,13 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
                            std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks,
                            int threads, MergeStats& stats) {
   merge::RangeCutter cutter(runs, shifts_ns, RangeEvents(runs), kRangeCopyBytes);
-  // An output with a spilled run is merged by the first stage (KWayMerger),
-  // as before ranges: a spilled run can only be read in order, and cutting
-  // it into ranges (its events copied, those past the bound given back)
-  // cost more than that merge (real 512-rank job, bench/RESULTS.md).
+  // Under kMinRangeThreads threads, or with a spilled run, the first stage
+  // merges (KWayMerger), as before ranges (see merge_write.h).
   std::vector<char> spilled(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
   std::optional<merge::KWayMerger> merger;
-  if (std::find(spilled.begin(), spilled.end(), 1) != spilled.end()) merger.emplace(runs, shifts_ns);
+  if (threads < kMinRangeThreads || std::find(spilled.begin(), spilled.end(), 1) != spilled.end())
+    merger.emplace(runs, shifts_ns);
   stats.merged_serially = merger.has_value();
   // As many ranges in flight as threads can merge them (at least 4: the
   // serial stages' turns).

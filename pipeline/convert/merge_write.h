@@ -14,11 +14,13 @@
 // loop's (MergeWriteTest): the separator of the array's first entry is
 // fixed in the last stage, the only place that knows which entry is first.
 // An output's merge, which was one core's, now spreads over the free ones.
-// An output with a spilled run is still merged by the first stage (its
-// KWayMerger yields ~kBatchBytes batches, filtered and copied there; the
-// rest as above): a spilled run can only be read in order, and cutting it
-// (RangeCutter copies its events and gives back those past the bound) cost
-// more than merging it (bench/RESULTS.md, session 18).
+// Ranges are used from kMinRangeThreads threads on, for outputs without a
+// spilled run. Otherwise the first stage merges (its KWayMerger yields
+// ~kBatchBytes batches, filtered and copied there; the rest as above): at
+// 2 threads that merge keeps pace with formatting on both, and ranges were
+// 4-9 % slower on the real 16-rank job (bench/RESULTS.md, session 18); a
+// spilled run can only be read in order, and cutting it (RangeCutter copies
+// its events and gives back those past the bound) cost more than merging it.
 //
 // A range holds about kRangeBytes of formatted events (from the runs'
 // average event size) and at most kMaxBatchTokens ranges are in flight. So
@@ -41,14 +43,15 @@ namespace tracemill::pipeline {
 // size: a range of larger events than the average holds more), at most
 // kRangeCopyBytes of copied spilled events each, and kBatchTokens to
 // kMaxBatchTokens (the thread count) of them in flight. Each also holds a
-// copy of its kept events (64 bytes each): about 11 MiB at most on
-// average, counted in kWriterBytes (pipeline/budget.h).
-inline constexpr size_t kRangeBytes = 1 << 20;
+// copy of its kept events (64 bytes each): about 5 MiB at most on average,
+// counted in kWriterBytes (pipeline/budget.h).
+inline constexpr size_t kRangeBytes = 256 << 10;
 inline constexpr size_t kRangeCopyBytes = 256 << 10;
 // The first stage's merged batches (an output with a spilled run): about
 // this many formatted bytes, their spilled runs' rest bytes copied.
 inline constexpr size_t kBatchBytes = 256 << 10;
 inline constexpr size_t kBatchTokens = 4;
+inline constexpr int kMinRangeThreads = 4;
 inline constexpr size_t kMaxBatchTokens = 8;
 // Outputs with an event whose rest is longer are written by the serial loop.
 inline constexpr size_t kMaxParallelRestBytes = 64 << 10;
@@ -77,8 +80,9 @@ struct MergeHooks {
 // serial loop.
 struct MergeStats {
   uint64_t ranges = 0;
-  // An output with a spilled run: its "ranges" are batches of the first
-  // stage's serial merge (KWayMerger), `cut_ns` that merge's time.
+  // Under kMinRangeThreads threads or with a spilled run: the "ranges"
+  // are batches of the first stage's serial merge (KWayMerger), `cut_ns`
+  // that merge's time.
   bool merged_serially = false;
   int64_t cut_ns = 0;
   int64_t count_ns = 0;

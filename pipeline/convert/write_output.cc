@@ -221,7 +221,7 @@ void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::W
                                 stats.ranges ? absl::StrFormat("; %d %s, serial stages: %s %.2f s, count %.2f s, append %.2f s "
                                                                "(%.2f s of it waiting for the disk)",
                                                                stats.ranges,
-                                                               stats.merged_serially ? "batches (spilled runs)"
+                                                               stats.merged_serially ? "batches merged in order"
                                                                                      : "ranges",
                                                                stats.merged_serially ? "merge" : "cut",
                                                                stats.cut_ns / 1e9, stats.count_ns / 1e9,

@@ -127,11 +127,15 @@ TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
   for (bool metadata : {true, false}) {
     SCOPED_TRACE(metadata ? "with process metadata first" : "an event first");
     const Written serial = Write(job, 1, metadata);
-    const Written parallel = Write(job, 2, metadata);
+    const Written parallel = Write(job, 4, metadata);  // ranges
+    const Written two = Write(job, 2, metadata);       // merged by the first stage
     ASSERT_GT(serial.bytes.size(), 3 * kRangeBytes);
     EXPECT_EQ(serial.ranges, 0u);  // the serial loop
     EXPECT_GE(parallel.ranges, 3u);
     EXPECT_FALSE(parallel.merged_serially);
+    EXPECT_TRUE(two.merged_serially);
+    EXPECT_EQ(two.bytes, serial.bytes);
+    EXPECT_EQ(two.kept, serial.kept);
     EXPECT_EQ(serial.kept.size(), 3u * 4001);
     EXPECT_LT(serial.events, 3u * 4001);  // some were not kept
     EXPECT_GT(serial.events, 3u * 3000);
@@ -154,7 +158,7 @@ TEST(MergeWriteTest, ShiftedRunsWriteTheSerialBytes) {
   ASSERT_EQ(job.runs.size(), 3u);
   const std::vector<int64_t> shifts{0, 5000, -3333};
   const Written serial = Write(job, 1, true, false, shifts);
-  const Written parallel = Write(job, 2, true, false, shifts);
+  const Written parallel = Write(job, 4, true, false, shifts);
   const Written unshifted = Write(job, 1, true, false);
   EXPECT_NE(serial.kept, unshifted.kept);  // the shifts changed the order
   EXPECT_GE(parallel.ranges, 3u);
@@ -170,7 +174,7 @@ TEST(MergeWriteTest, GzipOutputHasTheSerialMembers) {
   Job job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
   const Written serial = Write(job, 1, true, /*gzip=*/true);
-  const Written parallel = Write(job, 2, true, /*gzip=*/true);
+  const Written parallel = Write(job, 4, true, /*gzip=*/true);
   ASSERT_GT(serial.bytes.size(), 100000u);
   EXPECT_EQ(serial.bytes.substr(0, 2), "\x1f\x8b");
   EXPECT_TRUE(parallel.bytes == serial.bytes) << parallel.bytes.size() << " vs " << serial.bytes.size();
@@ -216,7 +220,7 @@ TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
   ASSERT_TRUE(job.runs[0]->spilled() && !job.runs[1]->spilled() && job.runs[2]->spilled());
   // Small read buffers (Write opens runs with 64 KiB): a batch spans many
   // refills.
-  const Written parallel = Write(job, 2, true);
+  const Written parallel = Write(job, 4, true);
   const Written serial = Write(job, 1, true);
   EXPECT_TRUE(parallel.merged_serially);  // a spilled run: merged by the first stage
   EXPECT_GE(parallel.ranges, 3u);
@@ -230,7 +234,7 @@ TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
 TEST(MergeWriteTest, NothingKeptWritesAnEmptyArray) {
   Job job = Decode(2, 50);
   ASSERT_EQ(job.runs.size(), 2u);
-  for (int threads : {1, 2}) {
+  for (int threads : {1, 2, 4}) {
     for (auto& run : job.runs) ASSERT_TRUE(run->Open(1 << 16).ok());
     auto out = formats::OutputFile::CreateInMemory(/*gzip=*/false);
     formats::ChromeWriter w(out.get(), 0);

@@ -203,9 +203,13 @@ TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
   EXPECT_NE(report.find("<a href=\"all.part-001.trace.json\">all.part-001.trace.json</a>"), std::string::npos);
   EXPECT_EQ(ListDir(parted.out_dir).size(), n + 1);  // the parts and the manifest
   Run one = Convert({job, "--group-by", "all", "--max-output-bytes", "256K", "--threads", "1"});
+  // 4 threads: the merge in time ranges (merge_write.h), the same parts.
+  Run four = Convert({job, "--group-by", "all", "--max-output-bytes", "256K", "--threads", "4", "--verbose"});
+  EXPECT_NE(four.err.find(" ranges, serial stages: cut "), std::string::npos) << four.err;
   for (size_t k = 0; k < n; ++k) {
     const std::string name = m.Str("/outputs/0/parts/" + std::to_string(k) + "/path");
     EXPECT_EQ(ReadFileBytes(one.Output(name)), ReadFileBytes(parted.Output(name))) << name;
+    EXPECT_EQ(ReadFileBytes(four.Output(name)), ReadFileBytes(parted.Output(name))) << name;
   }
   // Rerun unsplit into the same folder: the parts go.
   CommandResult again = Tracemill({"convert", job, "-o", parted.out_dir, "--group-by", "all", "-q"});
