@@ -24,9 +24,9 @@ void AppendMicros(int64_t ns, std::string* out) {
 
 }  // namespace
 
-absl::Status ChromeWriter::Emit(std::string_view bytes) {
+absl::Status ChromeWriter::Emit(std::string_view bytes, std::optional<uint32_t> crc) {
   appended_ += bytes.size();
-  return out_->Append(bytes);
+  return crc ? out_->AppendWithCrc(bytes, *crc) : out_->Append(bytes);
 }
 
 absl::Status ChromeWriter::Begin(std::string_view display_time_unit,
@@ -109,14 +109,15 @@ absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
   return MaybeFlush();
 }
 
-absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends) {
+absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
+                                           std::optional<uint32_t> crc) {
   if (!out_->gzip()) {
     if (!buf_.empty()) {
       absl::Status s = Emit(buf_);
       buf_.clear();
       if (!s.ok()) return s;
     }
-    return Emit(bytes);
+    return Emit(bytes, crc);
   }
   // Where WriteEvent's MaybeFlush would have flushed: after the first event
   // that brings the buffer to kFlushBytes.

@@ -12,6 +12,7 @@
 // Process metadata is rewritten so names carry the rank ("rank 3 · GPU 3")
 // and `process_sort_index` orders processes rank-major.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +73,12 @@ class ChromeWriter {
   // would have given it (a member ends after the event that fills the 1 MiB
   // buffer), so its bytes do not depend on the batching; a plain one is
   // appended as is. Reports the file's write errors.
-  absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends);
+  // `crc`, if given, is the CRC-32 of `bytes` (computed where they were
+  // formatted: OutputFile::AppendWithCrc).
+  absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
+                               std::optional<uint32_t> crc = std::nullopt);
+  // Whether the file is gzip (its CRC is of the members, not of the bytes).
+  bool gzip() const { return out_->gzip(); }
   int64_t ts_offset_ns() const { return ts_offset_ns_; }
   // Nanoseconds its appends have waited for the disk (OutputFile's).
   int64_t disk_wait_ns() const { return out_->disk_wait_ns(); }
@@ -98,7 +104,7 @@ class ChromeWriter {
 
  private:
   absl::Status MaybeFlush();
-  absl::Status Emit(std::string_view bytes);  // out_->Append, counted
+  absl::Status Emit(std::string_view bytes, std::optional<uint32_t> crc = std::nullopt);  // out_->Append, counted
   void BeginEvent();
   static void AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libdeflate.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <tbb/parallel_for.h>
 
@@ -80,14 +81,18 @@ absl::Status OutputFile::FinishDirect() {
   return absl::OkStatus();
 }
 
-absl::Status OutputFile::WriteAll(const char* p, size_t n) {
+absl::Status OutputFile::WriteAll(const char* p, size_t n, std::optional<uint32_t> crc) {
+  if (crc) {  // whole or not at all: a failed write reports its error
+    crc32_ = static_cast<uint32_t>(crc32_combine(crc32_, *crc, static_cast<z_off_t>(n)));
+  }
   if (in_memory_) {
+    if (!crc) crc32_ = libdeflate_crc32(crc32_, p, n);
     memory_.append(p, n);
     bytes_written_ += n;
     return absl::OkStatus();
   }
   if (direct_) {
-    crc32_ = libdeflate_crc32(crc32_, p, n);
+    if (!crc) crc32_ = libdeflate_crc32(crc32_, p, n);
     bytes_written_ += n;
     if (int e = direct_->Stage(p, n)) return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
     return absl::OkStatus();
@@ -99,7 +104,7 @@ absl::Status OutputFile::WriteAll(const char* p, size_t n) {
       int e = errno;
       return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
     }
-    crc32_ = libdeflate_crc32(crc32_, p, static_cast<size_t>(w));
+    if (!crc) crc32_ = libdeflate_crc32(crc32_, p, static_cast<size_t>(w));
     p += w;
     n -= static_cast<size_t>(w);
     bytes_written_ += static_cast<uint64_t>(w);
@@ -146,6 +151,11 @@ void OutputFile::DropBehind() {
 }
 
 int64_t OutputFile::disk_wait_ns() const { return direct_ ? direct_->waited_ns() : 0; }
+
+absl::Status OutputFile::AppendWithCrc(std::string_view bytes, uint32_t crc) {
+  if (gzip_ || (fd_ < 0 && !in_memory_) || bytes.empty()) return Append(bytes);
+  return WriteAll(bytes.data(), bytes.size(), crc);
+}
 
 absl::Status OutputFile::Append(std::string_view bytes) {
   if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");

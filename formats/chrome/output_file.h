@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -77,6 +78,10 @@ class OutputFile {
   // Append writes `bytes` (compressed as one member if gzip). Errors: kInternal
   // with strerror (ENOSPC, EIO).
   absl::Status Append(std::string_view bytes);
+  // AppendWithCrc: Append, `crc` being the CRC-32 of `bytes` (computed by
+  // the caller on another thread; combined here in O(log n) instead of a
+  // pass over the bytes). A gzip file ignores it.
+  absl::Status AppendWithCrc(std::string_view bytes, uint32_t crc);
   // EnableDropBehind: count this output's bytes into `job_bytes` (shared by
   // the outputs of one job, must outlive them) and drop its page cache
   // behind it once the job's total passes DropBehindAfter(). Off by default.
@@ -113,7 +118,9 @@ class OutputFile {
 
  private:
   OutputFile() = default;
-  absl::Status WriteAll(const char* p, size_t n);
+  // WriteAll writes [p, p+n) and adds it to the CRC (`crc`: its CRC-32, if
+  // known).
+  absl::Status WriteAll(const char* p, size_t n, std::optional<uint32_t> crc = std::nullopt);
   // Direct I/O: the ring (direct_io.h) stages bytes and writes full
   // buffers; FinishDirect drains it, writes the aligned part of the last
   // buffer directly and its tail (< kDirectAlign) buffered.

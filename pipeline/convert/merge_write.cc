@@ -1,5 +1,6 @@
 #include "pipeline/convert/merge_write.h"
 
+#include <libdeflate.h>
 #include <tbb/concurrent_queue.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
@@ -44,6 +45,9 @@ struct Batch {
   std::string spilled_rest;
   std::string bytes;           // formatted, every entry with the ",\n" separator
   std::vector<uint32_t> ends;  // end offset of each event in `bytes`
+  // The CRC-32 of `bytes`, computed by the formatting thread (a plain
+  // output: the append stage then only combines it).
+  std::optional<uint32_t> crc;
 
   void Clear() {
     events.clear();
@@ -51,6 +55,7 @@ struct Batch {
     spilled_rest.clear();
     bytes.clear();
     ends.clear();
+    crc.reset();
   }
   // Drop records an event not kept (its rest not kept either: valid only
   // until its run's next event when the run is spilled).
@@ -70,8 +75,10 @@ absl::Status WriteOne(formats::ChromeWriter& w, int, formats::WriterInput& in, c
 absl::Status WriteOne(OutputParts& w, int run, formats::WriterInput& in, const formats::Event& e) {
   return w.WriteEvent(run, in, e);
 }
-absl::Status AppendBatch(formats::ChromeWriter& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends); }
-absl::Status AppendBatch(OutputParts& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends, b.events); }
+absl::Status AppendBatch(formats::ChromeWriter& w, const Batch& b) {
+  return w.AppendFormatted(b.bytes, b.ends, b.crc);
+}
+absl::Status AppendBatch(OutputParts& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends, b.events, b.crc); }
 
 template <typename Writer>
 absl::Status WriteSerial(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
@@ -99,10 +106,10 @@ size_t RangeEvents(const std::vector<merge::SortedRun*>& runs) {
   return std::clamp<size_t>(kRangeBytes / per_event, kMinRangeEvents, kMaxRangeEvents);
 }
 
-// FormatRange (the parallel stage): merges `b`'s range, keeps and formats;
+// FormatEvents (the parallel stage): merges `b`'s range, keeps and formats;
 // for a batch merged by the serial stage, formats its events.
-void FormatRange(Batch* b, const std::vector<formats::WriterInput>& winputs, int64_t ts_offset_ns,
-                 const MergeHooks& hooks) {
+void FormatEvents(Batch* b, const std::vector<formats::WriterInput>& winputs, int64_t ts_offset_ns,
+                  const MergeHooks& hooks) {
   auto format = [&](int run, const formats::Event& e) {
     formats::ChromeWriter::FormatEvent(winputs[run], e, ts_offset_ns, /*first=*/false, &b->bytes);
     b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
@@ -119,6 +126,13 @@ void FormatRange(Batch* b, const std::vector<formats::WriterInput>& winputs, int
     b->events.emplace_back(run, e);
     format(run, e);
   });
+}
+
+// FormatRange: FormatEvents, and the CRC-32 of the bytes if `with_crc`.
+void FormatRange(Batch* b, const std::vector<formats::WriterInput>& winputs, int64_t ts_offset_ns,
+                 const MergeHooks& hooks, bool with_crc) {
+  FormatEvents(b, winputs, ts_offset_ns, hooks);
+  if (with_crc) b->crc = libdeflate_crc32(0, b->bytes.data(), b->bytes.size());
 }
 
 // MergeBatch (the first stage, for an output with spilled runs): the next
@@ -163,6 +177,7 @@ void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w,
     if (w.CountEvent(winputs[run])) {  // only ever events[0]: "\n", not ",\n"
       b->bytes.erase(0, 1);
       for (uint32_t& end : b->ends) --end;
+      if (b->crc) b->crc = libdeflate_crc32(0, b->bytes.data(), b->bytes.size());
     }
     hooks.seen(run, e, true);
   }
@@ -231,8 +246,9 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
   };
   // Stage 2 (parallel): merge, keep and format a range into its own buffer.
   const int64_t offset = w.ts_offset_ns();
+  const bool with_crc = !w.gzip();  // a gzip file's CRC is of its members
   auto format_stage = [&](Batch* b) {
-    FormatRange(b, winputs, offset, hooks);
+    FormatRange(b, winputs, offset, hooks, with_crc);
     return b;
   };
   // Stage 3 (serial, in order): count, see, append to the file.

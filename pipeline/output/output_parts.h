@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,7 +85,9 @@ class OutputParts {
   bool CountEvent(formats::WriterInput& in) { return first_writer_->CountEvent(in); }
   absl::Status WriteEvent(int run, formats::WriterInput& in, const formats::Event& e);
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
-                               const std::vector<std::pair<int, formats::Event>>& events);
+                               const std::vector<std::pair<int, formats::Event>>& events,
+                               std::optional<uint32_t> crc = std::nullopt);
+  bool gzip() const { return opts_.compress; }
   int64_t ts_offset_ns() const { return opts_.ts_offset_ns; }
   // Nanoseconds the parts' appends have waited for the disk (OutputFile's;
   // a sealed part's no longer counts). Called by the append stage only.

@@ -3,6 +3,7 @@
 // merge order.
 #include "pipeline/convert/merge_write.h"
 
+#include <libdeflate.h>
 #include <simdjson.h>
 #include <tbb/task_arena.h>
 
@@ -82,6 +83,7 @@ struct Written {
   uint64_t events = 0;
   std::vector<std::pair<int, int64_t>> kept;  // (run, ts_ns) in the order `seen` saw them
   uint64_t ranges = 0;  // MergeStats
+  uint32_t crc = 0;     // OutputFile's CRC-32 of the bytes
   bool merged_serially = false;
 };
 
@@ -114,6 +116,7 @@ Written Write(Job& job, int threads, bool metadata, bool gzip = false, std::vect
   EXPECT_TRUE(w.Finish().ok());
   EXPECT_TRUE(out->Commit().ok());
   r.bytes = out->memory();
+  r.crc = out->crc32();
   r.events = w.events_written();
   for (auto& in : job.winputs) r.per_input.push_back(in.events_written);
   return r;
@@ -140,6 +143,11 @@ TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
     EXPECT_LT(serial.events, 3u * 4001);  // some were not kept
     EXPECT_GT(serial.events, 3u * 3000);
     EXPECT_EQ(parallel.bytes, serial.bytes);
+    // Each range's CRC from its formatter, combined in order (and the first
+    // range's again once its separator is fixed, without metadata first).
+    EXPECT_EQ(parallel.crc, libdeflate_crc32(0, serial.bytes.data(), serial.bytes.size()));
+    EXPECT_EQ(two.crc, parallel.crc);
+    EXPECT_EQ(serial.crc, parallel.crc);
     EXPECT_EQ(parallel.events, serial.events);
     EXPECT_EQ(parallel.per_input, serial.per_input);
     EXPECT_EQ(parallel.kept, serial.kept);

@@ -1,6 +1,7 @@
 // Outputs that open in a viewer (issue 20): --ranks, --max-output-bytes
 // (time parts) and overview.trace.json, end to end with the real binary.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <sys/stat.h>
 
@@ -145,6 +146,37 @@ TEST_F(ViewTest, RanksThatSelectNoneAreSaid) {
   ASSERT_EQ(none.manifest->ArraySize("/notices"), 1u);
   EXPECT_EQ(none.manifest->Str("/notices/0"),
             "--ranks selects none of the ranks read (4 inputs, ranks 0, 5-6, 12): no rank's events were written");
+}
+
+// The manifest's CRC-32 of an output is the file's whatever the thread
+// count: the formatting threads compute each range's CRC and the append
+// stage combines them (merge_write.cc); a gzip file's is of its members.
+TEST_F(ViewTest, OutputCrcIsTheFilesWhateverTheThreads) {
+  const std::string job = MakeJob("crcjob", 8, 400);
+  std::string first;
+  for (const char* threads : {"1", "2", "4"}) {
+    for (bool gzip : {false, true}) {
+      SCOPED_TRACE(std::string(threads) + (gzip ? " threads, gzip" : " threads"));
+      std::vector<std::string> args = {job, "--group-by", "all", "--threads", threads, "--verbose"};
+      if (gzip) args.push_back("--compress");
+      Run run = Convert(args);
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      const std::string name = run.manifest->Str("/outputs/0/path");
+      const std::string bytes = ReadFileBytes(run.Output(name));
+      if (!gzip) {
+        ASSERT_GT(bytes.size(), 2u * (256u << 10));  // more than one range or batch
+      }
+      EXPECT_EQ(run.manifest->Int("/outputs/0/crc32"),
+                static_cast<int64_t>(crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size())));
+      if (!gzip && first.empty()) first = bytes;
+      if (!gzip) {
+        EXPECT_TRUE(bytes == first);
+      }
+      if (std::string(threads) == "4") {
+        EXPECT_NE(run.err.find(" ranges, serial stages: cut "), std::string::npos);
+      }
+    }
+  }
 }
 
 // An output forced into parts: the parts concatenated (less each later
