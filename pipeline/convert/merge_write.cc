@@ -187,14 +187,16 @@ template <typename Writer>
 absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
                            std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks,
                            int threads, MergeStats& stats) {
-  merge::RangeCutter cutter(runs, shifts_ns, RangeEvents(runs), kRangeCopyBytes);
   // Under kMinRangeThreads threads, or with a spilled run, the first stage
   // merges (KWayMerger), as before ranges (see merge_write.h).
   std::vector<char> spilled(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) spilled[i] = runs[i]->spilled();
   std::optional<merge::KWayMerger> merger;
+  std::optional<merge::RangeCutter> cutter;  // otherwise
   if (threads < kMinRangeThreads || std::find(spilled.begin(), spilled.end(), 1) != spilled.end())
     merger.emplace(runs, shifts_ns);
+  else
+    cutter.emplace(runs, shifts_ns, RangeEvents(runs), kRangeCopyBytes);
   stats.merged_serially = merger.has_value();
   // As many ranges in flight as threads can merge them (at least 4: the
   // serial stages' turns).
@@ -233,7 +235,7 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
     } else if (b) {
       b->Clear();
       b->merged = false;
-      cut = cutter.Next(&b->range);
+      cut = cutter->Next(&b->range);
     }
     stats.cut_ns += since(t0);
     if (cut) {

@@ -168,10 +168,18 @@ absl::Status OutputWriter::OpenRuns(const std::vector<merge::SortedRun*>& runs) 
   return st;
 }
 
-bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {
-  formats::Event aligned = e;  // the window holds aligned times
+namespace {
+// AlignedEvent: `e` with its ts on the aligned clock (the window holds
+// aligned times).
+formats::Event AlignedEvent(const formats::Event& e, int64_t shift_ns) {
+  formats::Event aligned = e;
   aligned.ts_ns += shift_ns;
-  return times_.window.Keeps(shift_ns ? aligned : e);
+  return aligned;
+}
+}  // namespace
+
+bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {
+  return times_.window.Keeps(shift_ns ? AlignedEvent(e, shift_ns) : e);
 }
 
 void OutputWriter::Seen(const OutputGroup& og, int run, const formats::Event& e, bool kept, int64_t shift_ns,
@@ -181,9 +189,7 @@ void OutputWriter::Seen(const OutputGroup& og, int run, const formats::Event& e,
     InputRecord& r = cx_.records[og.inputs[run]];
     r.dropped.Add(formats::DropReason::kWindow);
     if (times_.window.by_start) {
-      formats::Event aligned = e;
-      aligned.ts_ns += shift_ns;
-      const int64_t start = formats::TimeWindow::StartOf(shift_ns ? aligned : e);
+      const int64_t start = formats::TimeWindow::StartOf(shift_ns ? AlignedEvent(e, shift_ns) : e);
       if (start >= times_.window.end_ns) r.window_next_start_ns = std::min(r.window_next_start_ns, start);
     }
     return;
