@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -178,9 +180,31 @@ void BindOpt(sqlite3_stmt* st, int i, const std::optional<int64_t>& v) {
   if (v) sqlite3_bind_int64(st, i, *v); else sqlite3_bind_null(st, i);
 }
 
+// GroupFacts: what the notices need of one process group, gathered by the
+// walks (memory: a few numbers per group).
+struct GroupFacts {
+  std::optional<int64_t> size;              // the first `group_size` seen
+  bool sizes_differ = false;                // another one seen
+  int64_t most_ranks = 0;                   // the most ranks of any instance
+  std::map<int64_t, int64_t> by_ranks;      // ranks -> instances with that many
+};
+
+// RankWaitFacts: one rank's `rank_waits` row, summed over its instances.
+struct RankWaitFacts {
+  int64_t instances = 0, times_last = 0, caused = 0, waited = 0;
+};
+
+// SeqFacts: of one input in the process group the Seq walk is in.
+struct SeqFacts {
+  std::optional<int64_t> seq;   // its previous op's
+  int64_t arrival = INT64_MIN;  // the latest arrival of its ops so far
+};
+
 // Matcher: walks rows in an order where each instance's rows are adjacent,
 // cuts instances, and writes them to the temp tables tm_cw (row -> cluster,
-// wait) and tm_ci (cluster -> the instance's columns).
+// wait) and tm_ci (cluster -> the instance's columns). On the way it sums
+// what `rank_waits` and the notices need, so that neither reads the 1 M
+// rows of a large job again.
 class Matcher {
  public:
   explicit Matcher(sqlite3* db)
@@ -198,6 +222,7 @@ class Matcher {
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
       Op op = Read(st.get());
+      NoteOp(op);
       const bool joins = !ops_.empty() && same(ops_.front(), op) &&
                          std::none_of(ops_.begin(), ops_.end(), [&](const Op& o) { return o.input == op.input; });
       if (!joins) {
@@ -207,6 +232,63 @@ class Matcher {
     }
     if (rc != SQLITE_DONE) return st.Error("read");
     return Cut();
+  }
+
+  // WriteRankWaits: the `rank_waits` rows, by rank (no rank first).
+  absl::Status WriteRankWaits() {
+    Statement ins(db_, "INSERT INTO main.rank_waits VALUES (?,?,?,?,?)");
+    if (!ins.get()) return ins.Error("prepare");
+    for (const auto& [rank, w] : ranks_) {
+      sqlite3_stmt* s = ins.get();
+      BindOpt(s, 1, rank);
+      sqlite3_bind_int64(s, 2, w.instances);
+      sqlite3_bind_int64(s, 3, w.times_last);
+      sqlite3_bind_int64(s, 4, w.caused);
+      sqlite3_bind_int64(s, 5, w.waited);
+      if (sqlite3_step(s) != SQLITE_DONE) return ins.Error("write");
+      sqlite3_reset(s);
+    }
+    return absl::OkStatus();
+  }
+
+  // Notices: the lines MatchCollectives' comment lists.
+  std::vector<std::string> Notices() const {
+    std::vector<std::string> out;
+    const int64_t total = next_cluster_;
+    if (total == 0) return out;
+    int64_t missing = 0, disagree = 0;
+    for (const auto& [name, g] : groups_) {
+      // A group's size: its `Group size` (the largest given), else the most
+      // ranks any of its instances has.
+      const int64_t size = std::max(g.size.value_or(0), g.most_ranks);
+      for (const auto& [ranks, n] : g.by_ranks) missing += ranks < size ? n : 0;
+      disagree += g.sizes_differ;
+    }
+    if (missing)
+      out.push_back(absl::StrCat("collectives: ", missing, " of ", total,
+                                 " instances are missing on some ranks of their process group (sampled traces, "
+                                 "windows that start at different steps, or files cut short): their skew and waits "
+                                 "count only the ranks that have them"));
+    if (disagree)
+      out.push_back(absl::StrCat("collectives: ", disagree, " process group", disagree == 1 ? "'s" : "s'",
+                                 " ranks disagree on its size (Group size, Process Group Ranks): different jobs' "
+                                 "files, or ranks of different runs?"));
+    if (seq_odd_)
+      out.push_back(absl::StrCat("collectives: ", seq_odd_,
+                                 seq_odd_ == 1 ? " op repeats or goes back" : " ops repeat or go back",
+                                 " in its rank's Seq (in arrival order): matched by "
+                                 "(process group, Seq) all the same, one op per rank and instance"));
+    if (kinds_differ_)
+      out.push_back(absl::StrCat("collectives: at ", kinds_differ_, kinds_differ_ == 1 ? " instance" : " instances",
+                                 " the ranks disagree on the collective's kind (the first rank's is listed)"));
+    if (sized_ > 0 && sized_ < total)
+      out.push_back(absl::StrCat("collectives: ", total - sized_, " of ", total,
+                                 " instances have no message size (In/Out msg nelems and dtype): no bandwidth for them"));
+    if (unaligned_)
+      out.push_back(absl::StrCat("collectives: ", unaligned_, " of ", total,
+                                 " instances involve ranks whose clock is not aligned with the job's (aligned = 0): "
+                                 "their skews and waits mix clock offsets with late arrivals (see --align-clocks)"));
+    return out;
   }
 
  private:
@@ -227,12 +309,41 @@ class Matcher {
     return o;
   }
 
+  // NoteOp: the group's sizes, and whether `op` repeats its input's Seq or
+  // arrived before an op of a lower Seq (the Seq walk reads a group's ops
+  // by Seq, then arrival).
+  void NoteOp(const Op& op) {
+    GroupFacts& g = Group(op.group);
+    if (op.group_size) {
+      if (!g.size) g.size = op.group_size;
+      else if (*g.size != *op.group_size) g.sizes_differ = true, g.size = std::max(*g.size, *op.group_size);
+    }
+    if (!op.seq) return;
+    if (op.group != seq_group_) {
+      seq_group_ = op.group;
+      seq_inputs_.clear();
+    }
+    SeqFacts& f = seq_inputs_[op.input];
+    if ((f.seq && *f.seq == *op.seq) || op.arrival < f.arrival) ++seq_odd_;
+    f.seq = op.seq;
+    f.arrival = std::max(f.arrival, op.arrival);
+  }
+
+  GroupFacts& Group(const std::string& name) {
+    if (last_group_ == nullptr || last_group_name_ != name) {
+      last_group_ = &groups_[name];
+      last_group_name_ = name;
+    }
+    return *last_group_;
+  }
+
   // Cut writes the instance held in ops_ and starts an empty one.
   absl::Status Cut() {
     if (ops_.empty()) return absl::OkStatus();
     const int64_t cluster = next_cluster_++;
     int64_t first = INT64_MAX, last = INT64_MIN, latency = INT64_MAX, aligned = 1;
     std::optional<int64_t> last_rank, bytes, group_size, step;
+    bool kinds_differ = false;
     for (const Op& o : ops_) {
       first = std::min(first, o.arrival);
       // The last arrival; on a tie the lowest rank. Its step is the instance's.
@@ -245,7 +356,10 @@ class Matcher {
       if (o.bytes) bytes = std::max(bytes.value_or(0), *o.bytes);
       if (o.group_size) group_size = std::max(group_size.value_or(0), *o.group_size);
       aligned = std::min(aligned, o.aligned);
+      kinds_differ |= o.collective != ops_.front().collective;
     }
+    const int64_t ranks = static_cast<int64_t>(ops_.size());
+    int64_t waits = 0;
     for (const Op& o : ops_) {
       sqlite3_stmt* s = row_.get();
       sqlite3_bind_int64(s, 1, o.row);
@@ -253,9 +367,21 @@ class Matcher {
       sqlite3_bind_int64(s, 3, last - o.arrival);
       if (sqlite3_step(s) != SQLITE_DONE) return row_.Error("write");
       sqlite3_reset(s);
+      RankWaitFacts& w = ranks_[o.rank];
+      ++w.instances;
+      w.waited += last - o.arrival;
+      waits += last - o.arrival;
+      if (ranks > 1 && o.rank == last_rank) ++w.times_last;
     }
+    // The waiting the last arrival made the others do (instances of 2+ ranks).
+    if (ranks > 1) ranks_[last_rank].caused += waits;
+    GroupFacts& g = Group(ops_.front().group);
+    g.most_ranks = std::max(g.most_ranks, ranks);
+    ++g.by_ranks[ranks];
+    kinds_differ_ += kinds_differ;
+    sized_ += bytes.has_value();
+    unaligned_ += aligned == 0;
     const Op& f = ops_.front();
-    const int64_t ranks = static_cast<int64_t>(ops_.size());
     sqlite3_stmt* s = inst_.get();
     sqlite3_bind_int64(s, 1, cluster);
     sqlite3_bind_text(s, 2, f.group.data(), static_cast<int>(f.group.size()), SQLITE_TRANSIENT);
@@ -290,6 +416,13 @@ class Matcher {
   Statement row_, inst_;
   std::vector<Op> ops_;  // the instance being gathered
   int64_t next_cluster_ = 0;
+  std::map<std::string, GroupFacts> groups_;
+  GroupFacts* last_group_ = nullptr;  // groups_[last_group_name_] (map nodes stay put)
+  std::string last_group_name_;
+  std::map<std::optional<int64_t>, RankWaitFacts> ranks_;  // no rank first, as SQLite orders NULL
+  std::string seq_group_;
+  std::unordered_map<int64_t, SeqFacts> seq_inputs_;  // input -> its Seq so far, in seq_group_
+  int64_t seq_odd_ = 0, kinds_differ_ = 0, sized_ = 0, unaligned_ = 0;
 };
 
 absl::Status Exec(sqlite3* db, const std::string& sql) {
@@ -301,65 +434,6 @@ absl::Status Exec(sqlite3* db, const std::string& sql) {
 }
 
 }  // namespace
-
-namespace {
-
-// CountOf: the first column of `sql`'s first row (0 if none, or on error).
-int64_t CountOf(sqlite3* db, const char* sql) {
-  sqlite3_stmt* st = nullptr;
-  int64_t n = 0;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return n;
-}
-
-}  // namespace
-
-std::vector<std::string> CollectiveNotices(sqlite3* db) {
-  std::vector<std::string> out;
-  const int64_t total = CountOf(db, "SELECT count(*) FROM collective_instances");
-  if (total == 0) return out;
-  // A group's size: its `Group size` (or ranks list), else the most ranks
-  // any of its instances has.
-  if (const int64_t n = CountOf(db,
-                              "WITH g AS (SELECT c.process_group AS pg, max(ifnull(c.group_size, 0)) AS size FROM "
-                              "collectives c GROUP BY 1), m AS (SELECT process_group AS pg, max(ranks) AS most FROM "
-                              "collective_instances GROUP BY 1) SELECT count(*) FROM collective_instances i "
-                              "JOIN g ON g.pg = i.process_group JOIN m ON m.pg = i.process_group "
-                              "WHERE i.ranks < max(g.size, m.most)"))
-    out.push_back(absl::StrCat("collectives: ", n, " of ", total,
-                               " instances are missing on some ranks of their process group (sampled traces, "
-                               "windows that start at different steps, or files cut short): their skew and waits "
-                               "count only the ranks that have them"));
-  if (const int64_t n = CountOf(db,
-                              "SELECT count(*) FROM (SELECT process_group FROM collectives WHERE group_size IS NOT "
-                              "NULL GROUP BY process_group HAVING count(DISTINCT group_size) > 1)"))
-    out.push_back(absl::StrCat("collectives: ", n, " process group", n == 1 ? "'s" : "s'",
-                               " ranks disagree on its size (Group size, Process Group Ranks): different jobs' "
-                               "files, or ranks of different runs?"));
-  if (const int64_t n = CountOf(db,
-                              "SELECT count(*) FROM (SELECT seq, lag(seq) OVER (PARTITION BY \"input\", "
-                              "process_group ORDER BY arrival_ns, rowid) AS prev FROM collectives WHERE seq IS NOT "
-                              "NULL) WHERE seq <= prev"))
-    out.push_back(absl::StrCat("collectives: ", n, n == 1 ? " op repeats or goes back" : " ops repeat or go back",
-                               " in its rank's Seq (in arrival order): matched by "
-                               "(process group, Seq) all the same, one op per rank and instance"));
-  if (const int64_t n = CountOf(db,
-                              "SELECT count(*) FROM (SELECT instance FROM collectives GROUP BY instance "
-                              "HAVING count(DISTINCT collective) > 1)"))
-    out.push_back(absl::StrCat("collectives: at ", n, n == 1 ? " instance" : " instances",
-                               " the ranks disagree on the collective's kind (the first rank's is listed)"));
-  const int64_t sized = CountOf(db, "SELECT count(*) FROM collective_instances WHERE bytes IS NOT NULL");
-  if (sized > 0 && sized < total)
-    out.push_back(absl::StrCat("collectives: ", total - sized, " of ", total,
-                               " instances have no message size (In/Out msg nelems and dtype): no bandwidth for them"));
-  if (const int64_t n = CountOf(db, "SELECT count(*) FROM collective_instances WHERE aligned = 0"))
-    out.push_back(absl::StrCat("collectives: ", n, " of ", total,
-                               " instances involve ranks whose clock is not aligned with the job's (aligned = 0): "
-                               "their skews and waits mix clock offsets with late arrivals (see --align-clocks)"));
-  return out;
-}
 
 std::vector<LastArrival> LastArrivals(sqlite3* db, size_t max) {
   std::vector<LastArrival> out;
@@ -381,10 +455,10 @@ std::vector<LastArrival> LastArrivals(sqlite3* db, size_t max) {
   return out;
 }
 
-absl::Status MatchCollectives(sqlite3* db) {
+absl::Status MatchCollectives(sqlite3* db, std::vector<std::string>* notices) {
   if (absl::Status s = Exec(db,
                             "DROP TABLE IF EXISTS temp.tm_cw; DROP TABLE IF EXISTS temp.tm_ci; "
-                            "DROP TABLE IF EXISTS temp.tm_num; "
+                            "DROP TABLE IF EXISTS temp.tm_num; DROP TABLE IF EXISTS temp.tm_new; "
                             "CREATE TEMP TABLE tm_cw (row INTEGER PRIMARY KEY, cluster INTEGER, wait INTEGER); "
                             "CREATE TEMP TABLE tm_ci (cluster INTEGER PRIMARY KEY, process_group TEXT, seq INTEGER, "
                             "collective TEXT, ranks INTEGER, first_arrival_ns INTEGER, last_arrival_ns INTEGER, "
@@ -392,44 +466,47 @@ absl::Status MatchCollectives(sqlite3* db) {
                             "busbw_gbps REAL, aligned INTEGER, step INTEGER)");
       !s.ok())
     return s;
-  {
-    Matcher m(db);
-    const std::string cols =
-        "SELECT rowid, \"input\", rank, process_group, seq, collective, arrival_ns, end_ns, bytes, group_size, aligned, "
-        "step "
-        "FROM main.collectives WHERE ";
-    // By Seq: one instance per (process group, Seq).
-    absl::Status s = m.Walk(cols + "seq IS NOT NULL ORDER BY process_group, seq, arrival_ns, \"input\", rowid",
-                            [](const Op& f, const Op& o) { return o.group == f.group && o.seq == f.seq; });
-    if (!s.ok()) return s;
-    // By time: within a (process group, kind), ends within the tolerance.
-    s = m.Walk(cols + "seq IS NULL ORDER BY process_group, collective, end_ns, \"input\", rowid", [](const Op& f, const Op& o) {
-      return o.group == f.group && o.collective == f.collective && o.end - f.end <= kMatchToleranceNs;
-    });
-    if (!s.ok()) return s;
-  }
-  // Instances numbered from 0 by first arrival.
-  return Exec(
-      db,
-      "CREATE TEMP TABLE tm_num (cluster INTEGER PRIMARY KEY, instance INTEGER); "
-      "INSERT INTO temp.tm_num SELECT cluster, ROW_NUMBER() OVER (ORDER BY first_arrival_ns, process_group, seq, "
-      "collective, cluster) - 1 FROM temp.tm_ci; "
-      "UPDATE main.collectives SET instance = n.instance, wait_ns = w.wait FROM temp.tm_cw w JOIN temp.tm_num n "
-      "ON n.cluster = w.cluster WHERE main.collectives.rowid = w.row; "
-      "DELETE FROM main.collective_instances; "
-      "INSERT INTO main.collective_instances SELECT n.instance, c.process_group, c.seq, c.collective, c.ranks, "
-      "c.first_arrival_ns, c.last_arrival_ns, c.last_rank, c.skew_ns, c.latency_ns, c.bytes, c.algbw_gbps, "
-      "c.busbw_gbps, c.aligned, c.step FROM temp.tm_ci c JOIN temp.tm_num n ON n.cluster = c.cluster ORDER BY n.instance; "
-      "DROP TABLE temp.tm_cw; DROP TABLE temp.tm_ci; DROP TABLE temp.tm_num; "
-      // Per rank: instances of two or more ranks it was last at, and the
-      // waiting it caused there (the others' waits), beside its own waits.
-      "DELETE FROM main.rank_waits; "
-      "INSERT INTO main.rank_waits SELECT c.rank, count(*), "
-      "sum(i.ranks > 1 AND i.last_rank IS c.rank), ifnull(w.caused, 0), sum(c.wait_ns) "
-      "FROM main.collectives c JOIN main.collective_instances i ON i.instance = c.instance "
-      "LEFT JOIN (SELECT i2.last_rank AS rank, sum(c2.wait_ns) AS caused FROM main.collective_instances i2 "
-      "JOIN main.collectives c2 ON c2.instance = i2.instance WHERE i2.ranks > 1 GROUP BY i2.last_rank) w "
-      "ON w.rank IS c.rank GROUP BY c.rank ORDER BY c.rank");
+  Matcher m(db);
+  const std::string cols =
+      "SELECT rowid, \"input\", rank, process_group, seq, collective, arrival_ns, end_ns, bytes, group_size, aligned, "
+      "step "
+      "FROM main.collectives WHERE ";
+  // By Seq: one instance per (process group, Seq).
+  absl::Status s = m.Walk(cols + "seq IS NOT NULL ORDER BY process_group, seq, arrival_ns, \"input\", rowid",
+                          [](const Op& f, const Op& o) { return o.group == f.group && o.seq == f.seq; });
+  if (!s.ok()) return s;
+  // By time: within a (process group, kind), ends within the tolerance.
+  s = m.Walk(cols + "seq IS NULL ORDER BY process_group, collective, end_ns, \"input\", rowid", [](const Op& f, const Op& o) {
+    return o.group == f.group && o.collective == f.collective && o.end - f.end <= kMatchToleranceNs;
+  });
+  if (!s.ok()) return s;
+  // Instances numbered from 0 by first arrival; the rows rewritten in input
+  // order (each input's in the order it wrote them) with their instance and
+  // wait: one pass that writes each row once (an UPDATE of a million rows in
+  // place cost more than the whole walk).
+  s = Exec(db,
+           "CREATE TEMP TABLE tm_num (cluster INTEGER PRIMARY KEY, instance INTEGER); "
+           "INSERT INTO temp.tm_num SELECT cluster, ROW_NUMBER() OVER (ORDER BY first_arrival_ns, process_group, seq, "
+           "collective, cluster) - 1 FROM temp.tm_ci; "
+           "CREATE TEMP TABLE tm_new AS SELECT n.instance AS instance, c.process_group AS process_group, c.seq AS seq, "
+           "c.collective AS collective, c.rank AS rank, c.arrival_ns AS arrival_ns, c.end_ns AS end_ns, w.wait AS wait_ns, "
+           "c.bytes AS bytes, c.aligned AS aligned, c.\"input\" AS \"input\", c.group_size AS group_size, c.step AS step "
+           "FROM main.collectives c JOIN temp.tm_cw w ON w.row = c.rowid JOIN temp.tm_num n ON n.cluster = w.cluster "
+           "ORDER BY c.\"input\", c.rowid; "
+           "DELETE FROM main.collectives; "
+           "INSERT INTO main.collectives SELECT * FROM temp.tm_new ORDER BY rowid; "
+           "DELETE FROM main.collective_instances; "
+           "INSERT INTO main.collective_instances SELECT n.instance, c.process_group, c.seq, c.collective, c.ranks, "
+           "c.first_arrival_ns, c.last_arrival_ns, c.last_rank, c.skew_ns, c.latency_ns, c.bytes, c.algbw_gbps, "
+           "c.busbw_gbps, c.aligned, c.step FROM temp.tm_ci c JOIN temp.tm_num n ON n.cluster = c.cluster ORDER BY n.instance; "
+           "DROP TABLE temp.tm_cw; DROP TABLE temp.tm_ci; DROP TABLE temp.tm_num; DROP TABLE temp.tm_new; "
+           "DELETE FROM main.rank_waits");
+  if (!s.ok()) return s;
+  // Per rank: instances of two or more ranks it was last at, and the
+  // waiting it caused there (the others' waits), beside its own waits.
+  s = m.WriteRankWaits();
+  if (s.ok() && notices) *notices = m.Notices();
+  return s;
 }
 
 }  // namespace tracemill::analysis

@@ -95,18 +95,18 @@ class CollectiveRows {
 };
 
 // MatchCollectives matches the `collectives` rows of `db` across ranks (see
-// the file comment), sets their `instance` and `wait_ns` and rewrites
-// `collective_instances` and `rank_waits`. Run inside a transaction. Errors: SQLite's.
-absl::Status MatchCollectives(sqlite3* db);
-
-// CollectiveNotices: after MatchCollectives, one line per oddity of the
-// inputs' collectives (the job's notices: the terminal and the manifest):
-// instances that some ranks of their group do not have, a process group
-// whose ranks give different sizes, a rank whose `Seq` repeats or runs
-// backwards in a group, ranks that disagree on an instance's kind, message
-// sizes on some instances only, instances on clocks not aligned. Empty when
-// all is well (or on a SQLite error: the tables are there already).
-std::vector<std::string> CollectiveNotices(sqlite3* db);
+// the file comment), sets their `instance` and `wait_ns` (the rows rewritten
+// in input order, each input's in the order it wrote them) and rewrites
+// `collective_instances` and `rank_waits`. Run inside a transaction.
+// `notices`, if given, gets one line per oddity of the inputs' collectives
+// (the job's notices: the terminal and the manifest), gathered by the same
+// walk: instances that some ranks of their group do not have, a process
+// group whose ranks give different sizes, ops that repeat their rank's `Seq`
+// or arrived before an op of a lower `Seq` in their group, ranks that
+// disagree on an instance's kind, message sizes on some instances only,
+// instances on clocks not aligned; empty when all is well.
+// Errors: SQLite's.
+absl::Status MatchCollectives(sqlite3* db, std::vector<std::string>* notices = nullptr);
 
 // LastArrival: an instance of two or more ranks as the overview marks it
 // (pipeline/output/overview.h): from its first arrival to its last, on the

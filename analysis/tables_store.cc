@@ -164,6 +164,7 @@ formats::RowBatch MetaRow(std::string_view key, std::string_view value) {
 absl::Status SortAggregates(formats::SqliteWriter* w) {
   for (Table t : PerInputTables()) {
     if (TableIndex(t) < TableIndex(Table::kSteps)) continue;  // per-event rows keep the merge's order
+    if (t == Table::kCollectives) continue;                     // MatchCollectives rewrites it in this order
     const std::string name = absl::StrCat("main.\"", TableName(t), "\"");
     TM_RETURN_IF_ERROR(w->Exec(absl::StrCat("CREATE TEMP TABLE tm_sorted AS SELECT * FROM ", name,
                                             " ORDER BY \"input\", rowid; DELETE FROM ", name, "; INSERT INTO ", name,
@@ -276,8 +277,7 @@ absl::Status TablesCollector::Finish(const JobFacts& summary,
       TM_RETURN_IF_ERROR(writer_->Insert(b));
   }
   TM_RETURN_IF_ERROR(SortAggregates(writer_.get()));
-  TM_RETURN_IF_ERROR(MatchCollectives(writer_->db()));
-  notices_ = CollectiveNotices(writer_->db());
+  TM_RETURN_IF_ERROR(MatchCollectives(writer_->db(), &notices_));
   last_arrivals_ = LastArrivals(writer_->db());
   TM_RETURN_IF_ERROR(writer_->Exec(absl::StrCat("DELETE FROM main.tables_meta WHERE key IN ('", kPartialFingerprint,
                                                 "', '", kPartialInput, "')")));
@@ -520,8 +520,7 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   }
   TM_RETURN_IF_ERROR(w->Exec("BEGIN"));
   TM_RETURN_IF_ERROR(WriteJobKernelTypes(w.get()));
-  TM_RETURN_IF_ERROR(MatchCollectives(w->db()));
-  if (notices) *notices = CollectiveNotices(w->db());
+  TM_RETURN_IF_ERROR(MatchCollectives(w->db(), notices));
   if (marks) *marks = LastArrivals(w->db());
   JobFacts records;
   records.inputs = merged.inputs;

@@ -3,10 +3,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "analysis/collectives.h"
 #include "analysis/hta_breakdowns.h"
+#include "analysis/schema.h"
 #include "analysis/tables.h"
 #include "analysis/tables_text.h"
 #include "gtest/gtest.h"
@@ -128,6 +131,70 @@ TEST(CollectiveNames, BytesAndBusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor("allgather", 4), 0.75);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor("broadcast", 4), 1.0);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor("barrier", 4), 0.0);
+}
+
+// Runs `sql` on `db` and returns its rows, cells as SQLite's text ("NULL").
+std::vector<std::string> Rows(sqlite3* db, const char* sql) {
+  std::vector<std::string> out;
+  auto add = [](void* p, int n, char** cells, char**) {
+    std::string row;
+    for (int i = 0; i < n; ++i) row += (i ? "|" : "") + std::string(cells[i] ? cells[i] : "NULL");
+    static_cast<std::vector<std::string>*>(p)->push_back(row);
+    return 0;
+  };
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, add, &out, &err) != SQLITE_OK) ADD_FAILURE() << sql << ": " << (err ? err : "?");
+  sqlite3_free(err);
+  return out;
+}
+
+// Issue 35 at scale: rank_waits and the notices come from the matching walk
+// itself (no second pass over the rows). Group g is matched by Seq: rank 0's
+// Seq 2 arrives before its Seq 1 (goes back), ranks disagree on g's size
+// (3, 4) and on Seq 1's kind, only Seq 0 has a size, the unranked input is
+// not on the job's clock. Group h has no Seq: matched by time. Rows are
+// written inputs 1, 0, 2 and come back in input order.
+TEST(MatchCollectives, WaitsAndNoticesFromTheWalk) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  for (Table t : {Table::kCollectives, Table::kCollectiveInstances, Table::kRankWaits})
+    ASSERT_EQ(sqlite3_exec(db, TableSpecs()[static_cast<size_t>(TableIndex(t))].CreateSql().c_str(), nullptr,
+                           nullptr, nullptr), SQLITE_OK);
+  // instance, process_group, seq, collective, rank, arrival_ns, end_ns,
+  // wait_ns, bytes, aligned, input, group_size, step
+  Rows(db, "BEGIN; INSERT INTO collectives VALUES "
+           "(NULL,'g',0,'allreduce',1,1500,1600,NULL,NULL,1,1,3,NULL),"
+           "(NULL,'g',1,'allgather',1,3200,3300,NULL,NULL,1,1,3,NULL),"
+           "(NULL,'h',NULL,'allreduce',1,9500,10010,NULL,NULL,1,1,NULL,NULL),"
+           "(NULL,'g',0,'allreduce',0,1000,1100,NULL,100,1,0,3,NULL),"
+           "(NULL,'g',1,'allreduce',0,3000,3100,NULL,NULL,1,0,3,NULL),"
+           "(NULL,'g',2,'allreduce',0,2000,2100,NULL,NULL,1,0,3,NULL),"
+           "(NULL,'h',NULL,'allreduce',0,9000,10000,NULL,NULL,1,0,NULL,NULL),"
+           "(NULL,'g',0,'allreduce',NULL,1200,1300,NULL,NULL,0,2,4,NULL)");
+  std::vector<std::string> notices;
+  ASSERT_TRUE(MatchCollectives(db, &notices).ok());
+  Rows(db, "COMMIT");
+  // Instances by first arrival: g/0 (1000), g/2 (2000), g/1 (3000), h (9000).
+  EXPECT_EQ(Rows(db, "SELECT \"input\", seq, instance, wait_ns FROM collectives"),
+            (std::vector<std::string>{"0|0|0|500", "0|1|2|200", "0|2|1|0", "0|NULL|3|500", "1|0|0|0", "1|1|2|0",
+                                      "1|NULL|3|0", "2|0|0|300"}));
+  EXPECT_EQ(Rows(db, "SELECT instance, process_group, seq, collective, ranks, last_rank, skew_ns, latency_ns, bytes, "
+                     "aligned FROM collective_instances"),
+            (std::vector<std::string>{"0|g|0|allreduce|3|1|500|100|100|0", "1|g|2|allreduce|1|0|0|100|NULL|1",
+                                      "2|g|1|allreduce|2|1|200|100|NULL|1", "3|h|NULL|allreduce|2|1|500|510|NULL|1"}));
+  // rank, instances, times_last, caused_ns, waited_ns; no rank first.
+  EXPECT_EQ(Rows(db, "SELECT * FROM rank_waits"),
+            (std::vector<std::string>{"NULL|1|0|0|300", "0|4|0|0|1200", "1|3|3|1500|0"}));
+  EXPECT_EQ(notices.size(), 6u);
+  const std::string all = ::testing::PrintToString(notices);
+  for (const char* want : {"collectives: 3 of 4 instances are missing on some ranks of their process group",
+                           "collectives: 1 process group's ranks disagree on its size",
+                           "collectives: 1 op repeats or goes back in its rank's Seq",
+                           "collectives: at 1 instance the ranks disagree on the collective's kind",
+                           "collectives: 3 of 4 instances have no message size",
+                           "collectives: 1 of 4 instances involve ranks whose clock is not aligned"})
+    EXPECT_NE(all.find(want), std::string::npos) << want << " not in " << all;
+  sqlite3_close(db);
 }
 
 }  // namespace
