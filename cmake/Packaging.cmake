@@ -1,7 +1,8 @@
 # Install rules and the Debian package (issue 24).
 #
 #   cmake --install BUILD --prefix PREFIX    PREFIX/bin/tracemill, PREFIX/share/man/man1/tracemill.1,
-#                                            PREFIX/share/doc/tracemill/{README.md,examples/}
+#                                            PREFIX/share/doc/tracemill/{README.md,examples/},
+#                                            PREFIX/lib/python3.<minor>/dist-packages/tracemill/
 #   cd BUILD && cpack -G DEB                 tracemill_<version>_<arch>.deb, the same files under /usr
 #
 # Only what a user needs: no libraries or headers (tracemill_core is static and
@@ -40,6 +41,22 @@ install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
 install(DIRECTORY cluster-examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         USE_SOURCE_PERMISSIONS)
 
+# The Python package (python/tracemill: runs the binary, reads its tables)
+# where Debian's python3 finds it: PREFIX/lib/python3.<minor>/dist-packages,
+# on sys.path for both /usr (the .deb) and /usr/local (cmake --install's
+# default). Without a python3 at configure time (the image's build stage),
+# Debian's version-free /usr/lib/python3/dist-packages, right for the .deb.
+find_program(TRACEMILL_INSTALL_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(TRACEMILL_INSTALL_PYTHON3)
+  execute_process(COMMAND ${TRACEMILL_INSTALL_PYTHON3} -c "import sys; print('python%d.%d' % sys.version_info[:2])"
+                  OUTPUT_VARIABLE _tm_python OUTPUT_STRIP_TRAILING_WHITESPACE)
+else()
+  set(_tm_python python3)
+endif()
+set(TRACEMILL_PYTHON_DIR lib/${_tm_python}/dist-packages CACHE STRING
+    "Where `cmake --install` puts the Python package tracemill, relative to the prefix")
+install(DIRECTORY python/tracemill DESTINATION ${TRACEMILL_PYTHON_DIR} FILES_MATCHING PATTERN "*.py")
+
 # The .deb. Depends come from the shared libraries the binary links
 # (dpkg-shlibdeps, from dpkg-dev): on Debian 12 the runtime packages of
 # oneTBB, simdjson, libdeflate, Abseil and zlib, plus libc and libstdc++.
@@ -59,6 +76,8 @@ string(CONCAT CPACK_DEBIAN_PACKAGE_DESCRIPTION
   "logs) into merged Chrome traces per GPU, rank or node, plus manifest.json\n"
   "and a one-page report.html, in parallel and within a memory limit.")
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+# The Python package (python/tracemill) needs them; the binary does not.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, python3-pandas")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)

@@ -25,6 +25,7 @@ test=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 jq
   python3-pandas  # tests only: the README's pandas snippet on --tables' SQLite (tests/tables)
+  python3-pytest  # tests only: the Python package, python/tracemill (tests/python)
   slurm-wlm munge  # the one-node Slurm cluster test (tests/shard/slurm_cluster_test.sh)
   # chromium + nodejs: the report's browser test (tests/report/browser_test.js);
   # fonts-dejavu-core: text in its screenshot.

@@ -49,4 +49,14 @@ examples="$prefix/share/doc/tracemill/examples"
 "$prefix/bin/tracemill" convert "$examples/sample-job" -o "$work/out" --quiet
 same_as_reference "$work/out" "$build/tracemill" "$examples/sample-job" "$src"
 
+# The Python package, from where it was installed, on the installed binary
+# and sample job: HTA's temporal breakdown (tests/data/tables/hta_trace_filter_temporal.csv).
+py=$(/usr/bin/python3 -c "import sys; print('python%d.%d' % sys.version_info[:2])")
+got=$(cd "$work" && PYTHONPATH="$prefix/lib/$py/dist-packages" TRACEMILL="$prefix/bin/tracemill" \
+      TRACEMILL_CACHE_DIR="$work/cache" /usr/bin/python3 -c "
+import tracemill
+df = tracemill.TraceAnalysis(trace_dir='$examples/sample-job').get_temporal_breakdown(visualize=False)
+print(tracemill.__file__.startswith('$prefix/'), df['rank'].tolist(), df['kernel_time(us)'].tolist())")
+[ "$got" = "True [0, 1] [600058.0, 600674.0]" ] || { echo "FAIL: import tracemill from the prefix: $got"; exit 1; }
+
 echo "PASS: cmake --install: $(wc -l <"$work/installed.txt") files, sample job converted, in $(elapsed "$t0") s"

@@ -15,6 +15,9 @@ expected_files() {
     echo share/doc/tracemill/README.md
     if [ -f "$src/LICENSE" ]; then echo share/doc/tracemill/LICENSE; fi
     (cd "$src/cluster-examples" && find . -type f | sed 's|^\./|share/doc/tracemill/examples/|')
+    local py
+    py=$(/usr/bin/python3 -c "import sys; print('python%d.%d' % sys.version_info[:2])")
+    (cd "$src/python" && find tracemill -name '*.py' | sed "s|^|lib/$py/dist-packages/|")
   } | LC_ALL=C sort
 }
 

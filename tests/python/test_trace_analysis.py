@@ -1,0 +1,152 @@
+"""tracemill.TraceAnalysis against HTA's own values (tests/data/tables/, made
+with HTA itself: EXPECTED.md there has the command), run by ctest with
+Debian's python3 and pytest (tests/python/CMakeLists.txt sets TRACEMILL, the
+built binary, and TRACEMILL_TEST_DATA, tests/data)."""
+import os
+import shutil
+
+import pandas as pd
+import pytest
+
+import tracemill
+
+DATA = os.environ["TRACEMILL_TEST_DATA"]
+BIN = os.environ["TRACEMILL"]
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    """Each test its own cache folder."""
+    monkeypatch.setenv("TRACEMILL_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def hta_temporal(case):
+    """HTA's frame as HTA returns it: rank int64, the rest float64, RangeIndex."""
+    df = pd.read_csv(os.path.join(DATA, "tables", f"hta_{case}_temporal.csv"))
+    return df.astype({c: ("int64" if c == "rank" else "float64") for c in df.columns})
+
+
+# HTA's own 2-rank test pair; the TensorBoard plugin's 1-rank trace (integer
+# us ts); a trace of float ts with ns decimals (HTA's rounding).
+@pytest.mark.parametrize("case,folder", [
+    ("trace_filter", "hta/trace_filter"),
+    ("tb_plugin", "kineto-tb-plugin/resnet50_num_workers_0"),
+    ("ns_resolution", "hta/ns_resolution_trace"),
+])
+def test_temporal_breakdown_equals_htas(case, folder):
+    t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, folder))
+    got = t.get_temporal_breakdown(visualize=False)
+    pd.testing.assert_frame_equal(got, hta_temporal(case))  # dtypes, index and values
+    assert list(got.dtypes) == ["int64"] + ["float64"] * 7
+
+
+# HTA's dtypes, as HTA itself returned them on these traces (its frames'
+# .dtypes, printed with the command of tests/data/tables/EXPECTED.md).
+KERNEL_TYPES = {"kernel_type": "object", "sum": "int64", "percentage": "float64"}
+KERNELS = {"name": "object", "sum (us)": "float64", "max (us)": "float64", "min (us)": "float64",
+           "stddev": "float64", "mean (us)": "float64", "kernel_type": "object", "rank": "int64"}
+OVERLAP = {"rank": "int64", "comp_comm_overlap_pctg": "float64"}
+
+
+def hta_frame(case, what, dtypes):
+    return pd.read_csv(os.path.join(DATA, "tables", f"hta_{case}_{what}.csv")).astype(dtypes)
+
+
+CASES = [
+    ("trace_filter", "hta/trace_filter"),
+    ("tb_plugin", "kineto-tb-plugin/resnet50_num_workers_0"),
+    ("ns_resolution", "hta/ns_resolution_trace"),
+]
+
+
+@pytest.mark.parametrize("case,folder", CASES)
+def test_kernel_breakdown_and_overlap_equal_htas(case, folder):
+    t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, folder))
+    types, kernels = t.get_gpu_kernel_breakdown(visualize=False)
+    # HTA also lists combinations its sweep visited for 0 us (an artifact of
+    # numpy's unstable sort on equal times): ours leaves every 0 out.
+    hta_types = hta_frame(case, "kernel_types", KERNEL_TYPES)
+    nonzero = hta_types[hta_types["sum"] > 0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(types, nonzero)
+    # HTA's order (kernel type, name, rank) and values; mean and stddev are
+    # HTA's float arithmetic, equal to ~1e-12 (assert_frame_equal's rtol 1e-5).
+    pd.testing.assert_frame_equal(kernels, hta_frame(case, "kernels", KERNELS))
+    pd.testing.assert_frame_equal(t.get_comm_comp_overlap(visualize=False), hta_frame(case, "overlap", OVERLAP))
+
+
+def test_breakdown_arguments_beyond_the_tables_are_refused():
+    t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, "hta", "trace_filter"))
+    with pytest.raises(ValueError, match="num_kernels=10"):
+        t.get_gpu_kernel_breakdown(visualize=False, num_kernels=5)
+    with pytest.raises(ValueError, match="include_memory_kernels"):
+        t.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=False)
+
+
+def test_collectives_frames_are_the_tables_rows():
+    # The sample job (HTA's trace_filter pair): 20 SendRecv ops, 18 instances
+    # (two shared by both ranks), rank 1 last at both: 27,187 us of rank 0's
+    # waiting (the values of tests/tables' collectives tests, in Python).
+    t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, "hta", "trace_filter"))
+    ops, inst, waits = t.get_collectives(), t.get_collective_instances(), t.get_rank_waits()
+    assert (len(ops), len(inst)) == (20, 18)
+    assert ops["wait_ns"].sum() == 27_187_000 and ops["bytes"].isna().all()
+    assert inst["instance"].tolist() == list(range(18))
+    assert inst.loc[1, ["ranks", "last_rank", "skew_ns", "latency_ns"]].tolist() == [2, 1, 4_859_000, 57_924_000]
+    assert waits.to_dict("list") == {"rank": [0, 1], "instances": [10, 10], "times_last": [0, 2],
+                                     "caused_ns": [0, 27_187_000], "waited_ns": [27_187_000, 0]}
+    assert str(inst["bytes"].dtype) == "Int64" and str(inst["busbw_gbps"].dtype) == "float64"
+    assert str(ops["arrival_ns"].dtype) == "int64" and str(waits["rank"].dtype) == "Int64"
+
+
+def test_trace_files_by_rank_as_hta_takes_them():
+    d = os.path.join(DATA, "hta", "trace_filter")
+    files = {r: os.path.join(d, f"sampled_rank-{r}.json.gz") for r in (0, 1)}
+    got = tracemill.TraceAnalysis(trace_files=files).get_temporal_breakdown(visualize=False)
+    pd.testing.assert_frame_equal(got, hta_temporal("trace_filter"))
+
+
+def test_cache_is_reused_then_redone_when_an_input_changes(tmp_path, cache):
+    job = tmp_path / "job"
+    shutil.copytree(os.path.join(DATA, "hta", "trace_filter"), job)
+    first = tracemill.TraceAnalysis(trace_dir=str(job))
+    assert first.converted and os.path.dirname(first.output_dir) == str(cache)
+    again = tracemill.TraceAnalysis(trace_dir=str(job))
+    assert not again.converted and again.output_dir == first.output_dir
+    # Rank 1 rewritten (a newer mtime): converted again, into a new folder.
+    f = job / "sampled_rank-1.json.gz"
+    st = os.stat(f)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    changed = tracemill.TraceAnalysis(trace_dir=str(job))
+    assert changed.converted and changed.output_dir != first.output_dir
+    pd.testing.assert_frame_equal(changed.get_temporal_breakdown(visualize=False), hta_temporal("trace_filter"))
+    # Nothing half-converted is left beside the jobs.
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [os.path.basename(first.output_dir), os.path.basename(changed.output_dir)])
+
+
+def test_a_failed_conversion_raises_the_binarys_message_and_status(tmp_path, cache):
+    empty = tmp_path / "no-traces"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a trace\n")
+    with pytest.raises(tracemill.TracemillError) as e:
+        tracemill.TraceAnalysis(trace_dir=str(empty))
+    assert e.value.returncode == 2
+    assert "notes.txt" in e.value.message or "no input" in e.value.message.lower(), e.value.message
+    assert not cache.exists() or list(cache.iterdir()) == []
+
+
+def test_a_missing_folder_is_the_binarys_usage_error(tmp_path):
+    with pytest.raises(tracemill.TracemillError) as e:
+        tracemill.TraceAnalysis(trace_dir=str(tmp_path / "nowhere"))
+    assert e.value.returncode == 2
+    assert "nowhere" in e.value.message
+
+
+def test_arguments_tracemill_cannot_honour_are_refused():
+    with pytest.raises(ValueError, match="include_last_profiler_step"):
+        tracemill.TraceAnalysis(trace_dir=DATA, include_last_profiler_step=True)
+    with pytest.raises(ValueError, match="trace_dir"):
+        tracemill.TraceAnalysis()
+    with pytest.raises(FileNotFoundError, match="tracemill binary"):
+        tracemill.TraceAnalysis(trace_dir=DATA, tracemill="/nonexistent/tracemill")
