@@ -1,0 +1,35 @@
+#!/usr/bin/python3
+"""One HTA call through tracemill's Python package or through HTA itself, timed (issue 39).
+
+    HTA=<HolisticTraceAnalysis checkout> TRACEMILL=build-release/tracemill \\
+      /usr/bin/python3 bench/python/hta_call.py tm|hta TRACE_DIR
+
+Prints the wall time of `TraceAnalysis(trace_dir=TRACE_DIR).get_temporal_breakdown()`
+(constructor included) and the peak RSS of this process and of its largest child
+(tracemill's conversion, or HTA's parse workers). Run each in a fresh interpreter; empty
+$TRACEMILL_CACHE_DIR first to time a conversion. Figures: bench/RESULTS.md.
+"""
+import logging
+import os
+import resource
+import sys
+import time
+import warnings
+
+warnings.filterwarnings("ignore")
+logging.disable(logging.CRITICAL)
+mode, trace_dir = sys.argv[1], sys.argv[2]
+t0 = time.monotonic()
+if mode == "hta":
+    sys.path.insert(0, os.environ["HTA"])
+    from hta.trace_analysis import TraceAnalysis
+    df = TraceAnalysis(trace_dir=trace_dir).get_temporal_breakdown(visualize=False)
+else:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import tracemill
+    df = tracemill.TraceAnalysis(trace_dir=trace_dir).get_temporal_breakdown(visualize=False)
+wall = time.monotonic() - t0
+me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"{mode} wall {wall:.2f} s  python peak RSS {me / 1024:.0f} MiB  child peak RSS {kids / 1024:.0f} MiB  "
+      f"rows {len(df)} kernel_us_sum {df['kernel_time(us)'].sum():.0f}")
