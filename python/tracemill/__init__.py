@@ -3,6 +3,7 @@
     import tracemill
     t = tracemill.TraceAnalysis(trace_dir="/path/to/traces")
     t.get_temporal_breakdown(visualize=False)
+    tracemill.PandasFrame("/path/to/smdebug/profiler-output").get_all_system_metrics()
 
 The package runs the installed `tracemill` binary (`convert --tables`) once per
 set of inputs, keeps its output folder in a cache, and answers HTA's calls
@@ -10,5 +11,6 @@ from that folder's tables.sqlite with HTA's column names, index and dtypes.
 It needs Debian's python3 and python3-pandas only.
 """
 from tracemill.analysis import TraceAnalysis, TracemillError, cache_root
+from tracemill.pandas_frame import PandasFrame
 
-__all__ = ["TraceAnalysis", "TracemillError", "cache_root"]
+__all__ = ["TraceAnalysis", "PandasFrame", "TracemillError", "cache_root"]

@@ -119,7 +119,68 @@ def _files(inputs: List[str]) -> List[List]:
     return out
 
 
-class TraceAnalysis:
+class _Converted:
+    """One job converted with `--tables=<mode>` into its cache folder: the
+    folder is named by a hash of the binary (path, size, mtime), the mode and
+    every input file's path, size and mtime, and reused while they stay."""
+
+    def __init__(self, inputs: List[str], mode: str, tracemill: Optional[str], cache_dir: Optional[str]):
+        self.binary = _binary(tracemill)
+        self.inputs = inputs
+        self.mode = mode
+        self.converted = False  # whether this object ran the conversion (False: from the cache)
+        self.output_dir = self._convert(cache_dir or cache_root())
+        self.tables_path = os.path.join(self.output_dir, "tables.sqlite")
+
+    def _key(self) -> str:
+        st = os.stat(self.binary)
+        job = {
+            "format": _CACHE_FORMAT,
+            "binary": [self.binary, st.st_size, st.st_mtime_ns],
+            "files": _files(self.inputs),
+        }
+        if self.mode != "summary":  # the keys of summary jobs stay those of the first version
+            job["tables"] = self.mode
+        return hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()[:24]
+
+    def _convert(self, root: str) -> str:
+        """The cache folder of this job, converted now if it is not there."""
+        out = os.path.join(root, self._key())
+        if os.path.isfile(os.path.join(out, "tables.sqlite")):
+            return out
+        os.makedirs(root, exist_ok=True)
+        # Converted beside its final name and renamed: a killed conversion
+        # never leaves a folder that looks complete.
+        work = tempfile.mkdtemp(prefix=".convert-", dir=root)
+        cmd = [self.binary, "convert", *self.inputs, "-o", work, f"--tables={self.mode}", "--no-report", "--quiet"]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # 3: some inputs were rejected or damaged, the others converted (as
+        # HTA would skip a file it cannot parse, with a warning).
+        if proc.returncode not in (0, 3) or not os.path.isfile(os.path.join(work, "tables.sqlite")):
+            shutil.rmtree(work, ignore_errors=True)
+            raise TracemillError(proc.stderr.strip(), proc.returncode, cmd)
+        if proc.returncode == 3:
+            warnings.warn(f"tracemill: some inputs were not converted:\n{proc.stderr.strip()}")
+        try:
+            os.rename(work, out)
+        except OSError:  # another process converted the same job meanwhile
+            shutil.rmtree(work, ignore_errors=True)
+        self.converted = True
+        return out
+
+    def _query(self, sql: str) -> pd.DataFrame:
+        with sqlite3.connect(f"file:{self.tables_path}?mode=ro", uri=True) as db:
+            return pd.read_sql_query(sql, db)
+
+    def _frame(self, columns, source: str, order: str) -> pd.DataFrame:
+        """`columns` ([(name, dtype)]) of `source` (a table, maybe with a WHERE)
+        ordered by `order`: the reference's order, index (RangeIndex) and dtypes."""
+        names = ", ".join(f'"{c}"' for c, _ in columns)
+        df = self._query(f"SELECT {names} FROM {source} ORDER BY {order}")
+        return df.astype(dict(columns)).reset_index(drop=True)
+
+
+class TraceAnalysis(_Converted):
     """HTA's TraceAnalysis over tracemill's tables.
 
     Args (HTA's, where they apply):
@@ -154,50 +215,7 @@ class TraceAnalysis:
             inputs = [os.path.abspath(trace_dir)]
         else:
             raise ValueError("give trace_dir (a folder of traces) or trace_files ({rank: path})")
-        self.binary = _binary(tracemill)
-        self.inputs = inputs
-        self.converted = False  # whether this object ran the conversion (False: from the cache)
-        self.output_dir = self._convert(cache_dir or cache_root())
-        self.tables_path = os.path.join(self.output_dir, "tables.sqlite")
-
-    def _key(self) -> str:
-        st = os.stat(self.binary)
-        job = {
-            "format": _CACHE_FORMAT,
-            "binary": [self.binary, st.st_size, st.st_mtime_ns],
-            "files": _files(self.inputs),
-        }
-        return hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()[:24]
-
-    def _convert(self, root: str) -> str:
-        """The cache folder of this job, converted now if it is not there."""
-        out = os.path.join(root, self._key())
-        if os.path.isfile(os.path.join(out, "tables.sqlite")):
-            return out
-        os.makedirs(root, exist_ok=True)
-        # Converted beside its final name and renamed: a killed conversion
-        # never leaves a folder that looks complete.
-        work = tempfile.mkdtemp(prefix=".convert-", dir=root)
-        cmd = [self.binary, "convert", *self.inputs, "-o", work, "--tables=summary", "--no-report", "--quiet"]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # 3: some inputs were rejected or damaged, the others converted (as
-        # HTA would skip a file it cannot parse, with a warning).
-        if proc.returncode not in (0, 3) or not os.path.isfile(os.path.join(work, "tables.sqlite")):
-            shutil.rmtree(work, ignore_errors=True)
-            raise TracemillError(proc.stderr.strip(), proc.returncode, cmd)
-        if proc.returncode == 3:
-            warnings.warn(f"tracemill: some inputs were not converted:\n{proc.stderr.strip()}")
-        try:
-            os.rename(work, out)
-        except OSError:  # another process converted the same job meanwhile
-            shutil.rmtree(work, ignore_errors=True)
-        self.converted = True
-        return out
-
-    def _query(self, sql: str) -> pd.DataFrame:
-        with sqlite3.connect(f"file:{self.tables_path}?mode=ro", uri=True) as db:
-            return pd.read_sql_query(sql, db)
-
+        _Converted.__init__(self, inputs, "summary", tracemill, cache_dir)
     def get_temporal_breakdown(self, visualize: bool = True) -> pd.DataFrame:
         """HTA's get_temporal_breakdown: per rank, idle, compute and non-compute
         time of its GPU kernels (us) and their percentages of kernel time.
@@ -265,14 +283,6 @@ class TraceAnalysis:
         `waited_ns` (its own); by rank. The rank that kept the others waiting
         has the largest `caused_ns`."""
         return self._frame(_RANK_WAITS, "rank_waits", "rank")
-
-    def _frame(self, columns, source: str, order: str) -> pd.DataFrame:
-        """`columns` ([(name, dtype)]) of `source` (a table, maybe with a WHERE)
-        ordered by `order`: HTA's order, index (RangeIndex) and dtypes."""
-        names = ", ".join(f'"{c}"' for c, _ in columns)
-        df = self._query(f"SELECT {names} FROM {source} ORDER BY {order}")
-        return df.astype(dict(columns)).reset_index(drop=True)
-
 
 def _bar(df: pd.DataFrame) -> None:
     """HTA's chart of the temporal breakdown (fractions of kernel time per rank)."""

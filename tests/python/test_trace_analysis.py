@@ -150,3 +150,54 @@ def test_arguments_tracemill_cannot_honour_are_refused():
         tracemill.TraceAnalysis()
     with pytest.raises(FileNotFoundError, match="tracemill binary"):
         tracemill.TraceAnalysis(trace_dir=DATA, tracemill="/nonexistent/tracemill")
+
+
+# smdebug's PandasFrame on the folders its expected frames were made of
+# (tests/data/tables/EXPECTED.md): system and framework metrics, their
+# start_time; rows compared sorted (smdebug's order is its reader's), pid and
+# tid left out (the tables keep the trace's tokens; smdebug's tid is a salted
+# hash for unnamed threads).
+PANDAS_FRAME_JOBS = [
+    ("test_traces", "smdebug/test_traces"),
+    ("merge_traces", "smdebug/merge_traces"),
+    ("model_timeline", "smdebug/model_timeline_traces"),
+    ("algo_names", "rules/smdebug_algo_names"),
+]
+SYSTEM = {"timestamp": "object", "timestamp_us": "int64", "value": "float64", "system_metric": "object",
+          "dimension": "object", "nodeID": "object", "type": "object"}
+FRAMEWORK = {"start_time": "object", "end_time": "object", "start_time_us": "int64", "end_time_us": "int64",
+             "framework_metric": "object", "step": "int64", "bytes": "int64", "process": "object",
+             "nodeID": "object"}
+
+
+def sorted_frame(df):
+    return df.sort_values(list(df.columns)).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("case,folder", PANDAS_FRAME_JOBS)
+def test_pandas_frame_equals_smdebugs(case, folder):
+    pf = tracemill.PandasFrame(os.path.join(DATA, folder))
+    with open(os.path.join(DATA, "tables", f"pf_{case}_start_time.txt")) as f:
+        assert pf.start_time == int(f.read())
+    for what, dtypes, got in (("system", SYSTEM, pf.get_all_system_metrics()),
+                              ("framework", FRAMEWORK, pf.get_all_framework_metrics())):
+        want = pd.read_csv(os.path.join(DATA, "tables", f"pf_{case}_{what}.csv"), dtype=str, keep_default_na=False)
+        assert list(got.columns) == list(want.columns), what
+        if what == "framework":
+            got, want = got.drop(columns=["tid", "pid"]), want.drop(columns=["tid", "pid"])
+        if len(want) == 0:
+            # smdebug's reader starts at start_time: test_traces' 4 framework
+            # events come before its first system file, so it returns none.
+            assert (got["start_time_us"] < 0).all() if what == "framework" else len(got) == 0, what
+            continue
+        pd.testing.assert_frame_equal(sorted_frame(got), sorted_frame(want.astype(dtypes)), obj=f"{case} {what}")
+
+
+def test_pandas_frame_selections():
+    pf = tracemill.PandasFrame(os.path.join(DATA, "smdebug", "test_traces"))
+    gpu0 = pf.get_all_system_metrics(["gpu0"])
+    assert len(gpu0) > 0 and set(gpu0["system_metric"]) == {"gpu0"}
+    assert len(pf.get_all_system_metrics()) == 78
+    fw = tracemill.PandasFrame(os.path.join(DATA, "smdebug", "model_timeline_traces"))
+    steps = fw.get_all_framework_metrics(["DataIterator"])
+    assert len(steps) > 0 and set(steps["process"]) == {"DataIterator"}
