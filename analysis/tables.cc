@@ -166,8 +166,10 @@ TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats
   kernel_type_.assign(d_->strings.size(), 0);
   step_name_.assign(d_->strings.size(), 0);
   dataloader_name_.assign(d_->strings.size(), 0);
-  for (uint32_t i = 0; i < d_->strings.size(); ++i)
+  for (uint32_t i = 0; i < d_->strings.size(); ++i) {
     if (d_->strings[i] == "Trace") trace_cat_ = i;
+    if (d_->strings[i] == "cpu_op") cpu_op_cat_ = i;
+  }
   out_.tapped = true;
 }
 
@@ -195,6 +197,41 @@ int64_t TablesTap::StepAt(int64_t ts) const {
   if (it == steps_.begin()) return -1;
   --it;
   return ts <= it->end_ns ? it->step : -1;
+}
+
+int64_t TablesTap::HtaIterationAt(int64_t ts) const {
+  auto it = std::upper_bound(steps_.begin(), steps_.end(), ts,
+                             [](int64_t t, const formats::StepSpan& s) { return t < s.start_ns; });
+  if (it == steps_.begin()) return -1;
+  --it;
+  return ts < it->end_ns ? it->step : -1;
+}
+
+void TablesTap::OpSummary(const formats::Event& e, int64_t ts, int64_t dur, int64_t stream, int64_t correlation,
+                          bool gpu_row) {
+  // HTA's add_iteration (trace.py:209-225): CPU rows (stream < 0) and
+  // stream-0 cpu_ops take the ProfilerStep holding their ts; rows of a
+  // stream > 0 the iteration of the CPU row that launched them (same
+  // correlation, transform_correlation_to_index), else -1; other stream-0
+  // rows none (NaN). Rows without an iteration are never compared: not kept.
+  int64_t iteration = -1;
+  if (stream < 0 || (stream == 0 && e.cat == cpu_op_cat_)) {
+    iteration = HtaIterationAt(ts);
+  } else if (stream > 0 && correlation >= 0) {
+    if (auto it = launch_iteration_.find(correlation); it != launch_iteration_.end()) iteration = it->second;
+  } else if (stream == 0) {
+    return;
+  }
+  if (!gpu_row && correlation >= 0) launch_iteration_[correlation] = iteration;
+  if (iteration < 0) return;
+  // HTA's µs: the file's own, rounded as HTA rounds a float-ts trace's.
+  const int64_t file_ts = ts - shift_ns_ - file_base_ns_;
+  const auto [start_us, end_us] = HtaRoundedUs(file_ts, dur);
+  if (file_ts % 1000 != 0) ops_sub_us_ = true;
+  OpTotals& t = ops_[{iteration, stream != -1, e.cat, e.name}];
+  ++t.counts;
+  t.us += end_us - start_us;
+  t.ns += dur;
 }
 
 void TablesTap::Event(const formats::Event& e, int64_t shift_ns) {
@@ -244,9 +281,8 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
   }
   if (e.phase == 'X' && e.cat != 0 && e.cat != trace_cat_) {
     // HTA reads `X` rows with a category (trace_parser.py:305-306).
-    // The correlation matters only under HTA's filter.
     int64_t stream = -1, correlation = -1;
-    const KeysSeen seen = ScanKeys(rest, hta_filter_);
+    const KeysSeen seen = ScanKeys(rest, true);
     if (seen.stream) stream = IntArg(rest, "stream", -1);
     if (seen.correlation) correlation = IntArg(rest, "correlation", -1);
     // Per name, once: its kernel type + 1, plus kSyncName for HTA's
@@ -261,6 +297,7 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
     // The file's own ts for HTA's rounding: before our shift and its time base.
     hta_.Row(ts, ts - shift_ns_ - file_base_ns_, dur, stream, correlation,
              static_cast<KernelType>((kt & (kSyncName - 1)) - 1), e.name, (kt & kSyncName) != 0);
+    OpSummary(e, ts, dur, stream, correlation, (stream >= 0 && correlation >= 0) || (kt & kSyncName) != 0);
   }
   if (!dataloader_name_[e.name]) dataloader_name_[e.name] = IsDataloaderName(d_->strings[e.name]) ? 2 : 1;
   const bool full = collector_->mode() == TablesMode::kFull;
@@ -429,6 +466,15 @@ InputTables TablesTap::Finish() {
   Flush(&low_gpu_, true);
   Flush(&collectives_, true);
   out_.hta = hta_.Finish([&](uint32_t id) { return Plain(id); });
+  for (const auto& [key, t] : ops_) {
+    const auto& [iteration, gpu, cat, name] = key;
+    // A trace of integer µs: HTA's durations are the file's, exactly.
+    out_.ops.push_back(OpSummaryRow{iteration, gpu, Plain(cat), Plain(name), t.counts,
+                                    ops_sub_us_ ? t.us : FloorDiv(t.ns, 1000), t.ns});
+  }
+  std::sort(out_.ops.begin(), out_.ops.end(), [](const OpSummaryRow& a, const OpSummaryRow& b) {
+    return std::tie(a.iteration, a.gpu, a.cat, a.name) < std::tie(b.iteration, b.gpu, b.cat, b.name);
+  });
   for (const auto& [key, v] : phases_) {
     const uint64_t p = key.second;
     const std::string name = p >> 32 ? ((p & 0xffffffffu) ? Plain(static_cast<uint32_t>(p)) : "(none)")

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -35,9 +36,23 @@
 namespace tracemill::analysis {
 
 // InputTables: what one input puts in the summary tables.
+// OpSummaryRow: HTA's TraceDiff summary of one input (hta/trace_diff.py
+// get_ops_summary over extract_ops): the `X` rows HTA reads, per iteration
+// (trace.py add_iteration), device (`stream` -1: cpu, else gpu), category
+// and name: how many and their total duration.
+struct OpSummaryRow {
+  int64_t iteration = -1;
+  bool gpu = false;
+  std::string cat, name;
+  uint64_t counts = 0;
+  int64_t total_us = 0;  // HTA's µs (its rounding for a float-ts trace)
+  int64_t total_ns = 0;  // exact
+};
+
 struct InputTables {
   bool tapped = false;  // its events went through a tap (written here)
   HtaResult hta;
+  std::vector<OpSummaryRow> ops;  // by iteration, device, category, name
   // phase_by_step: (step, phase) -> (time ns, events)
   std::map<std::pair<int64_t, std::string>, std::pair<int64_t, uint64_t>> phases;
 };
@@ -76,6 +91,11 @@ class TablesTap {
   const std::string& Plain(uint32_t string_id);  // unescaped, cached
   const std::string& ProcessName(uint32_t pid);
   int64_t StepAt(int64_t ts) const;
+  // OpSummary: HTA's TraceDiff counts of one row HTA reads (Span's HTA branch).
+  void OpSummary(const formats::Event& e, int64_t ts, int64_t dur, int64_t stream, int64_t correlation, bool gpu_row);
+  // HtaIterationAt: the ProfilerStep holding `ts` as HTA's add_iteration
+  // finds it (start <= ts < end), -1 if none.
+  int64_t HtaIterationAt(int64_t ts) const;
   void Flush(formats::RowBatch* b, bool force);
 
   TablesCollector* collector_;
@@ -110,6 +130,16 @@ class TablesTap {
   CollectiveRows collective_rows_;
   HtaTap hta_;
   bool hta_filter_ = false;  // HTA's iteration filter applies: correlations are read
+  // op_summary while tapping: (iteration, gpu, cat id, name id) -> (counts, HTA µs, ns);
+  // a CPU row's correlation -> its iteration, for the GPU rows it launched.
+  struct OpTotals {
+    uint64_t counts = 0;
+    int64_t us = 0, ns = 0;
+  };
+  absl::flat_hash_map<std::tuple<int64_t, bool, uint32_t, uint32_t>, OpTotals> ops_;
+  absl::flat_hash_map<int64_t, int64_t> launch_iteration_;
+  uint32_t cpu_op_cat_ = UINT32_MAX;  // string id of category "cpu_op"
+  bool ops_sub_us_ = false;           // a row's file ts has sub-µs digits: HTA rounds
   InputTables out_;
   uint32_t trace_cat_ = UINT32_MAX;  // string id of category "Trace"
 };

@@ -141,6 +141,17 @@ std::vector<formats::RowBatch> InputRows(const InputFacts& r, const InputTables*
     phases.Int(v.first);
     phases.Int(static_cast<int64_t>(v.second));
   }
+  formats::RowBatch& ops = out.emplace_back(TableIndex(Table::kOpSummary));
+  for (const OpSummaryRow& o : t->ops) {
+    InputCells(r, &ops);
+    ops.Int(o.iteration);
+    ops.Text(o.gpu ? "gpu" : "cpu");
+    ops.Text(o.cat);
+    ops.Text(o.name);
+    ops.Int(static_cast<int64_t>(o.counts));
+    ops.Int(o.total_us);
+    ops.Int(o.total_ns);
+  }
   if (!t->hta.has_device_rows) return out;  // HTA raises IndexError: no row
   std::vector<formats::RowBatch> hta = {
       formats::RowBatch(TableIndex(Table::kTemporalBreakdown)), formats::RowBatch(TableIndex(Table::kKernelBreakdown)),

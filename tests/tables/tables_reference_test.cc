@@ -127,6 +127,25 @@ TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTensorBoardPluginTrace) {
   EXPECT_EQ(Query(db, "SELECT count(*) FROM framework_metrics")[1][0], "0");
 }
 
+// Issue 36, step 1: op_summary holds HTA's TraceDiff summary (get_ops_summary
+// over extract_ops) of every rank, iteration and device, row for row:
+// counts and total durations exact (hta_*_ops.csv, make_expected_ops.py).
+TEST_F(TablesReferenceTest, OpSummaryIsHtasTraceDiffSummary) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{DataPath("hta/trace_compare/base")}, "trace_compare_base"},
+      {{DataPath("hta/trace_compare/test")}, "trace_compare_test"},
+      {{DataPath("hta/trace_filter")}, "trace_filter"},
+      {{DataPath("kineto-tb-plugin/resnet50_num_workers_0")}, "tb_plugin"}};
+  for (const auto& [inputs, name] : cases) {
+    SCOPED_TRACE(name);
+    const std::string db = Tables(inputs, "--tables=summary");
+    const std::string csv = "hta_" + name + "_ops.csv";
+    ExpectRows(db, "SELECT * FROM op_summary", csv, {"rank", "iteration", "device", "cat", "name"},
+               {"counts", "total_duration"}, {});
+    EXPECT_EQ(Query(db, "SELECT * FROM op_summary").size(), ReadCsv(ExpectedPath(csv)).size());
+  }
+}
+
 // PandasFrame's de-duplicated system metrics of smdebug's test folder.
 TEST_F(TablesReferenceTest, SystemMetricsArePandasFrames) {
   const std::string db = Tables({DataPath("smdebug/test_traces")});
