@@ -16,7 +16,7 @@ export PATH="$(dirname "$bin"):$PATH"
 
 include=$(mktemp)
 trap 'rm -f "$include"' EXIT
-for cmd in convert csp "manifest merge" report; do
+for cmd in convert csp diff "manifest merge" report; do
   # shellcheck disable=SC2086  # "manifest merge" is two words on purpose
   help=$(tracemill $cmd --help | sed '/^Exit status:/,$d')
   {

@@ -19,6 +19,7 @@
 #include "report/html_report.h"
 #include "tools/cli/convert_command.h"
 #include "tools/cli/csp_command.h"
+#include "tools/cli/diff_command.h"
 #include "tools/cli/manifest_merge_command.h"
 #include "tools/cli/run_summary_lines.h"
 #include "tracemill/version.h"
@@ -85,7 +86,7 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
 // word and the nearest command (CLI11 says only "A subcommand is
 // required"); "" if `argv[1]` is a command or an option.
 std::string UnknownCommand(int argc, char** argv) {
-  static constexpr absl::string_view kCommands[] = {"convert", "clocks", "csp", "manifest", "report"};
+  static constexpr absl::string_view kCommands[] = {"convert", "clocks", "csp", "diff", "manifest", "report"};
   if (argc < 2 || argv[1][0] == '-' || argv[1][0] == '\0') return "";
   const absl::string_view word = argv[1];
   absl::string_view nearest;
@@ -97,7 +98,7 @@ std::string UnknownCommand(int argc, char** argv) {
   }
   return absl::StrCat("tracemill: unknown command '", word, "'",
                       nearest.empty() ? "" : absl::StrCat(" (did you mean '", nearest, "'?)"),
-                      "; the commands are convert, clocks, csp, manifest merge and report (tracemill --help)\n");
+                      "; the commands are convert, clocks, csp, diff, manifest merge and report (tracemill --help)\n");
 }
 
 std::string JoinArgs(int argc, char** argv) {
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
   tracemill::tools::cli::ConvertCommand clocks(&app, tracemill::tools::cli::ConvertCommand::Mode::kClocks);
   tracemill::tools::cli::CspCommand csp(&app);
   tracemill::tools::cli::ManifestMergeCommand merge(&app);
+  tracemill::tools::cli::DiffCommand diff(&app);
   ReportCommand report(&app);
 
   if (const std::string unknown = UnknownCommand(argc, argv); !unknown.empty()) {
@@ -147,5 +149,6 @@ int main(int argc, char** argv) {
   if (clocks.parsed()) return clocks.Run(JoinArgs(argc, argv));
   if (csp.parsed()) return csp.Run(JoinArgs(argc, argv));
   if (report.parsed()) return report.Run();
+  if (diff.parsed()) return diff.Run();
   return kExitUsage;
 }

@@ -37,7 +37,7 @@ got=$("$prefix/bin/tracemill" --version)
 # The man page: help2man's header with the version, a section per subcommand.
 man1=$prefix/share/man/man1/tracemill.1
 grep -q "^\.TH TRACEMILL \"1\" .* \"tracemill $version\"" "$man1" || { echo "FAIL: tracemill.1 header"; head -3 "$man1"; exit 1; }
-for s in CONVERT CSP "MANIFEST MERGE" REPORT; do
+for s in CONVERT CSP DIFF "MANIFEST MERGE" REPORT; do
   grep -q "^\.SH \"TRACEMILL $s\"" "$man1" || { echo "FAIL: tracemill.1 has no section TRACEMILL $s"; exit 1; }
 done
 if command -v man >/dev/null 2>&1; then

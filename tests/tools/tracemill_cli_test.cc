@@ -359,14 +359,14 @@ TEST_F(TracemillCliTest, AMistypedCommandIsNamedWithTheNearestOne) {
   CommandResult r = Tracemill({"conver", "x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "tracemill: unknown command 'conver' (did you mean 'convert'?); the commands are convert, "
-                   "clocks, csp, manifest merge and report (tracemill --help)\n");
+                   "clocks, csp, diff, manifest merge and report (tracemill --help)\n");
   r = Tracemill({"man", "merge", "x"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown command 'man' (did you mean 'manifest'?)"));
   r = Tracemill({"frobnicate"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "tracemill: unknown command 'frobnicate'; the commands are convert, clocks, csp, manifest "
-                   "merge and report (tracemill --help)\n");
+  EXPECT_EQ(r.err, "tracemill: unknown command 'frobnicate'; the commands are convert, clocks, csp, diff, "
+                   "manifest merge and report (tracemill --help)\n");
 }
 
 TEST_F(TracemillCliTest, EachCommandsHelpHasItsOwnExitTable) {
@@ -383,6 +383,10 @@ TEST_F(TracemillCliTest, EachCommandsHelpHasItsOwnExitTable) {
   }
   CommandResult convert = Tracemill({"convert", "--help"});
   EXPECT_THAT(convert.out, HasSubstr("  2  usage error (bad command line, no input file at all, -o not writable"));
+  CommandResult diff = Tracemill({"diff", "--help"});
+  EXPECT_EQ(diff.exit_code, 0);
+  EXPECT_THAT(diff.out, HasSubstr("  0  OUTDIR/diff.sqlite written\n"));
+  EXPECT_THAT(diff.out, Not(HasSubstr("every input converted")));
 }
 
 // Issue 37, point 1: an output folder is the result of one run. A 4-rank

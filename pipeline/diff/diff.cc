@@ -1,0 +1,193 @@
+// tracemill diff: two runs' op_summary rows compared as HTA's compare_traces (diff.h).
+#include "pipeline/diff/diff.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "pipeline/convert/convert.h"
+#include "pipeline/options.h"
+
+namespace tracemill::pipeline {
+namespace {
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool IsFile(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// A usage error (exit 2) or an internal one (exit 1), with its line.
+DiffResult Fail(int code, std::string error) {
+  DiffResult r;
+  r.exit_code = code;
+  r.error = std::move(error);
+  return r;
+}
+
+// SideTables: the tables.sqlite of one side: an earlier `convert --tables`
+// output folder's own, else `path` converted into OUTDIR/<label>/.
+absl::StatusOr<std::string> SideTables(const std::string& path, const std::string& label, const DiffOptions& opts,
+                                       int* exit_code) {
+  if (IsDir(path) && IsFile(path + "/tables.sqlite")) return path + "/tables.sqlite";
+  ConvertOptions c;
+  c.inputs = {path};
+  c.out_dir = opts.out_dir + "/" + label;
+  c.tables = TablesMode::kSummary;
+  c.write_report = false;
+  c.quiet = true;
+  c.threads = opts.threads;
+  const RunSummary s = RunConvert(c);
+  if (s.exit_code != kExitOk && s.exit_code != kExitSomeRejected) {
+    *exit_code = s.exit_code == kExitUsage ? kExitUsage : kExitInternal;
+    return absl::InvalidArgumentError(absl::StrCat("converting ", label, " (", path, ") failed (convert's exit status ",
+                                                   s.exit_code, ", its lines above)"));
+  }
+  return c.out_dir + "/tables.sqlite";
+}
+
+// Ints: the first column of `sql`'s rows.
+std::vector<int64_t> Ints(sqlite3* db, const std::string& sql) {
+  std::vector<int64_t> out;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW) out.push_back(sqlite3_column_int64(st, 0));
+  sqlite3_finalize(st);
+  return out;
+}
+
+// Chosen: `wanted` if every one is in `have`, else HTA's default (the
+// first of `have`); an error line naming what exists otherwise.
+absl::StatusOr<std::vector<int64_t>> Chosen(const std::vector<int64_t>& wanted, const std::vector<int64_t>& have,
+                                            const std::string& what, const std::string& label) {
+  if (have.empty())
+    return absl::InvalidArgumentError(absl::StrCat(label, " has no ", what,
+                                                   what == "iteration" ? " (no ProfilerStep#N in its traces)" : ""));
+  if (wanted.empty()) return std::vector<int64_t>{have.front()};
+  for (int64_t w : wanted)
+    if (!std::binary_search(have.begin(), have.end(), w))
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", w, " is not in ", label, " (its ", what, "s: ",
+                                                     absl::StrJoin(have, ", "), ")"));
+  return wanted;
+}
+
+int Exec(sqlite3* db, const std::string& sql, std::string* error) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) *error = err ? err : "SQLite error";
+  sqlite3_free(err);
+  return rc;
+}
+
+// Summary: the CTE of one side's names: counts and HTA's µs summed over
+// the chosen ranks, iterations and device.
+std::string Summary(const std::string& alias, const std::vector<int64_t>& ranks, const std::vector<int64_t>& its,
+                    const std::string& device) {
+  return absl::StrCat(alias, "s AS (SELECT name, sum(counts) AS n, sum(total_duration) AS d FROM ", alias,
+                      ".op_summary WHERE rank IN (", absl::StrJoin(ranks, ","), ") AND iteration IN (",
+                      absl::StrJoin(its, ","), ")", device == "all" ? "" : absl::StrCat(" AND device = '", device, "'"),
+                      " GROUP BY name)");
+}
+
+}  // namespace
+
+DiffResult RunDiff(const DiffOptions& opts) {
+  if (opts.device != "all" && opts.device != "cpu" && opts.device != "gpu")
+    return Fail(kExitUsage, absl::StrCat("--device ", opts.device, ": expected all, cpu or gpu"));
+  ::mkdir(opts.out_dir.c_str(), 0777);
+  if (!IsDir(opts.out_dir)) return Fail(kExitUsage, absl::StrCat("-o ", opts.out_dir, ": cannot create the folder"));
+  DiffResult r;
+  int code = kExitInternal;
+  auto control = SideTables(opts.control, "control", opts, &code);
+  if (!control.ok()) return Fail(code, std::string(control.status().message()));
+  auto test = SideTables(opts.test, "test", opts, &code);
+  if (!test.ok()) return Fail(code, std::string(test.status().message()));
+  r.control_tables = *control;
+  r.test_tables = *test;
+
+  const std::string final_path = opts.out_dir + "/diff.sqlite";
+  const std::string temp_path = absl::StrCat(opts.out_dir, "/.diff.sqlite.tmp.", ::getpid());
+  ::unlink(temp_path.c_str());
+  sqlite3* db = nullptr;
+  if (sqlite3_open(temp_path.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return Fail(kExitInternal, absl::StrCat("cannot write ", temp_path));
+  }
+  auto fail = [&](int c, std::string e) {
+    sqlite3_close(db);
+    ::unlink(temp_path.c_str());
+    return Fail(c, std::move(e));
+  };
+  for (const auto& [path, alias] : {std::pair{*control, "c"}, std::pair{*test, "t"}}) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, absl::StrCat("ATTACH ? AS ", alias).c_str(), -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, path.c_str(), -1, SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return fail(kExitUsage, absl::StrCat("cannot read ", path));
+  }
+  for (const char* alias : {"c", "t"})
+    if (Ints(db, absl::StrCat("SELECT count(*) FROM ", alias, ".sqlite_master WHERE name = 'op_summary'")) !=
+        std::vector<int64_t>{1})
+      return fail(kExitUsage, absl::StrCat(alias[0] == 'c' ? opts.control : opts.test,
+                                           ": its tables.sqlite has no op_summary (made by an older tracemill: "
+                                           "convert again, or give the traces)"));
+  // HTA's ranks: every trace's; its iterations: every ProfilerStep#N.
+  std::vector<int64_t> chosen[4];
+  const std::pair<const char*, const std::vector<int64_t>*> wants[4] = {
+      {"c", &opts.control_ranks}, {"t", &opts.test_ranks}, {"c", &opts.control_iterations}, {"t", &opts.test_iterations}};
+  for (int k = 0; k < 4; ++k) {
+    const std::string alias = wants[k].first, label = alias == "c" ? "CONTROL" : "TEST";
+    const std::vector<int64_t> have =
+        k < 2 ? Ints(db, absl::StrCat("SELECT DISTINCT rank FROM ", alias, ".inputs WHERE rank IS NOT NULL AND error IS "
+                                      "NULL ORDER BY rank"))
+              : Ints(db, absl::StrCat("SELECT DISTINCT step FROM ", alias, ".steps ORDER BY step"));
+    auto c = Chosen(*wants[k].second, have, k < 2 ? "rank" : "iteration", label);
+    if (!c.ok()) return fail(kExitUsage, std::string(c.status().message()));
+    chosen[k] = *c;
+  }
+  std::string error;
+  const std::string sql = absl::StrCat(
+      "CREATE TABLE compare_traces (name TEXT, Control_counts INTEGER, Control_total_duration INTEGER, "
+      "Test_counts INTEGER, Test_total_duration INTEGER, diff_counts INTEGER, diff_duration INTEGER, "
+      "counts_change_categories TEXT); WITH ",
+      Summary("c", chosen[0], chosen[2], opts.device), ", ", Summary("t", chosen[1], chosen[3], opts.device),
+      " INSERT INTO compare_traces SELECT coalesce(cs.name, ts.name), ifnull(cs.n, 0), ifnull(cs.d, 0), "
+      "ifnull(ts.n, 0), ifnull(ts.d, 0), ifnull(ts.n, 0) - ifnull(cs.n, 0), ifnull(ts.d, 0) - ifnull(cs.d, 0), "
+      "CASE WHEN ifnull(ts.n, 0) > ifnull(cs.n, 0) THEN '+' WHEN ifnull(ts.n, 0) < ifnull(cs.n, 0) THEN '-' "
+      "ELSE '=' END FROM cs FULL OUTER JOIN ts ON cs.name = ts.name ORDER BY cs.name IS NULL, 1");
+  if (Exec(db, sql, &error) != SQLITE_OK) return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT * FROM compare_traces ORDER BY rowid", -1, &st, nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    DiffRow& row = r.rows.emplace_back();
+    const unsigned char* n = sqlite3_column_text(st, 0);
+    row.name.assign(n ? reinterpret_cast<const char*>(n) : "", static_cast<size_t>(sqlite3_column_bytes(st, 0)));
+    row.control_counts = sqlite3_column_int64(st, 1);
+    row.control_us = sqlite3_column_int64(st, 2);
+    row.test_counts = sqlite3_column_int64(st, 3);
+    row.test_us = sqlite3_column_int64(st, 4);
+  }
+  sqlite3_finalize(st);
+  Exec(db, "DETACH c; DETACH t", &error);
+  if (sqlite3_close(db) != SQLITE_OK || ::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    ::unlink(temp_path.c_str());
+    return Fail(kExitInternal, absl::StrCat("cannot write ", final_path));
+  }
+  if (r.rows.empty())
+    return Fail(kExitUsage, "the two sides have no name in common or at all in the iterations and ranks chosen");
+  return r;
+}
+
+}  // namespace tracemill::pipeline
