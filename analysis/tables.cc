@@ -227,7 +227,6 @@ void TablesTap::OpSummary(const formats::Event& e, int64_t ts, int64_t dur, int6
   // HTA's µs: the file's own, rounded as HTA rounds a float-ts trace's.
   const int64_t file_ts = ts - shift_ns_ - file_base_ns_;
   const auto [start_us, end_us] = HtaRoundedUs(file_ts, dur);
-  if (file_ts % 1000 != 0) ops_sub_us_ = true;
   OpTotals& t = ops_[{iteration, stream != -1, e.cat, e.name}];
   ++t.counts;
   t.us += end_us - start_us;
@@ -235,7 +234,12 @@ void TablesTap::OpSummary(const formats::Event& e, int64_t ts, int64_t dur, int6
 }
 
 void TablesTap::Event(const formats::Event& e, int64_t shift_ns) {
+  // HTA's `dur` column type (InputTables::hta_dur_dtype): every event counts.
+  if (!(e.flags & formats::kHasDur)) ops_dur_missing_ = true;
+  else ops_max_dur_us_ = std::max(ops_max_dur_us_, e.dur_ns < 0 ? -e.dur_ns / 1000 + 1 : e.dur_ns / 1000);
   if (!(e.flags & formats::kHasTs)) return;
+  // HTA rounds a trace whose `ts` column is float (any ts with sub-µs digits).
+  if ((e.ts_ns - file_base_ns_) % 1000 != 0) ops_sub_us_ = true;
   const int64_t ts = e.ts_ns + shift_ns;
   shift_ns_ = shift_ns;
   if (e.phase == 'C') return Counter(e, ts);
@@ -472,6 +476,11 @@ InputTables TablesTap::Finish() {
     out_.ops.push_back(OpSummaryRow{iteration, gpu, Plain(cat), Plain(name), t.counts,
                                     ops_sub_us_ ? t.us : FloorDiv(t.ns, 1000), t.ns});
   }
+  out_.hta_dur_dtype = ops_dur_missing_ ? "float64"
+                       : ops_sub_us_        ? "int64"
+                       : ops_max_dur_us_ < (1 << 7) ? "int8"
+                       : ops_max_dur_us_ < (1 << 15) ? "int16"
+                       : ops_max_dur_us_ < (int64_t{1} << 31) ? "int32" : "int64";
   std::sort(out_.ops.begin(), out_.ops.end(), [](const OpSummaryRow& a, const OpSummaryRow& b) {
     return std::tie(a.iteration, a.gpu, a.cat, a.name) < std::tie(b.iteration, b.gpu, b.cat, b.name);
   });

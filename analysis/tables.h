@@ -53,6 +53,11 @@ struct InputTables {
   bool tapped = false;  // its events went through a tap (written here)
   HtaResult hta;
   std::vector<OpSummaryRow> ops;  // by iteration, device, category, name
+  // The dtype of HTA's `dur` column for this input (trace_parser.py): float64
+  // when an event lacks `dur` (NaN before its dropna), int64 after its
+  // rounding of a float-ts trace, else the smallest integer type that holds
+  // the longest (pandas' downcast: int8, int16, int32, int64).
+  std::string hta_dur_dtype;
   // phase_by_step: (step, phase) -> (time ns, events)
   std::map<std::pair<int64_t, std::string>, std::pair<int64_t, uint64_t>> phases;
 };
@@ -139,7 +144,9 @@ class TablesTap {
   absl::flat_hash_map<std::tuple<int64_t, bool, uint32_t, uint32_t>, OpTotals> ops_;
   absl::flat_hash_map<int64_t, int64_t> launch_iteration_;
   uint32_t cpu_op_cat_ = UINT32_MAX;  // string id of category "cpu_op"
-  bool ops_sub_us_ = false;           // a row's file ts has sub-µs digits: HTA rounds
+  bool ops_sub_us_ = false;           // an event's file ts has sub-µs digits: HTA rounds
+  bool ops_dur_missing_ = false;      // an event without `dur` (HTA's dur column is float64)
+  int64_t ops_max_dur_us_ = 0;        // the longest `dur` (µs), for HTA's downcast
   InputTables out_;
   uint32_t trace_cat_ = UINT32_MAX;  // string id of category "Trace"
 };

@@ -151,6 +151,7 @@ std::vector<formats::RowBatch> InputRows(const InputFacts& r, const InputTables*
     ops.Int(static_cast<int64_t>(o.counts));
     ops.Int(o.total_us);
     ops.Int(o.total_ns);
+    ops.Text(t->hta_dur_dtype);
   }
   if (!t->hta.has_device_rows) return out;  // HTA raises IndexError: no row
   std::vector<formats::RowBatch> hta = {

@@ -168,6 +168,41 @@ DiffResult RunDiff(const DiffOptions& opts) {
       "CASE WHEN ifnull(ts.n, 0) > ifnull(cs.n, 0) THEN '+' WHEN ifnull(ts.n, 0) < ifnull(cs.n, 0) THEN '-' "
       "ELSE '=' END FROM cs FULL OUTER JOIN ts ON cs.name = ts.name ORDER BY cs.name IS NULL, 1");
   if (Exec(db, sql, &error) != SQLITE_OK) return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
+  // What was compared, and the dtype HTA's `dur` column has on each side
+  // (the widest of the chosen ranks': what pandas' concat of them gives),
+  // for the Python package to give its frame HTA's dtypes.
+  static constexpr const char* kDtypes[] = {"int8", "int16", "int32", "int64", "float64"};
+  auto widest = [&](const char* alias, const std::vector<int64_t>& ranks) {
+    int w = 0;
+    const std::string sql = absl::StrCat("SELECT DISTINCT hta_dur_dtype FROM ", alias, ".op_summary WHERE rank IN (",
+                                         absl::StrJoin(ranks, ","), ")");
+    sqlite3_stmt* q = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK)
+      while (sqlite3_step(q) == SQLITE_ROW) {
+        const unsigned char* t = sqlite3_column_text(q, 0);
+        for (int k = 0; k < 5; ++k)
+          if (t && std::string(reinterpret_cast<const char*>(t)) == kDtypes[k]) w = std::max(w, k);
+      }
+    sqlite3_finalize(q);
+    return std::string(kDtypes[w]);
+  };
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"control", opts.control}, {"test", opts.test}, {"control_tables", *control}, {"test_tables", *test},
+      {"control_ranks", absl::StrJoin(chosen[0], ",")}, {"test_ranks", absl::StrJoin(chosen[1], ",")},
+      {"control_iterations", absl::StrJoin(chosen[2], ",")}, {"test_iterations", absl::StrJoin(chosen[3], ",")},
+      {"device", opts.device}, {"control_hta_dur_dtype", widest("c", chosen[0])},
+      {"test_hta_dur_dtype", widest("t", chosen[1])}};
+  if (Exec(db, "CREATE TABLE diff_meta (key TEXT, value TEXT)", &error) != SQLITE_OK)
+    return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
+  for (const auto& [k, v] : meta) {
+    sqlite3_stmt* m = nullptr;
+    sqlite3_prepare_v2(db, "INSERT INTO diff_meta VALUES (?, ?)", -1, &m, nullptr);
+    sqlite3_bind_text(m, 1, k.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(m, 2, v.c_str(), -1, SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(m);
+    sqlite3_finalize(m);
+    if (rc != SQLITE_DONE) return fail(kExitInternal, "diff.sqlite: cannot write diff_meta");
+  }
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "SELECT * FROM compare_traces ORDER BY rowid", -1, &st, nullptr);
   while (sqlite3_step(st) == SQLITE_ROW) {

@@ -10,7 +10,9 @@
 // per name and joined into OUTDIR/diff.sqlite, table `compare_traces`, with
 // HTA's columns: name, Control_counts, Control_total_duration, Test_counts,
 // Test_total_duration, diff_counts, diff_duration (µs, test minus control),
-// counts_change_categories (+, -, =); by name.
+// counts_change_categories (+, -, =); in HTA's order. Table `diff_meta`
+// (key, value) says what was compared (sides, tables, ranks, iterations,
+// device) and the dtype HTA's `dur` column has on each side.
 #include <cstdint>
 #include <string>
 #include <vector>

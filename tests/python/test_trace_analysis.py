@@ -201,3 +201,43 @@ def test_pandas_frame_selections():
     fw = tracemill.PandasFrame(os.path.join(DATA, "smdebug", "model_timeline_traces"))
     steps = fw.get_all_framework_metrics(["DataIterator"])
     assert len(steps) > 0 and set(steps["process"]) == {"DataIterator"}
+
+
+# HTA's TraceDiff.compare_traces on real pairs (hta_diff_*.csv, made with
+# HTA: make_expected_diff.py). HTA's dtypes as its CSV shows them: a column
+# written with ".0" was float64 (a side missing a name: NaN, then 0.0), the
+# others ints (durations int32, as HTA's parser downcasts them).
+DIFF_CASES = [
+    ("compare_default", "hta/trace_compare/base", "hta/trace_compare/test", {}),
+    ("compare_iterations", "hta/trace_compare/base", "hta/trace_compare/test",
+     {"control_iteration": 1009, "test_iteration": 1010}),
+    ("compare_gpu", "hta/trace_compare/base", "hta/trace_compare/test",
+     {"control_iteration": 1010, "test_iteration": 1010, "device_type": tracemill.DeviceType.GPU}),
+    ("resnet_runs", "kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2", {}),
+    ("resnet_runs_gpu_all", "kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2",
+     {"control_iteration": [5, 6, 7, 8, 9], "test_iteration": [16, 17, 18, 19, 20],
+      "device_type": tracemill.DeviceType.GPU}),
+    ("filter_ranks", "hta/trace_filter", "hta/trace_filter", {"control_rank": 0, "test_rank": 1}),
+]
+
+
+@pytest.mark.parametrize("case,control,test,kwargs", DIFF_CASES)
+def test_compare_traces_equals_htas(case, control, test, kwargs):
+    got = tracemill.TraceDiff.compare_traces(os.path.join(DATA, control), os.path.join(DATA, test), **kwargs)
+    path = os.path.join(DATA, "tables", f"hta_diff_{case}.csv")
+    text = pd.read_csv(path, dtype=str, keep_default_na=False).set_index("name")
+    numeric = [c for c in text.columns if c != "counts_change_categories"]
+    dtypes = {c: ("float64" if text[c].str.contains(".", regex=False).any()
+                  else "int32" if c.endswith("duration") else "int64") for c in numeric}
+    want = text.astype(dtypes)
+    assert len(got) == len(want) > 0
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_compare_traces_errors():
+    base = os.path.join(DATA, "hta", "trace_compare", "base")
+    with pytest.raises(tracemill.TracemillError) as e:
+        tracemill.compare_traces(base, base, control_rank=3)
+    assert e.value.returncode == 2 and "rank 3 is not in CONTROL (its ranks: 1)" in e.value.message
+    with pytest.raises(ValueError, match="use_short_name"):
+        tracemill.compare_traces(base, base, use_short_name=True)
