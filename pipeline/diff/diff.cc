@@ -93,14 +93,50 @@ int Exec(sqlite3* db, const std::string& sql, std::string* error) {
 // Summary: the CTE of one side's names: counts and HTA's µs summed over
 // the chosen ranks, iterations and device.
 std::string Summary(const std::string& alias, const std::vector<int64_t>& ranks, const std::vector<int64_t>& its,
-                    const std::string& device) {
-  return absl::StrCat(alias, "s AS (SELECT name, sum(counts) AS n, sum(total_duration) AS d FROM ", alias,
+                    const DiffOptions& opts) {
+  return absl::StrCat(alias, "s AS (SELECT ", opts.short_names ? "hta_short_name(name)" : "name",
+                      " AS name, sum(counts) AS n, sum(total_duration) AS d FROM ", alias,
                       ".op_summary WHERE rank IN (", absl::StrJoin(ranks, ","), ") AND iteration IN (",
-                      absl::StrJoin(its, ","), ")", device == "all" ? "" : absl::StrCat(" AND device = '", device, "'"),
-                      " GROUP BY name)");
+                      absl::StrJoin(its, ","), ")",
+                      opts.device == "all" ? "" : absl::StrCat(" AND device = '", opts.device, "'"), " GROUP BY 1)");
+}
+
+// The SQL function hta_short_name(name) on the diff's connection.
+void ShortNameFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const unsigned char* t = sqlite3_value_text(argv[0]);
+  if (!t) return sqlite3_result_null(ctx);
+  const std::string s =
+      HtaShortName(std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_value_bytes(argv[0]))));
+  sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
 }
 
 }  // namespace
+
+std::string HtaShortName(const std::string& name) {
+  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  if (starts("Memcpy") || starts("hipMemcpy") || starts("Memset") || starts("hipMemset") || starts("dma")) return name;
+  if (name.find('<') == std::string::npos && name.find('(') == std::string::npos) return name;
+  std::string s;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '-' && i + 1 < name.size() && name[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    s.push_back(name[i]);
+  }
+  std::string stack;
+  for (char c : s) {
+    if (c == '>' || c == ')') {
+      const char open = c == '>' ? '<' : '(';
+      while (!stack.empty() && stack.back() != open) stack.pop_back();
+      if (!stack.empty()) stack.pop_back();
+    } else {
+      stack.push_back(c);
+    }
+  }
+  const size_t space = stack.rfind(' ');
+  return space == std::string::npos ? stack : stack.substr(space + 1);
+}
 
 DiffResult RunDiff(const DiffOptions& opts) {
   if (opts.device != "all" && opts.device != "cpu" && opts.device != "gpu")
@@ -124,6 +160,8 @@ DiffResult RunDiff(const DiffOptions& opts) {
     sqlite3_close(db);
     return Fail(kExitInternal, absl::StrCat("cannot write ", temp_path));
   }
+  sqlite3_create_function(db, "hta_short_name", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, ShortNameFunction,
+                          nullptr, nullptr);
   auto fail = [&](int c, std::string e) {
     sqlite3_close(db);
     ::unlink(temp_path.c_str());
@@ -159,10 +197,10 @@ DiffResult RunDiff(const DiffOptions& opts) {
   }
   std::string error;
   const std::string sql = absl::StrCat(
-      "CREATE TABLE compare_traces (name TEXT, Control_counts INTEGER, Control_total_duration INTEGER, "
+      "CREATE TABLE compare_traces (", opts.short_names ? "short_name" : "name", " TEXT, Control_counts INTEGER, Control_total_duration INTEGER, "
       "Test_counts INTEGER, Test_total_duration INTEGER, diff_counts INTEGER, diff_duration INTEGER, "
       "counts_change_categories TEXT); WITH ",
-      Summary("c", chosen[0], chosen[2], opts.device), ", ", Summary("t", chosen[1], chosen[3], opts.device),
+      Summary("c", chosen[0], chosen[2], opts), ", ", Summary("t", chosen[1], chosen[3], opts),
       " INSERT INTO compare_traces SELECT coalesce(cs.name, ts.name), ifnull(cs.n, 0), ifnull(cs.d, 0), "
       "ifnull(ts.n, 0), ifnull(ts.d, 0), ifnull(ts.n, 0) - ifnull(cs.n, 0), ifnull(ts.d, 0) - ifnull(cs.d, 0), "
       "CASE WHEN ifnull(ts.n, 0) > ifnull(cs.n, 0) THEN '+' WHEN ifnull(ts.n, 0) < ifnull(cs.n, 0) THEN '-' "
@@ -190,7 +228,7 @@ DiffResult RunDiff(const DiffOptions& opts) {
       {"control", opts.control}, {"test", opts.test}, {"control_tables", *control}, {"test_tables", *test},
       {"control_ranks", absl::StrJoin(chosen[0], ",")}, {"test_ranks", absl::StrJoin(chosen[1], ",")},
       {"control_iterations", absl::StrJoin(chosen[2], ",")}, {"test_iterations", absl::StrJoin(chosen[3], ",")},
-      {"device", opts.device}, {"control_hta_dur_dtype", widest("c", chosen[0])},
+      {"device", opts.device}, {"short_names", opts.short_names ? "1" : "0"}, {"control_hta_dur_dtype", widest("c", chosen[0])},
       {"test_hta_dur_dtype", widest("t", chosen[1])}};
   if (Exec(db, "CREATE TABLE diff_meta (key TEXT, value TEXT)", &error) != SQLITE_OK)
     return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));

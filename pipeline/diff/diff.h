@@ -26,6 +26,7 @@ struct DiffOptions {
   // HTA's defaults when empty: the first rank, the first iteration (ProfilerStep#N) of each side.
   std::vector<int64_t> control_ranks, test_ranks, control_iterations, test_iterations;
   std::string device = "all";  // all, cpu (stream -1), gpu
+  bool short_names = false;    // group by HTA's shorten_name (column `short_name`)
   int threads = 0;             // for the conversions (0: every CPU this process may use)
   bool quiet = false;
 };
@@ -45,6 +46,13 @@ struct DiffResult {
   std::vector<DiffRow> rows;
   std::string control_tables, test_tables;  // the tables.sqlite files compared
 };
+
+// HtaShortName: HTA's shorten_name (hta/utils/utils.py): a memory kernel's
+// name (Memcpy, Memset, hipMemcpy, hipMemset, dma...) and a name without
+// `<` or `(` unchanged; otherwise `->` removed, template arguments `<...>`
+// and arguments `(...)` dropped (innermost first, unbalanced ones kept), and
+// the last space-separated word. Works on bytes: the brackets are ASCII.
+std::string HtaShortName(const std::string& name);
 
 // RunDiff converts what needs converting, compares and writes
 // OUTDIR/diff.sqlite (under a temporary name, renamed when complete).

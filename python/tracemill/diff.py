@@ -50,17 +50,15 @@ class TraceDiff:
         """HTA's compare_traces of two trace folders (or files): per name, the
         counts and total duration (us) of the chosen ranks and iterations
         (default: the first of each side) in CONTROL and TEST, their
-        differences and `counts_change_categories` (+, -, =). Index `name`;
-        HTA's dtypes (_hta_dtypes). `use_short_name=True` raises ValueError (not
-        yet); a rank or iteration a side lacks raises TracemillError
+        differences and `counts_change_categories` (+, -, =). Index `name`
+        (`short_name` with use_short_name: HTA's shorten_name); HTA's dtypes
+        (_hta_dtypes). A rank or iteration a side lacks raises TracemillError
         (status 2, naming the ones it has)."""
-        if use_short_name:
-            raise ValueError("use_short_name=True is not supported yet")
         sides = [_Converted([os.path.abspath(p)], "summary", tracemill, cache_dir) for p in (control, test)]
         out = tempfile.mkdtemp(prefix="tracemill-diff-")
         try:
             cmd = [sides[0].binary, "diff", sides[0].output_dir, sides[1].output_dir, "-o", out, "-q",
-                   "--device", device_type.name.lower()]
+                   "--device", device_type.name.lower()] + (["--short-names"] if use_short_name else [])
             for flag, v in (("--control-rank", control_rank), ("--test-rank", test_rank),
                             ("--control-iteration", control_iteration), ("--test-iteration", test_iteration)):
                 if _ints(v) is not None:
@@ -73,7 +71,7 @@ class TraceDiff:
                 meta = dict(db.execute("SELECT key, value FROM diff_meta").fetchall())
         finally:
             shutil.rmtree(out, ignore_errors=True)
-        return _hta_dtypes(df.set_index("name"), meta)
+        return _hta_dtypes(df.set_index(df.columns[0]), meta)  # name, or short_name
 
 
 _WIDTH = ["int8", "int16", "int32", "int64", "float64"]

@@ -218,6 +218,11 @@ DIFF_CASES = [
      {"control_iteration": [5, 6, 7, 8, 9], "test_iteration": [16, 17, 18, 19, 20],
       "device_type": tracemill.DeviceType.GPU}),
     ("filter_ranks", "hta/trace_filter", "hta/trace_filter", {"control_rank": 0, "test_rank": 1}),
+    ("compare_gpu_short", "hta/trace_compare/base", "hta/trace_compare/test",
+     {"control_iteration": 1009, "test_iteration": 1009, "device_type": tracemill.DeviceType.GPU,
+      "use_short_name": True}),
+    ("resnet_runs_short", "kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2",
+     {"use_short_name": True}),
 ]
 
 
@@ -225,7 +230,8 @@ DIFF_CASES = [
 def test_compare_traces_equals_htas(case, control, test, kwargs):
     got = tracemill.TraceDiff.compare_traces(os.path.join(DATA, control), os.path.join(DATA, test), **kwargs)
     path = os.path.join(DATA, "tables", f"hta_diff_{case}.csv")
-    text = pd.read_csv(path, dtype=str, keep_default_na=False).set_index("name")
+    text = pd.read_csv(path, dtype=str, keep_default_na=False)
+    text = text.set_index(text.columns[0])  # name, or short_name
     numeric = [c for c in text.columns if c != "counts_change_categories"]
     dtypes = {c: ("float64" if text[c].str.contains(".", regex=False).any()
                   else "int32" if c.endswith("duration") else "int64") for c in numeric}
@@ -239,5 +245,3 @@ def test_compare_traces_errors():
     with pytest.raises(tracemill.TracemillError) as e:
         tracemill.compare_traces(base, base, control_rank=3)
     assert e.value.returncode == 2 and "rank 3 is not in CONTROL (its ranks: 1)" in e.value.message
-    with pytest.raises(ValueError, match="use_short_name"):
-        tracemill.compare_traces(base, base, use_short_name=True)

@@ -69,6 +69,19 @@ TEST_F(DiffTest, TwoRunsOfOneModelEqualCompareTraces) {
              "hta_diff_resnet_runs_gpu_all.csv");
 }
 
+// HTA's short names (shorten_name): the GPU of HTA's pair, the two ResNet-50
+// runs whole and their GPU (template and argument lists dropped, names that
+// then coincide summed; memory kernels kept whole).
+TEST_F(DiffTest, ShortNamesEqualCompareTraces) {
+  ExpectHtas("hta/trace_compare/base", "hta/trace_compare/test",
+             {"--control-iteration", "1009", "--test-iteration", "1009", "--device", "gpu", "--short-names"},
+             "hta_diff_compare_gpu_short.csv");
+  ExpectHtas("kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2", {"--short-names"},
+             "hta_diff_resnet_runs_short.csv");
+  ExpectHtas("kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2",
+             {"--device", "gpu", "--short-names"}, "hta_diff_resnet_runs_gpu_short.csv");
+}
+
 // Two ranks of one job (HTA's trace_filter pair): rank 0 against rank 1.
 TEST_F(DiffTest, TwoRanksOfOneJobEqualCompareTraces) {
   ExpectHtas("hta/trace_filter", "hta/trace_filter", {"--control-rank", "0", "--test-rank", "1"},

@@ -55,6 +55,9 @@ DiffCommand::DiffCommand(CLI::App* app) {
   command_->add_option("--device", opts_.device, "cpu (CPU operators: stream -1), gpu (the rest), or all")
       ->check(CLI::IsMember({"all", "cpu", "gpu"}))
       ->capture_default_str();
+  command_->add_flag("--short-names", opts_.short_names,
+                     "Compare HTA's short names (shorten_name: template arguments, arguments and return types "
+                     "dropped; memory kernels unchanged): column short_name");
   command_->add_option("--threads", opts_.threads, "Worker threads of the conversions (default: every CPU)")
       ->check(CLI::PositiveNumber);
   command_->add_flag("-q,--quiet", opts_.quiet, "Only errors on the terminal");

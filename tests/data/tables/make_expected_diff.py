@@ -4,7 +4,7 @@
 Run once by hand (EXPECTED.md has the exact command and the commit used):
   HTA=<HolisticTraceAnalysis checkout> /usr/bin/python3 tests/data/tables/make_expected_diff.py
 Each case copies its folders (HTA reads every .json/.gz of a folder) and writes the frame
-with its index (`name`) as the first column. The library's code is not part of this repository.
+with its index (`name`, or `short_name`) as the first column. The library's code is not part of this repository.
 """
 import logging
 import os
@@ -33,6 +33,13 @@ CASES = {
                             {"control_iteration": [5, 6, 7, 8, 9], "test_iteration": [16, 17, 18, 19, 20],
                              "device_type": DeviceType.GPU}),
     "filter_ranks": ("hta/trace_filter", "hta/trace_filter", {"control_rank": 0, "test_rank": 1}),
+    "compare_gpu_short": ("hta/trace_compare/base", "hta/trace_compare/test",
+                          {"control_iteration": 1009, "test_iteration": 1009, "device_type": DeviceType.GPU,
+                           "use_short_name": True}),
+    "resnet_runs_short": ("kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2",
+                          {"use_short_name": True}),
+    "resnet_runs_gpu_short": ("kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2",
+                              {"device_type": DeviceType.GPU, "use_short_name": True}),
 }
 
 for case, (control, test, kwargs) in CASES.items():
