@@ -230,6 +230,34 @@ DiffResult RunDiff(const DiffOptions& opts) {
       {"control_iterations", absl::StrJoin(chosen[2], ",")}, {"test_iterations", absl::StrJoin(chosen[3], ",")},
       {"device", opts.device}, {"short_names", opts.short_names ? "1" : "0"}, {"control_hta_dur_dtype", widest("c", chosen[0])},
       {"test_hta_dur_dtype", widest("t", chosen[1])}};
+  // Beyond HTA: both runs side by side. Step times per side and rank (every
+  // step of every rank), the job's GPU time per kernel-type set, and per
+  // rank its idle and kernel time (HTA's temporal breakdown).
+  const std::string side_by_side =
+      "CREATE TABLE step_times (side TEXT, rank INTEGER, steps INTEGER, total_ns INTEGER, mean_ns INTEGER, "
+      "min_ns INTEGER, max_ns INTEGER); "
+      "INSERT INTO step_times SELECT 'control', rank, count(*), sum(duration_ns), sum(duration_ns) / count(*), "
+      "min(duration_ns), max(duration_ns) FROM c.steps GROUP BY rank ORDER BY rank; "
+      "INSERT INTO step_times SELECT 'test', rank, count(*), sum(duration_ns), sum(duration_ns) / count(*), "
+      "min(duration_ns), max(duration_ns) FROM t.steps GROUP BY rank ORDER BY rank; "
+      "CREATE TABLE kernel_type_time (kernel_type TEXT, control_ns INTEGER, control_percentage REAL, "
+      "test_ns INTEGER, test_percentage REAL, diff_ns INTEGER); "
+      "INSERT INTO kernel_type_time SELECT coalesce(a.kernel_type, b.kernel_type), ifnull(a.sum_ns, 0), "
+      "ifnull(a.percentage, 0), ifnull(b.sum_ns, 0), ifnull(b.percentage, 0), ifnull(b.sum_ns, 0) - ifnull(a.sum_ns, 0) "
+      "FROM (SELECT * FROM c.kernel_type_breakdown WHERE \"input\" IS NULL) a FULL OUTER JOIN "
+      "(SELECT * FROM t.kernel_type_breakdown WHERE \"input\" IS NULL) b ON a.kernel_type = b.kernel_type "
+      "WHERE ifnull(a.sum_ns, 0) + ifnull(b.sum_ns, 0) > 0 ORDER BY 1; "
+      "CREATE TABLE rank_time (rank INTEGER, control_kernel_ns INTEGER, control_idle_ns INTEGER, "
+      "control_idle_pctg REAL, test_kernel_ns INTEGER, test_idle_ns INTEGER, test_idle_pctg REAL); "
+      "INSERT INTO rank_time SELECT coalesce(a.rank, b.rank), a.kernel_time_ns, a.idle_time_ns, a.idle_time_pctg, "
+      "b.kernel_time_ns, b.idle_time_ns, b.idle_time_pctg FROM c.temporal_breakdown a FULL OUTER JOIN "
+      "t.temporal_breakdown b ON a.rank = b.rank ORDER BY 1; ";
+  const std::string name_col = opts.short_names ? "short_name" : "name";
+  const std::string views = absl::StrCat(
+      "CREATE VIEW new_names AS SELECT ", name_col, " AS name, Test_counts, Test_total_duration FROM compare_traces "
+      "WHERE Control_counts = 0; CREATE VIEW vanished_names AS SELECT ", name_col,
+      " AS name, Control_counts, Control_total_duration FROM compare_traces WHERE Test_counts = 0;");
+  if (Exec(db, side_by_side + views, &error) != SQLITE_OK) return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
   if (Exec(db, "CREATE TABLE diff_meta (key TEXT, value TEXT)", &error) != SQLITE_OK)
     return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
   for (const auto& [k, v] : meta) {
@@ -259,7 +287,8 @@ DiffResult RunDiff(const DiffOptions& opts) {
     return Fail(kExitInternal, absl::StrCat("cannot write ", final_path));
   }
   if (r.rows.empty())
-    return Fail(kExitUsage, "the two sides have no name in common or at all in the iterations and ranks chosen");
+    return Fail(kExitUsage, "neither side has an operator or kernel in the iterations and ranks chosen");
+  for (const DiffRow& row : r.rows) r.common += row.control_counts > 0 && row.test_counts > 0;
   return r;
 }
 

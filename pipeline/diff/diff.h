@@ -12,7 +12,11 @@
 // Test_total_duration, diff_counts, diff_duration (µs, test minus control),
 // counts_change_categories (+, -, =); in HTA's order. Table `diff_meta`
 // (key, value) says what was compared (sides, tables, ranks, iterations,
-// device) and the dtype HTA's `dur` column has on each side.
+// device) and the dtype HTA's `dur` column has on each side. Beyond HTA:
+// `step_times` (per side and rank: steps, total, mean, min, max ns),
+// `kernel_type_time` (the job's GPU time per set of kernel types running at
+// once, side by side), `rank_time` (per rank: kernel and idle time of both),
+// and the views `new_names` / `vanished_names`.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,6 +48,7 @@ struct DiffResult {
   int exit_code = 0;
   std::string error;
   std::vector<DiffRow> rows;
+  size_t common = 0;  // names both sides have
   std::string control_tables, test_tables;  // the tables.sqlite files compared
 };
 

@@ -14,6 +14,7 @@ namespace tracemill::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class DiffTest : public ConvertTest {
  protected:
@@ -86,6 +87,51 @@ TEST_F(DiffTest, ShortNamesEqualCompareTraces) {
 TEST_F(DiffTest, TwoRanksOfOneJobEqualCompareTraces) {
   ExpectHtas("hta/trace_filter", "hta/trace_filter", {"--control-rank", "0", "--test-rank", "1"},
              "hta_diff_filter_ranks.csv");
+}
+
+// Beyond HTA, both runs side by side: step times per rank (from the traces'
+// ProfilerStep#N spans: 6 each, 1,048,976 and 917,731 µs), the job's GPU
+// time per kernel type and each rank's kernel and idle time (the values of
+// HTA's own breakdowns of each run: tests/data/tables/hta_tb_plugin_*.csv,
+// and HTA's get_temporal_breakdown / get_gpu_kernel_breakdown of run2:
+// 721,601 µs of kernels, 219,798 idle, 30.46 %; COMPUTATION 492,770 µs
+// 98.2 %, MEMORY 9,033 µs 1.8 %); names in one run only.
+TEST_F(DiffTest, TwoRunsSideBySide) {
+  CommandResult r;
+  const std::string out = Diff(DataPath("kineto-tb-plugin/resnet50_num_workers_0"),
+                               DataPath("kineto-tb-plugin/resnet50_run2"), {}, &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = out + "/diff.sqlite";
+  EXPECT_EQ(Query(db, "SELECT * FROM step_times"),
+            (Rows{{"side", "rank", "steps", "total_ns", "mean_ns", "min_ns", "max_ns"},
+                  {"control", "0", "6", "1048976000", "174829333", "164261000", "181259000"},
+                  {"test", "0", "6", "917731000", "152955166", "148659000", "159363000"}}));
+  EXPECT_EQ(Query(db, "SELECT * FROM kernel_type_time"),
+            (Rows{{"kernel_type", "control_ns", "control_percentage", "test_ns", "test_percentage", "diff_ns"},
+                  {"COMPUTATION", "492891000", "98.0", "492770000", "98.2", "-121000"},
+                  {"MEMORY", "10140000", "2.0", "9033000", "1.8", "-1107000"}}));
+  EXPECT_EQ(Query(db, "SELECT * FROM rank_time"),
+            (Rows{{"rank", "control_kernel_ns", "control_idle_ns", "control_idle_pctg", "test_kernel_ns", "test_idle_ns",
+                   "test_idle_pctg"},
+                  {"0", "830494000", "327463000", "39.43", "721601000", "219798000", "30.46"}}));
+  // Each run's own step (iteration 5 against 16) is the one name it has alone.
+  EXPECT_EQ(Query(db, "SELECT name, Test_counts FROM new_names"), (Rows{{"name", "Test_counts"}, {"ProfilerStep#16", "1"}}));
+  EXPECT_EQ(Query(db, "SELECT name, Control_counts FROM vanished_names"),
+            (Rows{{"name", "Control_counts"}, {"ProfilerStep#5", "1"}}));
+  EXPECT_THAT(r.err, Not(HasSubstr("no operator or kernel name in common")));
+}
+
+// Two runs of different models share no GPU kernel: said as a warning
+// (even with -q), the table still written (every name new or vanished).
+TEST_F(DiffTest, RunsWithNoCommonNameAreSaid) {
+  CommandResult r;
+  const std::string out = Diff(DataPath("hta/trace_compare/base"), DataPath("kineto-tb-plugin/resnet50_run2"),
+                               {"--device", "gpu", "-q"}, &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tracemill: diff: warning: the two runs have no operator or kernel name in common"));
+  EXPECT_EQ(Query(out + "/diff.sqlite", "SELECT count(*) FROM compare_traces WHERE Control_counts > 0 AND "
+                                        "Test_counts > 0")[1][0],
+            "0");
 }
 
 // An earlier `convert --tables` output folder is read as it is (nothing

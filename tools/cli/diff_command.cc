@@ -70,6 +70,9 @@ int DiffCommand::Run() {
     std::fprintf(stderr, "tracemill: diff: %s\n", r.error.c_str());
     return r.exit_code;
   }
+  if (r.common == 0)  // a warning: kept with --quiet, as convert keeps its warnings
+    std::fprintf(stderr, "tracemill: diff: warning: the two runs have no operator or kernel name in common "
+                         "(different models, or not the iterations meant?)\n");
   if (opts_.quiet) return 0;
   size_t added = 0, vanished = 0;
   for (const auto& row : r.rows) added += row.control_counts == 0, vanished += row.test_counts == 0;
