@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/convert/convert.h"
+#include "pipeline/diff/diff_page.h"
 #include "pipeline/options.h"
 
 namespace tracemill::pipeline {
@@ -288,6 +289,7 @@ DiffResult RunDiff(const DiffOptions& opts) {
   }
   if (r.rows.empty())
     return Fail(kExitUsage, "neither side has an operator or kernel in the iterations and ranks chosen");
+  if (absl::Status page = WriteDiffPage(opts); !page.ok()) return Fail(kExitInternal, std::string(page.message()));
   for (const DiffRow& row : r.rows) r.common += row.control_counts > 0 && row.test_counts > 0;
   return r;
 }

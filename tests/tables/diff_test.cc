@@ -119,6 +119,15 @@ TEST_F(DiffTest, TwoRunsSideBySide) {
   EXPECT_EQ(Query(db, "SELECT name, Control_counts FROM vanished_names"),
             (Rows{{"name", "Control_counts"}, {"ProfilerStep#5", "1"}}));
   EXPECT_THAT(r.err, Not(HasSubstr("no operator or kernel name in common")));
+  // The page: self-contained (no script, nothing fetched), the same numbers.
+  const std::string html = ReadFileBytes(out + "/diff.html");
+  EXPECT_THAT(html, HasSubstr("<h2>Slower in TEST</h2>"));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("http")));
+  // Step times: control's mean 174.829333 ms, test's 152.955166 ms.
+  EXPECT_THAT(html, HasSubstr("<tr><td>control</td><td class=\"n\">0</td><td class=\"n\">6</td><td class=\"n\">"
+                              "174.829333 ms</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>ProfilerStep#16</td><td class=\"n\">1</td><td class=\"n\">159.363 ms</td>"));
 }
 
 // Two runs of different models share no GPU kernel: said as a warning

@@ -385,7 +385,7 @@ TEST_F(TracemillCliTest, EachCommandsHelpHasItsOwnExitTable) {
   EXPECT_THAT(convert.out, HasSubstr("  2  usage error (bad command line, no input file at all, -o not writable"));
   CommandResult diff = Tracemill({"diff", "--help"});
   EXPECT_EQ(diff.exit_code, 0);
-  EXPECT_THAT(diff.out, HasSubstr("  0  OUTDIR/diff.sqlite written\n"));
+  EXPECT_THAT(diff.out, HasSubstr("  0  OUTDIR/diff.sqlite and OUTDIR/diff.html written\n"));
   EXPECT_THAT(diff.out, Not(HasSubstr("every input converted")));
 }
 

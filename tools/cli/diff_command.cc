@@ -11,8 +11,8 @@ namespace {
 
 constexpr char kDiffExitCodesHelp[] =
     "Exit status:\n"
-    "  0  OUTDIR/diff.sqlite written\n"
-    "  1  a conversion failed or diff.sqlite could not be written\n"
+    "  0  OUTDIR/diff.sqlite and OUTDIR/diff.html written\n"
+    "  1  a conversion failed or diff.sqlite or diff.html could not be written\n"
     "  2  usage error (bad command line, a side without traces, a rank or iteration it does not have, "
     "nothing to compare)\n";
 
@@ -38,7 +38,7 @@ DiffCommand::DiffCommand(CLI::App* app) {
       "Compare two runs as HTA's TraceDiff.compare_traces does: per operator and kernel name, counts and total "
       "duration (us) in CONTROL and TEST and their differences, for the chosen ranks and iterations "
       "(default: the first rank and the first ProfilerStep#N iteration of each), into OUTDIR/diff.sqlite "
-      "(table compare_traces). CONTROL and TEST are trace files or folders (converted with --tables=summary "
+      "(table compare_traces; step times and breakdowns of both beside it) and OUTDIR/diff.html. CONTROL and TEST are trace files or folders (converted with --tables=summary "
       "into OUTDIR/control and OUTDIR/test) or output folders of an earlier `convert --tables` (read as they are).");
   command_->add_option("control", opts_.control, "The control run: traces, or a convert --tables output folder")
       ->required();
@@ -88,7 +88,8 @@ int DiffCommand::Run() {
                    static_cast<long long>(row->test_us), static_cast<long long>(row->control_counts),
                    static_cast<long long>(row->test_counts), Shown(row->name).c_str());
   }
-  std::fprintf(stderr, "tracemill: diff: wrote %s/diff.sqlite\n", opts_.out_dir.c_str());
+  std::fprintf(stderr, "tracemill: diff: wrote %s/diff.sqlite and %s/diff.html\n", opts_.out_dir.c_str(),
+               opts_.out_dir.c_str());
   return 0;
 }
 
