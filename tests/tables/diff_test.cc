@@ -83,10 +83,14 @@ TEST_F(DiffTest, ShortNamesEqualCompareTraces) {
              {"--device", "gpu", "--short-names"}, "hta_diff_resnet_runs_gpu_short.csv");
 }
 
-// Two ranks of one job (HTA's trace_filter pair): rank 0 against rank 1.
+// Two ranks of one job (HTA's trace_filter pair): rank 0 against rank 1,
+// whole and GPU only with short names.
 TEST_F(DiffTest, TwoRanksOfOneJobEqualCompareTraces) {
   ExpectHtas("hta/trace_filter", "hta/trace_filter", {"--control-rank", "0", "--test-rank", "1"},
              "hta_diff_filter_ranks.csv");
+  ExpectHtas("hta/trace_filter", "hta/trace_filter",
+             {"--control-rank", "0", "--test-rank", "1", "--device", "gpu", "--short-names"},
+             "hta_diff_filter_ranks_gpu_short.csv");
 }
 
 // Beyond HTA, both runs side by side: step times per rank (from the traces'
@@ -172,6 +176,12 @@ TEST_F(DiffTest, BadInputsAreUsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("tracemill: diff: converting test ("));
   Diff(base, test, {"--device", "tpu"}, &r);
   EXPECT_EQ(r.exit_code, 2);
+  // A side that is an empty folder: convert finds no input (its own line), exit 2.
+  const std::string empty = tmp_.Join("empty-run");
+  ASSERT_EQ(system(("mkdir -p '" + empty + "'").c_str()), 0);
+  Diff(empty, test, {}, &r);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("tracemill: diff: converting control ("));
 }
 
 }  // namespace

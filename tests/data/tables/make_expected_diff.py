@@ -40,6 +40,9 @@ CASES = {
                           {"use_short_name": True}),
     "resnet_runs_gpu_short": ("kineto-tb-plugin/resnet50_num_workers_0", "kineto-tb-plugin/resnet50_run2",
                               {"device_type": DeviceType.GPU, "use_short_name": True}),
+    "filter_ranks_gpu_short": ("hta/trace_filter", "hta/trace_filter",
+                               {"control_rank": 0, "test_rank": 1, "device_type": DeviceType.GPU,
+                                "use_short_name": True}),
 }
 
 for case, (control, test, kwargs) in CASES.items():
