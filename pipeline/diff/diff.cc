@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <utility>
 
@@ -139,6 +140,164 @@ std::string HtaShortName(const std::string& name) {
   return space == std::string::npos ? stack : stack.substr(space + 1);
 }
 
+namespace {
+
+// Chosen4: control ranks, test ranks, control iterations, test iterations.
+using Chosen4 = std::array<std::vector<int64_t>, 4>;
+
+absl::Status SqlError(const std::string& error) { return absl::InternalError(absl::StrCat("diff.sqlite: ", error)); }
+
+// AttachSides: the two tables files attached as `c` and `t`, each holding an
+// op_summary. Errors: kInvalidArgument (a usage error) naming the side.
+absl::Status AttachSides(sqlite3* db, const DiffOptions& opts, const std::string& control, const std::string& test) {
+  for (const auto& [path, alias] : {std::pair{control, "c"}, std::pair{test, "t"}}) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, absl::StrCat("ATTACH ? AS ", alias).c_str(), -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, path.c_str(), -1, SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  }
+  for (const char* alias : {"c", "t"})
+    if (Ints(db, absl::StrCat("SELECT count(*) FROM ", alias, ".sqlite_master WHERE name = 'op_summary'")) !=
+        std::vector<int64_t>{1})
+      return absl::InvalidArgumentError(absl::StrCat(alias[0] == 'c' ? opts.control : opts.test,
+                                                     ": its tables.sqlite has no op_summary (made by an older "
+                                                     "tracemill: convert again, or give the traces)"));
+  return absl::OkStatus();
+}
+
+// ChooseRanksAndIterations: HTA's ranks (every trace's) and iterations
+// (every ProfilerStep#N) of each side, as asked or HTA's defaults.
+absl::StatusOr<Chosen4> ChooseRanksAndIterations(sqlite3* db, const DiffOptions& opts) {
+  Chosen4 chosen;
+  const std::pair<const char*, const std::vector<int64_t>*> wants[4] = {
+      {"c", &opts.control_ranks}, {"t", &opts.test_ranks}, {"c", &opts.control_iterations}, {"t", &opts.test_iterations}};
+  for (int k = 0; k < 4; ++k) {
+    const std::string alias = wants[k].first, label = alias == "c" ? "CONTROL" : "TEST";
+    const std::vector<int64_t> have =
+        k < 2 ? Ints(db, absl::StrCat("SELECT DISTINCT rank FROM ", alias, ".inputs WHERE rank IS NOT NULL AND error IS "
+                                      "NULL ORDER BY rank"))
+              : Ints(db, absl::StrCat("SELECT DISTINCT step FROM ", alias, ".steps ORDER BY step"));
+    auto c = Chosen(*wants[k].second, have, k < 2 ? "rank" : "iteration", label);
+    if (!c.ok()) return c.status();
+    chosen[static_cast<size_t>(k)] = *c;
+  }
+  return chosen;
+}
+
+// WriteCompareTraces: HTA's compare_traces table (diff.h).
+absl::Status WriteCompareTraces(sqlite3* db, const DiffOptions& opts, const Chosen4& chosen) {
+  std::string error;
+  const std::string sql = absl::StrCat(
+      "CREATE TABLE compare_traces (", opts.short_names ? "short_name" : "name", " TEXT, Control_counts INTEGER, Control_total_duration INTEGER, "
+      "Test_counts INTEGER, Test_total_duration INTEGER, diff_counts INTEGER, diff_duration INTEGER, "
+      "counts_change_categories TEXT); WITH ",
+      Summary("c", chosen[0], chosen[2], opts), ", ", Summary("t", chosen[1], chosen[3], opts),
+      " INSERT INTO compare_traces SELECT coalesce(cs.name, ts.name), ifnull(cs.n, 0), ifnull(cs.d, 0), "
+      "ifnull(ts.n, 0), ifnull(ts.d, 0), ifnull(ts.n, 0) - ifnull(cs.n, 0), ifnull(ts.d, 0) - ifnull(cs.d, 0), "
+      "CASE WHEN ifnull(ts.n, 0) > ifnull(cs.n, 0) THEN '+' WHEN ifnull(ts.n, 0) < ifnull(cs.n, 0) THEN '-' "
+      "ELSE '=' END FROM cs FULL OUTER JOIN ts ON cs.name = ts.name ORDER BY cs.name IS NULL, 1");
+  if (Exec(db, sql, &error) != SQLITE_OK) return SqlError(error);
+  return absl::OkStatus();
+}
+
+// WriteSideBySide: beyond HTA, both runs side by side (diff.h).
+absl::Status WriteSideBySide(sqlite3* db, const DiffOptions& opts) {
+  std::string error;
+  // Step times per side and rank (every step of every rank), the job's GPU
+  // time per kernel-type set, and per rank its idle and kernel time (HTA's
+  // temporal breakdown).
+  const std::string side_by_side =
+      "CREATE TABLE step_times (side TEXT, rank INTEGER, steps INTEGER, total_ns INTEGER, mean_ns INTEGER, "
+      "min_ns INTEGER, max_ns INTEGER); "
+      "INSERT INTO step_times SELECT 'control', rank, count(*), sum(duration_ns), sum(duration_ns) / count(*), "
+      "min(duration_ns), max(duration_ns) FROM c.steps GROUP BY rank ORDER BY rank; "
+      "INSERT INTO step_times SELECT 'test', rank, count(*), sum(duration_ns), sum(duration_ns) / count(*), "
+      "min(duration_ns), max(duration_ns) FROM t.steps GROUP BY rank ORDER BY rank; "
+      "CREATE TABLE kernel_type_time (kernel_type TEXT, control_ns INTEGER, control_percentage REAL, "
+      "test_ns INTEGER, test_percentage REAL, diff_ns INTEGER); "
+      "INSERT INTO kernel_type_time SELECT coalesce(a.kernel_type, b.kernel_type), ifnull(a.sum_ns, 0), "
+      "ifnull(a.percentage, 0), ifnull(b.sum_ns, 0), ifnull(b.percentage, 0), ifnull(b.sum_ns, 0) - ifnull(a.sum_ns, 0) "
+      "FROM (SELECT * FROM c.kernel_type_breakdown WHERE \"input\" IS NULL) a FULL OUTER JOIN "
+      "(SELECT * FROM t.kernel_type_breakdown WHERE \"input\" IS NULL) b ON a.kernel_type = b.kernel_type "
+      "WHERE ifnull(a.sum_ns, 0) + ifnull(b.sum_ns, 0) > 0 ORDER BY 1; "
+      "CREATE TABLE rank_time (rank INTEGER, control_kernel_ns INTEGER, control_idle_ns INTEGER, "
+      "control_idle_pctg REAL, test_kernel_ns INTEGER, test_idle_ns INTEGER, test_idle_pctg REAL); "
+      "INSERT INTO rank_time SELECT coalesce(a.rank, b.rank), a.kernel_time_ns, a.idle_time_ns, a.idle_time_pctg, "
+      "b.kernel_time_ns, b.idle_time_ns, b.idle_time_pctg FROM c.temporal_breakdown a FULL OUTER JOIN "
+      "t.temporal_breakdown b ON a.rank = b.rank ORDER BY 1; ";
+  const std::string name_col = opts.short_names ? "short_name" : "name";
+  const std::string views = absl::StrCat(
+      "CREATE VIEW new_names AS SELECT ", name_col, " AS name, Test_counts, Test_total_duration FROM compare_traces "
+      "WHERE Control_counts = 0; CREATE VIEW vanished_names AS SELECT ", name_col,
+      " AS name, Control_counts, Control_total_duration FROM compare_traces WHERE Test_counts = 0;");
+  if (Exec(db, side_by_side + views, &error) != SQLITE_OK) return SqlError(error);
+  return absl::OkStatus();
+}
+
+// WriteMeta: the diff_meta table (diff.h).
+absl::Status WriteMeta(sqlite3* db, const DiffOptions& opts, const std::string& control, const std::string& test,
+                       const Chosen4& chosen) {
+  std::string error;
+  // What was compared, and the dtype HTA's `dur` column has on each side
+  // (the widest of the chosen ranks': what pandas' concat of them gives),
+  // for the Python package to give its frame HTA's dtypes.
+  static constexpr const char* kDtypes[] = {"int8", "int16", "int32", "int64", "float64"};
+  auto widest = [&](const char* alias, const std::vector<int64_t>& ranks) {
+    int w = 0;
+    const std::string sql = absl::StrCat("SELECT DISTINCT hta_dur_dtype FROM ", alias, ".op_summary WHERE rank IN (",
+                                         absl::StrJoin(ranks, ","), ")");
+    sqlite3_stmt* q = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK)
+      while (sqlite3_step(q) == SQLITE_ROW) {
+        const unsigned char* t = sqlite3_column_text(q, 0);
+        for (int k = 0; k < 5; ++k)
+          if (t && std::string(reinterpret_cast<const char*>(t)) == kDtypes[k]) w = std::max(w, k);
+      }
+    sqlite3_finalize(q);
+    return std::string(kDtypes[w]);
+  };
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"control", opts.control}, {"test", opts.test}, {"control_tables", control}, {"test_tables", test},
+      {"control_ranks", absl::StrJoin(chosen[0], ",")}, {"test_ranks", absl::StrJoin(chosen[1], ",")},
+      {"control_iterations", absl::StrJoin(chosen[2], ",")}, {"test_iterations", absl::StrJoin(chosen[3], ",")},
+      {"device", opts.device}, {"short_names", opts.short_names ? "1" : "0"}, {"control_hta_dur_dtype", widest("c", chosen[0])},
+      {"test_hta_dur_dtype", widest("t", chosen[1])}};
+  if (Exec(db, "CREATE TABLE diff_meta (key TEXT, value TEXT)", &error) != SQLITE_OK)
+    return SqlError(error);
+  for (const auto& [k, v] : meta) {
+    sqlite3_stmt* m = nullptr;
+    sqlite3_prepare_v2(db, "INSERT INTO diff_meta VALUES (?, ?)", -1, &m, nullptr);
+    sqlite3_bind_text(m, 1, k.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(m, 2, v.c_str(), -1, SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(m);
+    sqlite3_finalize(m);
+    if (rc != SQLITE_DONE) return SqlError("cannot write diff_meta");
+  }
+  return absl::OkStatus();
+}
+
+// ReadRows: compare_traces as DiffRows, in its order.
+std::vector<DiffRow> ReadRows(sqlite3* db) {
+  std::vector<DiffRow> rows;
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT * FROM compare_traces ORDER BY rowid", -1, &st, nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    DiffRow& row = rows.emplace_back();
+    const unsigned char* n = sqlite3_column_text(st, 0);
+    row.name.assign(n ? reinterpret_cast<const char*>(n) : "", static_cast<size_t>(sqlite3_column_bytes(st, 0)));
+    row.control_counts = sqlite3_column_int64(st, 1);
+    row.control_us = sqlite3_column_int64(st, 2);
+    row.test_counts = sqlite3_column_int64(st, 3);
+    row.test_us = sqlite3_column_int64(st, 4);
+  }
+  sqlite3_finalize(st);
+  return rows;
+}
+
+}  // namespace
+
 DiffResult RunDiff(const DiffOptions& opts) {
   if (opts.device != "all" && opts.device != "cpu" && opts.device != "gpu")
     return Fail(kExitUsage, absl::StrCat("--device ", opts.device, ": expected all, cpu or gpu"));
@@ -168,120 +327,15 @@ DiffResult RunDiff(const DiffOptions& opts) {
     ::unlink(temp_path.c_str());
     return Fail(c, std::move(e));
   };
-  for (const auto& [path, alias] : {std::pair{*control, "c"}, std::pair{*test, "t"}}) {
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db, absl::StrCat("ATTACH ? AS ", alias).c_str(), -1, &st, nullptr);
-    sqlite3_bind_text(st, 1, path.c_str(), -1, SQLITE_TRANSIENT);
-    const int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return fail(kExitUsage, absl::StrCat("cannot read ", path));
-  }
-  for (const char* alias : {"c", "t"})
-    if (Ints(db, absl::StrCat("SELECT count(*) FROM ", alias, ".sqlite_master WHERE name = 'op_summary'")) !=
-        std::vector<int64_t>{1})
-      return fail(kExitUsage, absl::StrCat(alias[0] == 'c' ? opts.control : opts.test,
-                                           ": its tables.sqlite has no op_summary (made by an older tracemill: "
-                                           "convert again, or give the traces)"));
-  // HTA's ranks: every trace's; its iterations: every ProfilerStep#N.
-  std::vector<int64_t> chosen[4];
-  const std::pair<const char*, const std::vector<int64_t>*> wants[4] = {
-      {"c", &opts.control_ranks}, {"t", &opts.test_ranks}, {"c", &opts.control_iterations}, {"t", &opts.test_iterations}};
-  for (int k = 0; k < 4; ++k) {
-    const std::string alias = wants[k].first, label = alias == "c" ? "CONTROL" : "TEST";
-    const std::vector<int64_t> have =
-        k < 2 ? Ints(db, absl::StrCat("SELECT DISTINCT rank FROM ", alias, ".inputs WHERE rank IS NOT NULL AND error IS "
-                                      "NULL ORDER BY rank"))
-              : Ints(db, absl::StrCat("SELECT DISTINCT step FROM ", alias, ".steps ORDER BY step"));
-    auto c = Chosen(*wants[k].second, have, k < 2 ? "rank" : "iteration", label);
-    if (!c.ok()) return fail(kExitUsage, std::string(c.status().message()));
-    chosen[k] = *c;
-  }
+  if (absl::Status s = AttachSides(db, opts, *control, *test); !s.ok()) return fail(kExitUsage, std::string(s.message()));
+  auto chosen = ChooseRanksAndIterations(db, opts);
+  if (!chosen.ok()) return fail(kExitUsage, std::string(chosen.status().message()));
+  absl::Status written = WriteCompareTraces(db, opts, *chosen);
+  if (written.ok()) written = WriteSideBySide(db, opts);
+  if (written.ok()) written = WriteMeta(db, opts, *control, *test, *chosen);
+  if (!written.ok()) return fail(kExitInternal, std::string(written.message()));
+  r.rows = ReadRows(db);
   std::string error;
-  const std::string sql = absl::StrCat(
-      "CREATE TABLE compare_traces (", opts.short_names ? "short_name" : "name", " TEXT, Control_counts INTEGER, Control_total_duration INTEGER, "
-      "Test_counts INTEGER, Test_total_duration INTEGER, diff_counts INTEGER, diff_duration INTEGER, "
-      "counts_change_categories TEXT); WITH ",
-      Summary("c", chosen[0], chosen[2], opts), ", ", Summary("t", chosen[1], chosen[3], opts),
-      " INSERT INTO compare_traces SELECT coalesce(cs.name, ts.name), ifnull(cs.n, 0), ifnull(cs.d, 0), "
-      "ifnull(ts.n, 0), ifnull(ts.d, 0), ifnull(ts.n, 0) - ifnull(cs.n, 0), ifnull(ts.d, 0) - ifnull(cs.d, 0), "
-      "CASE WHEN ifnull(ts.n, 0) > ifnull(cs.n, 0) THEN '+' WHEN ifnull(ts.n, 0) < ifnull(cs.n, 0) THEN '-' "
-      "ELSE '=' END FROM cs FULL OUTER JOIN ts ON cs.name = ts.name ORDER BY cs.name IS NULL, 1");
-  if (Exec(db, sql, &error) != SQLITE_OK) return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
-  // What was compared, and the dtype HTA's `dur` column has on each side
-  // (the widest of the chosen ranks': what pandas' concat of them gives),
-  // for the Python package to give its frame HTA's dtypes.
-  static constexpr const char* kDtypes[] = {"int8", "int16", "int32", "int64", "float64"};
-  auto widest = [&](const char* alias, const std::vector<int64_t>& ranks) {
-    int w = 0;
-    const std::string sql = absl::StrCat("SELECT DISTINCT hta_dur_dtype FROM ", alias, ".op_summary WHERE rank IN (",
-                                         absl::StrJoin(ranks, ","), ")");
-    sqlite3_stmt* q = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr) == SQLITE_OK)
-      while (sqlite3_step(q) == SQLITE_ROW) {
-        const unsigned char* t = sqlite3_column_text(q, 0);
-        for (int k = 0; k < 5; ++k)
-          if (t && std::string(reinterpret_cast<const char*>(t)) == kDtypes[k]) w = std::max(w, k);
-      }
-    sqlite3_finalize(q);
-    return std::string(kDtypes[w]);
-  };
-  const std::vector<std::pair<std::string, std::string>> meta = {
-      {"control", opts.control}, {"test", opts.test}, {"control_tables", *control}, {"test_tables", *test},
-      {"control_ranks", absl::StrJoin(chosen[0], ",")}, {"test_ranks", absl::StrJoin(chosen[1], ",")},
-      {"control_iterations", absl::StrJoin(chosen[2], ",")}, {"test_iterations", absl::StrJoin(chosen[3], ",")},
-      {"device", opts.device}, {"short_names", opts.short_names ? "1" : "0"}, {"control_hta_dur_dtype", widest("c", chosen[0])},
-      {"test_hta_dur_dtype", widest("t", chosen[1])}};
-  // Beyond HTA: both runs side by side. Step times per side and rank (every
-  // step of every rank), the job's GPU time per kernel-type set, and per
-  // rank its idle and kernel time (HTA's temporal breakdown).
-  const std::string side_by_side =
-      "CREATE TABLE step_times (side TEXT, rank INTEGER, steps INTEGER, total_ns INTEGER, mean_ns INTEGER, "
-      "min_ns INTEGER, max_ns INTEGER); "
-      "INSERT INTO step_times SELECT 'control', rank, count(*), sum(duration_ns), sum(duration_ns) / count(*), "
-      "min(duration_ns), max(duration_ns) FROM c.steps GROUP BY rank ORDER BY rank; "
-      "INSERT INTO step_times SELECT 'test', rank, count(*), sum(duration_ns), sum(duration_ns) / count(*), "
-      "min(duration_ns), max(duration_ns) FROM t.steps GROUP BY rank ORDER BY rank; "
-      "CREATE TABLE kernel_type_time (kernel_type TEXT, control_ns INTEGER, control_percentage REAL, "
-      "test_ns INTEGER, test_percentage REAL, diff_ns INTEGER); "
-      "INSERT INTO kernel_type_time SELECT coalesce(a.kernel_type, b.kernel_type), ifnull(a.sum_ns, 0), "
-      "ifnull(a.percentage, 0), ifnull(b.sum_ns, 0), ifnull(b.percentage, 0), ifnull(b.sum_ns, 0) - ifnull(a.sum_ns, 0) "
-      "FROM (SELECT * FROM c.kernel_type_breakdown WHERE \"input\" IS NULL) a FULL OUTER JOIN "
-      "(SELECT * FROM t.kernel_type_breakdown WHERE \"input\" IS NULL) b ON a.kernel_type = b.kernel_type "
-      "WHERE ifnull(a.sum_ns, 0) + ifnull(b.sum_ns, 0) > 0 ORDER BY 1; "
-      "CREATE TABLE rank_time (rank INTEGER, control_kernel_ns INTEGER, control_idle_ns INTEGER, "
-      "control_idle_pctg REAL, test_kernel_ns INTEGER, test_idle_ns INTEGER, test_idle_pctg REAL); "
-      "INSERT INTO rank_time SELECT coalesce(a.rank, b.rank), a.kernel_time_ns, a.idle_time_ns, a.idle_time_pctg, "
-      "b.kernel_time_ns, b.idle_time_ns, b.idle_time_pctg FROM c.temporal_breakdown a FULL OUTER JOIN "
-      "t.temporal_breakdown b ON a.rank = b.rank ORDER BY 1; ";
-  const std::string name_col = opts.short_names ? "short_name" : "name";
-  const std::string views = absl::StrCat(
-      "CREATE VIEW new_names AS SELECT ", name_col, " AS name, Test_counts, Test_total_duration FROM compare_traces "
-      "WHERE Control_counts = 0; CREATE VIEW vanished_names AS SELECT ", name_col,
-      " AS name, Control_counts, Control_total_duration FROM compare_traces WHERE Test_counts = 0;");
-  if (Exec(db, side_by_side + views, &error) != SQLITE_OK) return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
-  if (Exec(db, "CREATE TABLE diff_meta (key TEXT, value TEXT)", &error) != SQLITE_OK)
-    return fail(kExitInternal, absl::StrCat("diff.sqlite: ", error));
-  for (const auto& [k, v] : meta) {
-    sqlite3_stmt* m = nullptr;
-    sqlite3_prepare_v2(db, "INSERT INTO diff_meta VALUES (?, ?)", -1, &m, nullptr);
-    sqlite3_bind_text(m, 1, k.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(m, 2, v.c_str(), -1, SQLITE_TRANSIENT);
-    const int rc = sqlite3_step(m);
-    sqlite3_finalize(m);
-    if (rc != SQLITE_DONE) return fail(kExitInternal, "diff.sqlite: cannot write diff_meta");
-  }
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "SELECT * FROM compare_traces ORDER BY rowid", -1, &st, nullptr);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    DiffRow& row = r.rows.emplace_back();
-    const unsigned char* n = sqlite3_column_text(st, 0);
-    row.name.assign(n ? reinterpret_cast<const char*>(n) : "", static_cast<size_t>(sqlite3_column_bytes(st, 0)));
-    row.control_counts = sqlite3_column_int64(st, 1);
-    row.control_us = sqlite3_column_int64(st, 2);
-    row.test_counts = sqlite3_column_int64(st, 3);
-    row.test_us = sqlite3_column_int64(st, 4);
-  }
-  sqlite3_finalize(st);
   Exec(db, "DETACH c; DETACH t", &error);
   if (sqlite3_close(db) != SQLITE_OK || ::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     ::unlink(temp_path.c_str());
