@@ -138,10 +138,12 @@ std::pair<int64_t, int64_t> HtaRoundedUs(int64_t file_ts_ns, int64_t dur_ns) {
   return {static_cast<int64_t>(std::ceil(ts)), static_cast<int64_t>(std::floor(end))};
 }
 
-void HtaTap::Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation,
-                 KernelType type, uint32_t name_id, bool sync_name) {
-  const bool gpu_row = (stream >= 0 && correlation >= 0) || sync_name;
+void HtaTap::Row(const RowFacts& row) {
+  const int64_t ts_ns = row.ts_ns, dur_ns = row.dur_ns, stream = row.stream, correlation = row.correlation;
+  const bool gpu_row = (stream >= 0 && correlation >= 0) || row.sync_name;
   if (ts_ns % 1000 != 0) sub_us_ = true;  // HTA: a float `ts` column is rounded
+  stream_min_ = std::min(stream_min_, stream);
+  stream_max_ = std::max(stream_max_, stream);
   if (filter_end_ns_ != INT64_MIN) {
     // HTA's iteration filter (trace.py:801-846): CPU rows before the last
     // ProfilerStep's start, and the GPU rows launched by one of them.
@@ -153,23 +155,88 @@ void HtaTap::Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stre
       return;
     }
   }
-  if (stream == -1) return;
-  ++device_rows_;
-  const int t = TypeIndex(type);
-  exact_.Add(t, ts_ns, ts_ns + dur_ns);
   // HTA's rounded rows are in the file's own µs (its time base and our
   // clock shift not applied): an offset common to the rank's rows, except
   // where the double's steps fall.
-  const auto [start_us, end_us] = HtaRoundedUs(file_ts_ns, dur_ns);
+  if (!gpu_row && correlation >= 0) Launch(correlation, HtaRoundedUs(row.file_ts_ns, dur_ns).first);
+  if (stream == -1) return;
+  const auto [start_us, end_us] = HtaRoundedUs(row.file_ts_ns, dur_ns);
+  ++device_rows_;
+  const int t = TypeIndex(row.type);
+  exact_.Add(t, ts_ns, ts_ns + dur_ns);
   rounded_.Add(t, start_us * 1000, end_us * 1000);
   auto& [u, rows] = streams_[stream];
   u.Add(ts_ns, ts_ns + dur_ns);
   ++rows;
+  if (row.idle_kernel) IdleKernel(row, start_us, end_us);
   if (t >= 0) {
-    auto [it, fresh] = stats_.try_emplace(name_id, PerName{type, {}, {}});
+    auto [it, fresh] = stats_.try_emplace(row.name_id, PerName{row.type, {}, {}});
     it->second.stats.Add(dur_ns);
     it->second.rounded.Add((end_us - start_us) * 1000);
   }
+}
+
+void HtaTap::Launch(int64_t correlation, int64_t ts_us) {
+  // HTA joins a kernel to its CPU row's ts (index_correlation): the last
+  // such row in the file; here the last in time.
+  launch_us_[correlation] = ts_us;
+  auto it = pending_.find(correlation);
+  if (it == pending_.end()) return;
+  for (const PendingGap& p : it->second) ++idle_[p.stream].gaps[{ts_us > p.prev_end_us, p.gap_us}];
+  pending_.erase(it);
+}
+
+void HtaTap::IdleKernel(const RowFacts& row, int64_t start_us, int64_t end_us) {
+  // _analyze_idle_time_for_stream (breakdown_analysis.py:746-817), rows in
+  // time order (HTA sorts each stream's rows by ts): the gap is ts minus
+  // the previous row's end (end_ts.shift(1)); a host wait when the launch's
+  // ts is after that end (a NaN ts: no launch, never one).
+  IdleStream& s = idle_[row.stream];
+  if (row.file_order) s.file_order = std::min(s.file_order, row.file_order);
+  const int64_t prev_end = s.prev_end_us;
+  s.prev_end_us = end_us;
+  if (s.kernels++ == 0) return;  // the first: no gap (NaN), category other
+  const int64_t gap = start_us - prev_end;
+  if (row.correlation < 0) {
+    ++s.gaps[{false, gap}];
+  } else if (auto it = launch_us_.find(row.correlation); it != launch_us_.end()) {
+    ++s.gaps[{it->second > prev_end, gap}];
+  } else {
+    pending_[row.correlation].push_back(PendingGap{row.stream, prev_end, gap});
+  }
+}
+
+std::vector<IdleGaps> HtaTap::IdleRows() const {
+  // A launch never seen: HTA's index_correlation 0 joins the ts of the
+  // file's first row (README: not reproduced); here no host wait.
+  absl::flat_hash_map<int64_t, IdleStream> idle = idle_;
+  for (const auto& [correlation, gaps] : pending_)
+    for (const PendingGap& p : gaps) ++idle[p.stream].gaps[{false, p.gap_us}];
+  std::vector<IdleGaps> out;
+  for (const auto& [stream, s] : idle) {
+    if (!s.kernels) continue;
+    IdleGaps& g = out.emplace_back();
+    g.stream = stream;
+    g.file_order = s.file_order == UINT64_MAX ? 0 : s.file_order;
+    g.kernels = s.kernels;
+    for (const auto& [key, count] : s.gaps) g.gaps.push_back(IdleGaps::Gap{key.first, key.second, count});
+    std::sort(g.gaps.begin(), g.gaps.end(), [](const IdleGaps::Gap& a, const IdleGaps::Gap& b) {
+      return a.host_wait != b.host_wait ? a.host_wait < b.host_wait : a.gap_us < b.gap_us;
+    });
+  }
+  // HTA's order: each stream's first kernel in the file; unknown ones last.
+  std::sort(out.begin(), out.end(), [](const IdleGaps& a, const IdleGaps& b) {
+    const uint64_t fa = a.file_order ? a.file_order : UINT64_MAX, fb = b.file_order ? b.file_order : UINT64_MAX;
+    return fa != fb ? fa < fb : a.stream < b.stream;
+  });
+  return out;
+}
+
+std::string HtaTap::StreamDtype() const {
+  // normalize_gpu_stream_numbers, then pd.to_numeric(downcast="integer").
+  for (auto [bits, name] : {std::pair{7, "int8"}, {15, "int16"}, {31, "int32"}})
+    if (stream_min_ >= -(int64_t{1} << bits) && stream_max_ < (int64_t{1} << bits)) return name;
+  return "int64";
 }
 
 HtaResult HtaTap::Summarize() const {
@@ -200,6 +267,8 @@ HtaResult HtaTap::Summarize() const {
   for (const auto& [stream, su] : streams_)
     r.streams.push_back(HtaResult::Stream{stream, su.first.Span(), su.first.Busy(), su.second});
   std::sort(r.streams.begin(), r.streams.end(), [](const auto& a, const auto& b) { return a.stream < b.stream; });
+  r.idle = IdleRows();
+  r.stream_dtype = StreamDtype();
   return r;
 }
 

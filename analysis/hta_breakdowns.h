@@ -22,6 +22,9 @@
 //   (breakdown_analysis.py:36-215, 505-640);
 // - comm/comp overlap: |merged comm ∩ merged comp| / |merged comm|
 //   (communication_analysis.py:29-85).
+// - the idle time breakdown (IdleGaps): per stream, the gaps between
+//   consecutive kernels and whether the next was launched after the gap began
+//   (breakdown_analysis.py:746-945).
 // Our intervals are exact ns. HTA works in the file's µs and, when any `ts`
 // is a JSON float, rounds every event (ceil ts, floor ts+dur,
 // trace_parser.py:371-388) as float64 values of the file's µs
@@ -86,6 +89,29 @@ struct KernelRow {
   int64_t sum_ns;    // their exact total
 };
 
+// IdleGaps: the input of HTA's get_idle_time_breakdown
+// (breakdown_analysis.py:746-945) for one stream of a rank. HTA takes the
+// rows of a kernel category (formats::IsHtaKernelCategory) on a stream other
+// than -1, sorts each stream's by ts and looks at each kernel's gap to the
+// previous one's end (HTA's µs: the file's, rounded as HtaRoundedUs): a host
+// wait when its launch (the CPU row of the same correlation) started after
+// that end; else the category follows from the gap and the caller's
+// `consecutive_kernel_delay`, so the gaps are kept by value, not summed.
+struct IdleGaps {
+  int64_t stream = 0;
+  // 1 + the file position of the stream's first kernel
+  // (TraceData::first_kernel_of_tid): HTA lists streams in that order
+  // (`gpu_kernels.stream.unique()` over the file's rows), not by time.
+  uint64_t file_order = 0;
+  uint64_t kernels = 0;  // the first has no gap (HTA's NaN, category other)
+  struct Gap {
+    bool host_wait;
+    int64_t gap_us;   // ts - the previous kernel's end, HTA's µs (may be < 0)
+    uint64_t count;
+  };
+  std::vector<Gap> gaps;  // by (host_wait, gap_us)
+};
+
 // HtaResult: a rank's numbers (ns exact; `*_us` as HTA computes them).
 struct HtaResult {
   bool has_device_rows = false;  // HTA raises IndexError without any
@@ -109,6 +135,12 @@ struct HtaResult {
     uint64_t rows;
   };
   std::vector<Stream> streams;
+  // HTA's idle time breakdown (IdleGaps), one entry per stream with a
+  // kernel, in HTA's order of streams.
+  std::vector<IdleGaps> idle;
+  // The dtype of HTA's `stream` column for this rank (pandas' integer
+  // downcast of every row's stream, -1 for none): int8 .. int64.
+  std::string stream_dtype;
 };
 
 // MicrosAsParsed: the float64 a JSON parser makes of `ns` / 1000 written
@@ -142,8 +174,20 @@ class HtaTap {
   // `stream`/`correlation`: its args, -1 when absent or not numbers;
   // `type`: ClassifyKernel of its name (cached by the caller); `name_id`
   // keys the per-kernel statistics; `sync_name`: "Event Sync"/"Context Sync".
-  void Row(int64_t ts_ns, int64_t file_ts_ns, int64_t dur_ns, int64_t stream, int64_t correlation, KernelType type,
-           uint32_t name_id, bool sync_name);
+  // `idle_kernel`: its category is one of HTA's idle breakdown
+  // (formats::IsHtaKernelCategory); `file_order`: 1 + the file position of
+  // the first such kernel of its tid (TraceData::first_kernel_of_tid), 0 if
+  // unknown.
+  struct RowFacts {
+    int64_t ts_ns = 0, file_ts_ns = 0, dur_ns = 0;
+    int64_t stream = -1, correlation = -1;
+    KernelType type = KernelType::kOther;
+    uint32_t name_id = 0;
+    bool sync_name = false;
+    bool idle_kernel = false;
+    uint64_t file_order = 0;
+  };
+  void Row(const RowFacts& row);
 
   // Finish: the results; `name_of(id)` gives a kernel's plain name.
   template <typename NameOf>
@@ -162,6 +206,26 @@ class HtaTap {
   };
   HtaResult Summarize() const;
   void KernelRows(HtaResult* r) const;
+  // Launch: a kept CPU row of `correlation` started at `ts_us` (HTA's µs).
+  void Launch(int64_t correlation, int64_t ts_us);
+  // IdleKernel: a kept kernel of HTA's idle breakdown, [start_us, end_us].
+  void IdleKernel(const RowFacts& row, int64_t start_us, int64_t end_us);
+  std::vector<IdleGaps> IdleRows() const;
+  std::string StreamDtype() const;
+
+  // HTA's idle breakdown, per stream: the previous kernel's end and the
+  // gaps by (host wait, µs).
+  struct IdleStream {
+    uint64_t file_order = UINT64_MAX;
+    uint64_t kernels = 0;
+    int64_t prev_end_us = 0;
+    absl::flat_hash_map<std::pair<bool, int64_t>, uint64_t> gaps;
+  };
+  // A gap whose kernel's launch has not been seen yet (later in time: a
+  // clock skew, or none in the trace).
+  struct PendingGap {
+    int64_t stream, prev_end_us, gap_us;
+  };
 
   const int64_t filter_end_ns_;
   absl::flat_hash_set<int64_t> kept_correlations_;  // of CPU rows before the filter's end
@@ -171,6 +235,12 @@ class HtaTap {
   uint64_t device_rows_ = 0;
   absl::flat_hash_map<uint32_t, PerName> stats_;  // by name id
   absl::flat_hash_map<int64_t, std::pair<IntervalUnion, uint64_t>> streams_;
+  absl::flat_hash_map<int64_t, IdleStream> idle_;
+  // correlation -> the HTA µs ts of its CPU row (one entry per launch kept,
+  // as HTA's index_correlation), and the gaps waiting for one.
+  absl::flat_hash_map<int64_t, int64_t> launch_us_;
+  absl::flat_hash_map<int64_t, std::vector<PendingGap>> pending_;
+  int64_t stream_min_ = -1, stream_max_ = -1;  // over every row (HTA's dtype)
   std::vector<std::pair<uint32_t, std::string>> names_;
 };
 

@@ -53,6 +53,9 @@ const std::vector<formats::TableSpec>& TableSpecs() {
       {"idle_time",
        {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"stream", "INTEGER"}, {"span_ns", "INTEGER"},
         {"busy_ns", "INTEGER"}, {"idle_ns", "INTEGER"}, {"kernels", "INTEGER"}}},
+      {"idle_gaps",
+       {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"stream", "INTEGER"}, {"stream_order", "INTEGER"},
+        {"host_wait", "INTEGER"}, {"gap_us", "INTEGER"}, {"gaps", "INTEGER"}, {"hta_stream_dtype", "TEXT"}}},
       {"op_summary",
        {{"input", "INTEGER"}, {"rank", "INTEGER"}, {"iteration", "INTEGER"}, {"device", "TEXT"}, {"cat", "TEXT"},
         {"name", "TEXT"}, {"counts", "INTEGER"}, {"total_duration", "INTEGER"}, {"total_duration_ns", "INTEGER"},
@@ -97,7 +100,7 @@ std::vector<Table> PerInputTables() {
   return {Table::kSystemMetrics, Table::kFrameworkMetrics, Table::kDataloaderMetrics, Table::kLowGpuUtilization,
           Table::kSteps,
           Table::kPhaseByStep,   Table::kTemporalBreakdown, Table::kKernelBreakdown,  Table::kKernelTypeBreakdown,
-          Table::kCommCompOverlap, Table::kIdleTime, Table::kOpSummary, Table::kCollectives};
+          Table::kCommCompOverlap, Table::kIdleTime, Table::kIdleGaps, Table::kOpSummary, Table::kCollectives};
 }
 
 std::string TablesFileName(int shard_index, int shard_count) {

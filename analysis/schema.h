@@ -29,6 +29,7 @@ enum class Table : int {
   kKernelTypeBreakdown,  // HTA get_gpu_kernel_breakdown, per type (first frame), per rank and job
   kCommCompOverlap,    // HTA get_comm_comp_overlap
   kIdleTime,           // per rank and stream: span, busy, idle
+  kIdleGaps,           // HTA get_idle_time_breakdown's input: per rank, stream and gap between kernels
   kOpSummary,          // HTA's TraceDiff summary: per rank, iteration, device, category and name
   kCollectives,        // per rank and collective instance (analysis/collectives.h)
   kCollectiveInstances,  // per collective instance, across its ranks

@@ -166,7 +166,9 @@ TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats
   kernel_type_.assign(d_->strings.size(), 0);
   step_name_.assign(d_->strings.size(), 0);
   dataloader_name_.assign(d_->strings.size(), 0);
+  idle_cat_.assign(d_->strings.size(), 0);
   for (uint32_t i = 0; i < d_->strings.size(); ++i) {
+    idle_cat_[i] = formats::IsHtaKernelCategory(d_->strings[i]);
     if (d_->strings[i] == "Trace") trace_cat_ = i;
     if (d_->strings[i] == "cpu_op") cpu_op_cat_ = i;
   }
@@ -299,8 +301,21 @@ void TablesTap::Span(const formats::Event& e, int64_t ts, int64_t dur, std::stri
     }
     const int8_t kt = kernel_type_[e.name];
     // The file's own ts for HTA's rounding: before our shift and its time base.
-    hta_.Row(ts, ts - shift_ns_ - file_base_ns_, dur, stream, correlation,
-             static_cast<KernelType>((kt & (kSyncName - 1)) - 1), e.name, (kt & kSyncName) != 0);
+    HtaTap::RowFacts row;
+    row.ts_ns = ts;
+    row.file_ts_ns = ts - shift_ns_ - file_base_ns_;
+    row.dur_ns = dur;
+    row.stream = stream;
+    row.correlation = correlation;
+    row.type = static_cast<KernelType>((kt & (kSyncName - 1)) - 1);
+    row.name_id = e.name;
+    row.sync_name = (kt & kSyncName) != 0;
+    if (e.cat < idle_cat_.size() && idle_cat_[e.cat]) {
+      row.idle_kernel = true;
+      const auto& first = d_->first_kernel_of_tid;
+      row.file_order = e.tid < first.size() ? first[e.tid] : 0;
+    }
+    hta_.Row(row);
     OpSummary(e, ts, dur, stream, correlation, (stream >= 0 && correlation >= 0) || (kt & kSyncName) != 0);
   }
   if (!dataloader_name_[e.name]) dataloader_name_[e.name] = IsDataloaderName(d_->strings[e.name]) ? 2 : 1;

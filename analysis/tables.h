@@ -125,6 +125,7 @@ class TablesTap {
   std::vector<int8_t> kernel_type_;       // name id -> KernelType + 1 (0 unknown)
   std::vector<int8_t> step_name_;         // name id -> contains "Step" (+1), 0 unknown
   std::vector<int8_t> dataloader_name_;   // name id -> a data-loading name (+1), 0 unknown
+  std::vector<uint8_t> idle_cat_;         // string id -> a category of HTA's idle breakdown
   // phase_by_step while tapping: (step, phase key) -> (ns, events); keys named at Finish.
   absl::flat_hash_map<std::pair<int64_t, uint64_t>, std::pair<int64_t, uint64_t>> phases_;
   // The last entry of phases_ used: consecutive events mostly share their

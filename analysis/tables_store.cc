@@ -37,6 +37,32 @@ std::string MaskName(int mask) {
   return absl::StrJoin(parts, " overlapping ");
 }
 
+// IdleGapRows: idle_gaps, per stream in HTA's order (stream_order 0, 1,
+// ..): its first kernel (no gap: gap_us NULL, HTA's NaN), then its gaps by
+// (host_wait, gap_us) with their count.
+void IdleGapRows(const InputFacts& r, const HtaResult& h, formats::RowBatch* b) {
+  int64_t order = 0;
+  for (const IdleGaps& s : h.idle) {
+    auto row = [&](bool host_wait) {
+      InputCells(r, b);
+      b->Int(s.stream);
+      b->Int(order);
+      b->Int(host_wait);
+    };
+    row(false);
+    b->Null();
+    b->Int(1);
+    b->Text(h.stream_dtype);
+    for (const IdleGaps::Gap& g : s.gaps) {
+      row(g.host_wait);
+      b->Int(g.gap_us);
+      b->Int(static_cast<int64_t>(g.count));
+      b->Text(h.stream_dtype);
+    }
+    ++order;
+  }
+}
+
 void HtaRows(const InputFacts& r, const HtaResult& h, std::vector<formats::RowBatch>* out) {
   auto& tb = (*out)[0];
   InputCells(r, &tb);
@@ -98,6 +124,7 @@ void HtaRows(const InputFacts& r, const HtaResult& h, std::vector<formats::RowBa
     it.Int(h.idle_ns);
     it.Int(static_cast<int64_t>(h.device_rows));
   }
+  IdleGapRows(r, h, &(*out)[5]);
 }
 
 }  // namespace
@@ -157,7 +184,7 @@ std::vector<formats::RowBatch> InputRows(const InputFacts& r, const InputTables*
   std::vector<formats::RowBatch> hta = {
       formats::RowBatch(TableIndex(Table::kTemporalBreakdown)), formats::RowBatch(TableIndex(Table::kKernelBreakdown)),
       formats::RowBatch(TableIndex(Table::kKernelTypeBreakdown)), formats::RowBatch(TableIndex(Table::kCommCompOverlap)),
-      formats::RowBatch(TableIndex(Table::kIdleTime))};
+      formats::RowBatch(TableIndex(Table::kIdleTime)), formats::RowBatch(TableIndex(Table::kIdleGaps))};
   HtaRows(r, t->hta, &hta);
   for (auto& h : hta) out.push_back(std::move(h));
   return out;

@@ -27,12 +27,19 @@ std::string_view Arena::Copy(std::string_view bytes) {
 
 TraceBuilder::TraceBuilder() { Reset(); }
 
+bool IsHtaKernelCategory(std::string_view cat) {
+  for (std::string_view k : {"kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy", "Memcpy", "mtia_ccp_events"})
+    if (cat == k) return true;
+  return false;
+}
+
 void TraceBuilder::Reset() {
   data_ = std::make_unique<TraceData>();
   time_base_applied_ = false;
   data_->strings.emplace_back();
   step_of_name_.clear();
   hook_of_name_.clear();
+  kernel_cat_.clear();
   memory_counter_name_.clear();
   counter_ph_ = 0;
   strings_.clear();
@@ -54,6 +61,10 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
       Hook(it->second, kStepHook);
     }
     if (data_->strings.back().substr(0, 8) == "[memory]") Hook(it->second, kMemoryHook);
+    if (IsHtaKernelCategory(data_->strings.back())) {
+      kernel_cat_.resize(it->second + 1, 0);
+      kernel_cat_[it->second] = 1;
+    }
     // Collectives are digested after the sort (pipeline/convert/decode_input.cc):
     // here only the class of the name, once.
     if (CollectiveClass c = ClassifyCollectiveName(data_->strings.back()); c != CollectiveClass::kNone) {
@@ -62,6 +73,13 @@ uint32_t TraceBuilder::InternString(std::string_view raw_body) {
     }
   }
   return it->second;
+}
+
+void TraceBuilder::NoteKernel(const Event& e) {
+  if (e.phase != 'X') return;
+  std::vector<uint64_t>& first = data_->first_kernel_of_tid;
+  if (first.size() <= e.tid) first.resize(e.tid + 1, 0);
+  if (!first[e.tid]) first[e.tid] = data_->events.size();  // 1 + its index
 }
 
 void TraceBuilder::Hook(uint32_t name, NameHook hook) {
@@ -256,6 +274,7 @@ std::unique_ptr<TraceData> TraceBuilder::Finish() {
   for (TrackTimeline& t : data_->timeline.tracks) data_->timeline.steps_dropped += NormalizeSteps(&t.steps);
   step_of_name_.clear();
   hook_of_name_.clear();
+  kernel_cat_.clear();
   memory_counter_name_.clear();
   strings_.clear();
   tokens_.clear();

@@ -126,6 +126,13 @@ struct TraceData {
   // string id -> CollectiveClass of an event of that name (collectives.h);
   // only as long as the highest id of a collective name.
   std::vector<uint8_t> collective_of_name;
+  // tid string id -> 1 + the index, in file order, of the first `X` event
+  // with that tid whose category is one HTA counts as a kernel in its idle
+  // time breakdown (`kernel`, `Kernel`, `gpu_memset`, `Memset`,
+  // `gpu_memcpy`, `Memcpy`, `mtia_ccp_events`); 0 none. Only as long as the
+  // highest such tid: HTA lists a rank's streams in the order of their first
+  // kernel in the file (analysis/hta_breakdowns.h), which the sort loses.
+  std::vector<uint64_t> first_kernel_of_tid;
   Timeline timeline;                      // steps (and tracks) for the run report
   uint32_t id_count = 0;                  // ids are 1..id_count
   // Events a builder added that the input does not hold (memory counters
@@ -160,6 +167,12 @@ uint64_t ShiftEventTimes(std::vector<Event, LargeAllocator<Event>>* events, int6
 // them. Returns the number of events removed (the callers count them as
 // dropped `empty_process`).
 uint64_t DropEmptyProcesses(TraceData* data);
+
+// IsHtaKernelCategory: `cat` (a sanitized JSON string body) is a category
+// HTA's idle time breakdown counts as a kernel (HolisticTraceAnalysis
+// breakdown_analysis.py:852-860: kernel, Kernel, gpu_memset, Memset,
+// gpu_memcpy, Memcpy, mtia_ccp_events).
+bool IsHtaKernelCategory(std::string_view cat);
 
 class TraceBuilder {
  public:
@@ -209,6 +222,7 @@ class TraceBuilder {
   void AddEvent(const Event& e) {
     data_->events.push_back(e);
     if (e.name < hook_of_name_.size() && hook_of_name_[e.name]) OnHookedName(e);
+    if (e.cat < kernel_cat_.size() && kernel_cat_[e.cat]) NoteKernel(e);
   }
   // DeriveMemoryCounters turns the memory hook on or off (off by default:
   // a decoder that copies events from another builder, as smdebug's does,
@@ -246,6 +260,8 @@ class TraceBuilder {
   void NoteStep(const Event& e);
   void NoteMemory(const Event& e);
   void Hook(uint32_t name, NameHook hook);
+  // NoteKernel: TraceData::first_kernel_of_tid for `e` (just added).
+  void NoteKernel(const Event& e);
 
   std::unique_ptr<TraceData> data_;
   bool time_base_applied_ = false;
@@ -254,6 +270,9 @@ class TraceBuilder {
   std::vector<int64_t> step_of_name_;
   // string id -> NameHook bits; only as long as the highest hooked id.
   std::vector<uint8_t> hook_of_name_;
+  // string id -> 1 if HTA's idle breakdown counts that category as a
+  // kernel; only as long as the highest such id.
+  std::vector<uint8_t> kernel_cat_;
   bool derive_memory_counters_ = false;
   // Memory counters: "<Device Type>|<Device Id>" raw args -> counter name id.
   absl::flat_hash_map<std::string, uint32_t> memory_counter_name_;

@@ -17,6 +17,7 @@ import tempfile
 import warnings
 from typing import Dict, List, Optional
 
+import numpy as np
 import pandas as pd
 
 # HTA's get_temporal_breakdown: (column, dtype) in its order.
@@ -262,6 +263,45 @@ class TraceAnalysis(_Converted):
         without communication), by rank. `visualize` draws nothing."""
         return self._frame(_OVERLAP, "comm_comp_overlap", "rank, \"input\"")
 
+    def get_idle_time_breakdown(
+        self,
+        ranks: Optional[List[int]] = None,
+        streams: Optional[List[int]] = None,
+        visualize: bool = True,
+        visualize_pctg: bool = True,
+        show_idle_interval_stats: bool = False,
+        consecutive_kernel_delay: int = 30,
+    ):
+        """HTA's get_idle_time_breakdown: per rank (default [0]) and stream
+        (default: every stream with a kernel, in the order of its first kernel
+        in the file, as HTA), the time between consecutive kernels as
+        `host_wait` (the next kernel was launched after the previous one
+        ended), `kernel_wait` (a gap under `consecutive_kernel_delay`, in the
+        trace's µs) or `other`: a tuple of two DataFrames as HTA returns them,
+        (rank, stream, idle_category, idle_time, idle_time_ratio) and, with
+        `show_idle_interval_stats`, the gaps' count, mean, std, min,
+        quartiles and max per category (else None). HTA's dtypes: `stream`
+        that of its trace's stream column (int8 .. int64; str when
+        `visualize`, as HTA converts it to draw). Made from the `idle_gaps`
+        table (README). Raises ValueError for a rank without GPU kernels."""
+        if ranks is None or len(ranks) == 0:
+            ranks = [0]
+        rows = self._query(
+            'SELECT "input", rank, stream, stream_order, host_wait, gap_us, gaps, hta_stream_dtype '
+            'FROM idle_gaps ORDER BY "input", stream_order, rowid')
+        frames, stats = [], []
+        for rank in ranks:
+            mine = rows[rows["rank"] == rank]
+            if mine.empty:
+                raise ValueError(f"rank {rank} has no GPU kernels in these traces (or no trace)")
+            mine = mine[mine["input"] == mine["input"].iloc[0]]  # HTA reads one trace per rank
+            frame, stat = _idle_rank(rank, mine, streams, visualize, visualize_pctg, show_idle_interval_stats,
+                                     consecutive_kernel_delay)
+            frames.append(frame)
+            if stat is not None:
+                stats.append(stat)
+        return pd.concat(frames), (pd.concat(stats) if show_idle_interval_stats else None)
+
     def get_collectives(self) -> pd.DataFrame:
         """Every collective op of every rank, matched across ranks (HTA has no
         such call; the `collectives` table): `instance`, `process_group`,
@@ -283,6 +323,78 @@ class TraceAnalysis(_Converted):
         `waited_ns` (its own); by rank. The rank that kept the others waiting
         has the largest `caused_ns`."""
         return self._frame(_RANK_WAITS, "rank_waits", "rank")
+
+# HTA's IdleTimeType values and the names its frames show.
+_HOST_WAIT, _KERNEL_WAIT, _OTHER = 0, 1, 2
+_IDLE_NAMES = {_HOST_WAIT: "host_wait", _KERNEL_WAIT: "kernel_wait", _OTHER: "other"}
+
+
+def _idle_stream(stream, gaps: pd.DataFrame, show_stats: bool, delay: int):
+    """HTA's _analyze_idle_time_for_stream (breakdown_analysis.py:746-817)
+    over one stream's gaps: each (host_wait, gap_us) row stands for `gaps`
+    kernels, a NULL gap for the stream's first (HTA's NaN)."""
+    counts = gaps["gaps"].to_numpy(dtype="int64")
+    interval = np.repeat(gaps["gap_us"].to_numpy(dtype="float64"), counts)
+    host = np.repeat(gaps["host_wait"].to_numpy(dtype="bool"), counts)
+    category = np.full(len(interval), _OTHER, dtype="int64")
+    category[host] = _HOST_WAIT
+    with np.errstate(invalid="ignore"):
+        category[~host & (interval < delay)] = _KERNEL_WAIT
+    kernels = pd.DataFrame({"idle_interval": interval, "idle_category": category})
+    grouped = kernels.groupby("idle_category")
+    stats = None
+    if show_stats:
+        stats = grouped.idle_interval.describe()
+        stats.insert(0, "stream", stream)
+    result = pd.DataFrame(grouped.idle_interval.sum())
+    total = result.idle_interval.sum()
+    result["stream"] = stream
+    result["idle_time_ratio"] = result["idle_interval"] / total
+    result.rename(columns={"idle_interval": "idle_time"}, inplace=True)
+    return result, stats
+
+
+def _idle_rank(rank, rows: pd.DataFrame, streams, visualize, visualize_pctg, show_stats, delay):
+    """HTA's BreakdownAnalysis.get_idle_time_breakdown (breakdown_analysis.py:819-945)
+    for one rank's idle_gaps rows."""
+    as_stream = np.dtype(rows["hta_stream_dtype"].iloc[0]).type
+    if streams is None or len(streams) == 0:
+        streams = [as_stream(s) for s in rows.drop_duplicates("stream_order")["stream"]]
+    results, stats = [], []
+    for stream in streams:
+        result, stat = _idle_stream(stream, rows[rows["stream"] == stream], show_stats, delay)
+        results.append(result)
+        if stat is not None:
+            stats.append(stat)
+    df = pd.concat(results)
+    df.rename(mapper=_IDLE_NAMES, axis=0, inplace=True)
+    df.reset_index(inplace=True)
+    if visualize:
+        df["stream"] = df.stream.astype(str)  # as HTA's, which draws it so
+        _idle_bar(df, rank, visualize_pctg)
+    df["rank"] = rank
+    stats_df = pd.concat(stats).round(2) if show_stats else None
+    if stats_df is not None:
+        stats_df.insert(0, "rank", rank)
+        stats_df.rename(mapper=_IDLE_NAMES, axis=0, inplace=True)
+    return df[["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]].round(2), stats_df
+
+
+def _idle_bar(df: pd.DataFrame, rank, pctg: bool) -> None:
+    """HTA's chart of one rank's idle time per stream."""
+    try:
+        import plotly.express as px
+    except ImportError:
+        warnings.warn("visualize=True needs plotly (apt-get install python3-plotly)")
+        return
+    fig = px.bar(df, x="stream", y="idle_time_ratio" if pctg else "idle_time", color="idle_category",
+                 hover_data=["idle_time", "idle_time_ratio"], title=f"Idle time breakdown on rank {rank} per CUDA stream")
+    if pctg:
+        fig.update_layout(yaxis_tickformat=".2%", yaxis_title="Percentage", legend_title="Idle Time Breakdown")
+    else:
+        fig.update_layout(yaxis_title="Idle time (us)", legend_title="Idle Time Breakdown")
+    fig.show()
+
 
 def _bar(df: pd.DataFrame) -> None:
     """HTA's chart of the temporal breakdown (fractions of kernel time per rank)."""

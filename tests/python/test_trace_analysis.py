@@ -83,6 +83,64 @@ def test_breakdown_arguments_beyond_the_tables_are_refused():
         t.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=False)
 
 
+# HTA's get_idle_time_breakdown (make_expected_idle.py): (case, folder, the
+# dtype HTA's stream column had there, arguments beyond ranks/visualize).
+IDLE_CASES = [
+    ("trace_filter", "hta/trace_filter", "int16", {}),  # stream 203: int16; streams not in time order
+    ("trace_filter", "hta/trace_filter", "int16", {"consecutive_kernel_delay": 5}),
+    ("tb_plugin", "kineto-tb-plugin/resnet50_num_workers_0", "int8", {}),
+    ("ns_resolution", "hta/ns_resolution_trace", "int8", {}),  # float ts: HTA's rounding
+    ("trace_compare_base", "hta/trace_compare/base", "int8", {}),  # one kernel kept: ratio NaN
+]
+
+
+def hta_idle(case, kwargs, stream_dtype):
+    """HTA's two frames as it returned them: the first with a 0.. index per
+    rank, concatenated; the second indexed by idle_category."""
+    suffix = "".join(f"_delay{v}" for v in kwargs.values())
+    frame = pd.read_csv(os.path.join(DATA, "tables", f"hta_{case}_idle{suffix}.csv"))
+    frame = frame.astype({"rank": "int64", "stream": stream_dtype, "idle_time": "float64",
+                          "idle_time_ratio": "float64"})
+    frame.index = frame.groupby("rank").cumcount()
+    stats = pd.read_csv(os.path.join(DATA, "tables", f"hta_{case}_idle{suffix}_stats.csv"), index_col="idle_category")
+    stats = stats.astype({c: ("int64" if c == "rank" else stream_dtype if c == "stream" else "float64")
+                          for c in stats.columns})
+    return frame, stats
+
+
+@pytest.mark.parametrize("case,folder,stream_dtype,kwargs", IDLE_CASES)
+def test_idle_time_breakdown_equals_htas(case, folder, stream_dtype, kwargs):
+    t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, folder))
+    expected, expected_stats = hta_idle(case, kwargs, stream_dtype)
+    ranks = sorted(expected["rank"].unique().tolist())
+    got, stats = t.get_idle_time_breakdown(ranks=ranks, visualize=False, show_idle_interval_stats=True, **kwargs)
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(stats, expected_stats)
+    assert str(got["stream"].dtype) == stream_dtype
+    plain, none = t.get_idle_time_breakdown(ranks=ranks, visualize=False, **kwargs)
+    assert none is None
+    pd.testing.assert_frame_equal(plain, expected)
+
+
+def test_idle_time_breakdown_arguments(monkeypatch):
+    t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, "hta", "trace_filter"))
+    expected, _ = hta_idle("trace_filter", {}, "int16")
+    # Default ranks: [0], as HTA's. Streams named by the caller: in that
+    # order, the column then of the caller's type (python ints: int64).
+    got, _ = t.get_idle_time_breakdown(visualize=False)
+    pd.testing.assert_frame_equal(got, expected[expected["rank"] == 0])
+    got, _ = t.get_idle_time_breakdown(ranks=[1], streams=[7, 23], visualize=False)
+    assert got["stream"].tolist() == [7] * 3 + [23] * 3 and str(got["stream"].dtype) == "int64"
+    assert got["idle_time"].tolist() == [156827.0, 1816.0, 281064.0, 596313.0, 100.0, 0.0]
+    # visualize=True: HTA's stream column becomes str to draw it.
+    plotly = pytest.importorskip("plotly.graph_objects")
+    monkeypatch.setattr(plotly.Figure, "show", lambda self, *a, **k: None)
+    got, _ = t.get_idle_time_breakdown(ranks=[0], visualize=True)
+    assert got["stream"].tolist()[:3] == ["23", "23", "23"] and got["stream"].dtype == object
+    with pytest.raises(ValueError, match="rank 5 has no GPU kernels"):
+        t.get_idle_time_breakdown(ranks=[5], visualize=False)
+
+
 def test_collectives_frames_are_the_tables_rows():
     # The sample job (HTA's trace_filter pair): 20 SendRecv ops, 18 instances
     # (two shared by both ranks), rank 1 last at both: 27,187 us of rank 0's

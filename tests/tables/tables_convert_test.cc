@@ -56,7 +56,7 @@ TEST_F(TablesConvertTest, HostileNamesAreData) {
   EXPECT_EQ(rows[3][0], "op\xEF\xBF\xBD\xEF\xBF\xBD" "end");  // U+FFFD per invalid byte, as the traces
   EXPECT_EQ(rows[1][3], "5000");
   // Every table is still there.
-  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "18");
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'")[1][0], "19");
   EXPECT_EQ(Query(db, "SELECT path FROM inputs")[1][0], in);
 }
 

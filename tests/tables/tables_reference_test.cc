@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -144,6 +145,38 @@ TEST_F(TablesReferenceTest, OpSummaryIsHtasTraceDiffSummary) {
                {"counts", "total_duration"}, {});
     EXPECT_EQ(Query(db, "SELECT * FROM op_summary").size(), ReadCsv(ExpectedPath(csv)).size());
   }
+}
+
+// Issue 39: idle_gaps summed as HTA's get_idle_time_breakdown sums them
+// (consecutive_kernel_delay 30 and 5) equal HTA's own frames
+// (make_expected_idle.py), and its streams come in HTA's order: that of each
+// stream's first kernel in the file (trace_filter: not the order in time).
+TEST_F(TablesReferenceTest, IdleGapsAreHtasIdleTimeBreakdown) {
+  const std::vector<std::tuple<std::string, std::string, int>> cases = {
+      {"hta/trace_filter", "trace_filter", 30},
+      {"hta/trace_filter", "trace_filter", 5},
+      {"kineto-tb-plugin/resnet50_num_workers_0", "tb_plugin", 30},
+      {"hta/ns_resolution_trace", "ns_resolution", 30},
+      {"hta/trace_compare/base", "trace_compare_base", 30}};
+  for (const auto& [folder, name, delay] : cases) {
+    SCOPED_TRACE(name + " " + std::to_string(delay));
+    const std::string db = Tables({DataPath(folder)}, "--tables=summary");
+    const std::string category = "CASE WHEN host_wait THEN 'host_wait' WHEN gap_us < " + std::to_string(delay) +
+                                 " THEN 'kernel_wait' ELSE 'other' END";
+    const std::string sql = "SELECT rank, stream, " + category +
+                            " AS idle_category, TOTAL(gap_us * gaps) AS idle_time, SUM(gaps) AS gaps, "
+                            "MIN(stream_order) AS stream_order FROM idle_gaps GROUP BY rank, stream, idle_category "
+                            "ORDER BY rank, stream_order, idle_category";
+    const std::string csv = "hta_" + name + "_idle" + (delay == 30 ? "" : "_delay" + std::to_string(delay)) + ".csv";
+    ExpectRows(db, sql, csv, {"rank", "stream", "idle_category"}, {"idle_time"}, {});
+    const Rows ours = Query(db, sql), hta = ReadCsv(ExpectedPath(csv));
+    ASSERT_EQ(ours.size(), hta.size());
+    for (size_t i = 1; i < ours.size(); ++i)  // HTA's row order: streams as in the file
+      EXPECT_EQ(Num(ours[i][1]), Num(hta[i][1])) << "row " << i;
+  }
+  const Rows order = Query(Tables({DataPath("hta/trace_filter")}, "--tables=summary"),
+                           "SELECT DISTINCT stream FROM idle_gaps WHERE rank = 0 ORDER BY stream_order");
+  EXPECT_EQ(order, (Rows{{"stream"}, {"23"}, {"84"}, {"25"}, {"7"}, {"203"}}));  // in time: 23, 84, 7, 25, 203
 }
 
 // PandasFrame's de-duplicated system metrics of smdebug's test folder.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 #include <utility>
 
@@ -94,6 +95,59 @@ TEST(TablesHta, IntervalsMergeWhenTheyTouch) {
   u.Add(30, 35);
   EXPECT_EQ(u.Busy(), 25);
   EXPECT_EQ(u.Span(), 35);
+}
+
+// Issue 39: HTA's idle time breakdown's gaps (breakdown_analysis.py:746-945),
+// rows in time order as the tap gets them, integer µs (ns = µs * 1000).
+TEST(TablesHta, IdleGapsAreHtasPerStreamGaps) {
+  HtaTap tap(INT64_MIN);
+  auto row = [&](int64_t ts_us, int64_t dur_us, int64_t stream, int64_t correlation, bool kernel, uint64_t order) {
+    HtaTap::RowFacts r;
+    r.ts_ns = r.file_ts_ns = ts_us * 1000;
+    r.dur_ns = dur_us * 1000;
+    r.stream = stream;
+    r.correlation = correlation;
+    r.type = KernelType::kComputation;
+    r.idle_kernel = kernel;
+    r.file_order = order;
+    tap.Row(r);
+  };
+  row(100, 5, -1, 1, false, 0);   // launch of 1
+  row(110, 10, 7, 1, true, 50);   // stream 7's first kernel (no gap), ends 120
+  row(118, 2, -1, 2, false, 0);   // launch of 2 before 120: not a host wait
+  row(125, 5, 7, 2, true, 50);    // gap 5 (< 30: kernel wait), ends 130
+  row(140, 3, -1, 3, false, 0);   // launch of 3 after 130: host wait
+  row(150, 5, 7, 3, true, 50);    // gap 20, host wait, ends 155
+  row(200, 1, 3, 9, true, 20);    // stream 3: first in the file (order 20), later in time
+  row(300, 1, 3, 8, true, 20);    // gap 299 - ... = 99; launch of 8 comes later in time:
+  row(350, 1, -1, 8, false, 0);   //   launched at 350 > 201: a host wait once seen
+  row(400, 1, 3, 77, true, 20);   // gap 99, launch never seen: not a host wait
+  row(500, 1, 3, -1, true, 20);   // gap 99, no correlation: not a host wait
+  row(600, 9, 3, 10, false, 20);  // not a kernel category (e.g. gpu_user_annotation): no gap
+  row(700, 1, 5, -1, true, 0);    // stream 5: order unknown, listed last
+  row(90, 1, 0, -1, false, 0);    // (out of order on purpose: only min/max of streams)
+  const HtaResult r = tap.Finish([](uint32_t) { return std::string("k"); });
+  ASSERT_EQ(r.idle.size(), 3u);
+  EXPECT_EQ(r.idle[0].stream, 3);  // file order, not time
+  EXPECT_EQ(r.idle[1].stream, 7);
+  EXPECT_EQ(r.idle[2].stream, 5);
+  EXPECT_EQ(r.idle[0].kernels, 4u);
+  auto gaps = [](const IdleGaps& g) {
+    std::vector<std::tuple<bool, int64_t, uint64_t>> v;
+    for (const auto& x : g.gaps) v.emplace_back(x.host_wait, x.gap_us, x.count);
+    return v;
+  };
+  using G = std::vector<std::tuple<bool, int64_t, uint64_t>>;
+  EXPECT_EQ(gaps(r.idle[0]), (G{{false, 99, 2}, {true, 99, 1}}));
+  EXPECT_EQ(gaps(r.idle[1]), (G{{false, 5, 1}, {true, 20, 1}}));
+  EXPECT_EQ(gaps(r.idle[2]), G{});
+  EXPECT_EQ(r.idle[2].kernels, 1u);
+  EXPECT_EQ(r.stream_dtype, "int8");
+  HtaTap wide(INT64_MIN);
+  HtaTap::RowFacts big;
+  big.stream = 203;
+  wide.Row(big);
+  EXPECT_EQ(wide.Finish([](uint32_t) { return std::string(); }).stream_dtype, "int16");
 }
 
 }  // namespace
