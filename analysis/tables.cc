@@ -150,7 +150,9 @@ TablesTap::TablesTap(TablesCollector* collector, InputFacts facts, const formats
       collective_rows_(r_, data),
       hta_([&] {
         // HTA's iteration filter (trace.py:873-886) needs two ProfilerStep
-        // names; HTA counts them over all ranks, we per rank (README).
+        // names; HTA counts them over all ranks, we per rank (README). Not
+        // with include_last_profiler_step=True (--hta-last-step).
+        if (collector->hta_last_step()) return INT64_MIN;
         int names = 0;
         for (std::string_view s : data->strings) names += s.rfind("ProfilerStep#", 0) == 0 && s.size() > 13;
         if (names < 2 || r_.steps.empty()) return INT64_MIN;

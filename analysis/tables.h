@@ -158,6 +158,9 @@ struct TablesStart {
   std::string file_name;  // tables.sqlite (TablesFileName)
   std::string tmp_dir;    // SQLite's temporary files
   TablesMode mode = TablesMode::kSummary;
+  // HTA's tables keep each rank's last ProfilerStep (--hta-last-step: HTA's
+  // include_last_profiler_step=True), else HTA's default filter applies.
+  bool hta_last_step = false;
   uint64_t cache_bytes = 8 << 20;  // SQLite's page cache (TablesBudget)
   uint64_t queue_bytes = 8 << 20;  // row batches waiting for the writer thread
   // Resumable (a convert job): written at OUTDIR/PartialTablesName(file_name)
@@ -182,6 +185,7 @@ class TablesCollector {
   // Errors: of the open, or of the copy from `previous`.
   static absl::StatusOr<std::unique_ptr<TablesCollector>> Start(const TablesStart& how);
   TablesMode mode() const { return mode_; }
+  bool hta_last_step() const { return hta_last_step_; }
   // Tap: a fresh tap for input `r` (one output at a time holds it).
   TablesTap Tap(InputFacts r, const formats::TraceData* data) { return TablesTap(this, std::move(r), data); }
   // Keep stores input `index`'s aggregates. Thread-safe.
@@ -222,6 +226,7 @@ class TablesCollector {
   absl::Status WriteRecords(const JobFacts& summary);
 
   TablesMode mode_ = TablesMode::kOff;
+  bool hta_last_step_ = false;
   std::unique_ptr<formats::SqliteWriter> writer_;
   std::mutex mu_;
   std::map<int64_t, InputTables> inputs_;

@@ -217,6 +217,7 @@ absl::Status SortAggregates(formats::SqliteWriter* w) {
 absl::StatusOr<std::unique_ptr<TablesCollector>> TablesCollector::Start(const TablesStart& how) {
   auto c = std::unique_ptr<TablesCollector>(new TablesCollector);
   c->mode_ = how.mode;
+  c->hta_last_step_ = how.hta_last_step;
   formats::SqliteWriter::Options o;
   o.final_path = how.out_dir + "/" + how.file_name;
   if (how.resumable) o.work_path = how.out_dir + "/" + PartialTablesName(how.file_name);

@@ -89,6 +89,9 @@ struct ConvertOptions {
   // (output_parts.h); 0: never.
   uint64_t max_output_bytes = 256ull << 20;
   TablesMode tables = TablesMode::kOff;  // --tables [summary|full]
+  // --hta-last-step: HTA's tables keep each rank's last ProfilerStep (HTA's
+  // include_last_profiler_step=True); by default they leave it out, as HTA.
+  bool hta_last_step = false;
   std::optional<FollowOptions> follow;   // --follow: a follow job (RunFollow), not one convert
   // Set by the follow job on each window's convert: keep the events that
   // start in the window, and add a `follow` member to its manifest.

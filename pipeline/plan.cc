@@ -286,6 +286,7 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
   if (opts.align_clocks != AlignClocks::kAuto) absl::StrAppend(&f, "|align-clocks:", static_cast<int>(opts.align_clocks));
   if (opts.ranks) absl::StrAppend(&f, "|ranks:", opts.ranks->ToString());
   if (opts.max_output_bytes != (256ull << 20)) absl::StrAppend(&f, "|max-output-bytes:", opts.max_output_bytes);
+  if (opts.hta_last_step) absl::StrAppend(&f, "|hta-last-step");
   for (size_t i = 0; i < records.size(); ++i)
     absl::StrAppend(&f, "|", records[i].path, ":", plans[i].bytes, ":", plans[i].mtime_ns);
   jp.fingerprint = absl::StrFormat("%08x", libdeflate_crc32(0, f.data(), f.size()));

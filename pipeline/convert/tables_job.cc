@@ -74,6 +74,7 @@ std::unique_ptr<analysis::TablesCollector> StartTables(ConvertContext& cx, uint6
   how.file_name = analysis::TablesFileName(cx.opts.shard.index, cx.opts.shard.count);
   how.tmp_dir = TmpDir(cx.opts);
   how.mode = cx.opts.tables;
+  how.hta_last_step = cx.opts.hta_last_step;
   how.cache_bytes = cache;
   how.queue_bytes = queue;
   how.resumable = !cx.opts.follow_window;  // a window's folder is a temporary itself
@@ -122,6 +123,7 @@ bool FinishTables(ConvertContext& cx, analysis::TablesCollector* tables, const s
         {"fingerprint", cx.plan.fingerprint},
         {"hta_reference", "facebookresearch/HolisticTraceAnalysis f4d0062"},
         {"pandasframe_reference", "awslabs/sagemaker-debugger 3b82de31"},
+        {"hta_last_step", cx.opts.hta_last_step ? "1" : "0"},
         {"shard", absl::StrCat(cx.opts.shard.index, "/", cx.opts.shard.count)}};
     st = tables->Finish(JobFactsOf(s), meta, window);
     if (st.ok()) {

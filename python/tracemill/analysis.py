@@ -125,10 +125,12 @@ class _Converted:
     folder is named by a hash of the binary (path, size, mtime), the mode and
     every input file's path, size and mtime, and reused while they stay."""
 
-    def __init__(self, inputs: List[str], mode: str, tracemill: Optional[str], cache_dir: Optional[str]):
+    def __init__(self, inputs: List[str], mode: str, tracemill: Optional[str], cache_dir: Optional[str],
+                 hta_last_step: bool = False):
         self.binary = _binary(tracemill)
         self.inputs = inputs
         self.mode = mode
+        self.hta_last_step = hta_last_step  # convert --hta-last-step
         self.converted = False  # whether this object ran the conversion (False: from the cache)
         self.output_dir = self._convert(cache_dir or cache_root())
         self.tables_path = os.path.join(self.output_dir, "tables.sqlite")
@@ -142,6 +144,8 @@ class _Converted:
         }
         if self.mode != "summary":  # the keys of summary jobs stay those of the first version
             job["tables"] = self.mode
+        if self.hta_last_step:
+            job["hta_last_step"] = True
         return hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()[:24]
 
     def _convert(self, root: str) -> str:
@@ -154,6 +158,8 @@ class _Converted:
         # never leaves a folder that looks complete.
         work = tempfile.mkdtemp(prefix=".convert-", dir=root)
         cmd = [self.binary, "convert", *self.inputs, "-o", work, f"--tables={self.mode}", "--no-report", "--quiet"]
+        if self.hta_last_step:
+            cmd.append("--hta-last-step")
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # 3: some inputs were rejected or damaged, the others converted (as
         # HTA would skip a file it cannot parse, with a warning).
@@ -188,8 +194,9 @@ class TraceAnalysis(_Converted):
         trace_files: {rank: path} of the traces (HTA's form); the ranks
             tracemill uses are the files' own (distributedInfo, else the name).
         trace_dir: a folder of traces (walked; every trace in it is read).
-        include_last_profiler_step: HTA's flag; tracemill's tables apply HTA's
-            default (the last ProfilerStep left out), so only False is taken.
+        include_last_profiler_step: HTA's flag: False (HTA's default) leaves
+            each rank's last ProfilerStep out of the breakdowns, True keeps it
+            (the job is then converted with --hta-last-step, cached apart).
         tracemill: the binary (default: $TRACEMILL, else on PATH).
         cache_dir: where converted jobs are kept (default: cache_root()).
 
@@ -206,17 +213,13 @@ class TraceAnalysis(_Converted):
         tracemill: Optional[str] = None,
         cache_dir: Optional[str] = None,
     ):
-        if include_last_profiler_step:
-            raise ValueError(
-                "include_last_profiler_step=True is not supported: tracemill's tables apply HTA's "
-                "default, which leaves the last ProfilerStep out")
         if trace_files:
             inputs = [os.path.abspath(trace_files[r]) for r in sorted(trace_files)]
         elif trace_dir:
             inputs = [os.path.abspath(trace_dir)]
         else:
             raise ValueError("give trace_dir (a folder of traces) or trace_files ({rank: path})")
-        _Converted.__init__(self, inputs, "summary", tracemill, cache_dir)
+        _Converted.__init__(self, inputs, "summary", tracemill, cache_dir, bool(include_last_profiler_step))
     def get_temporal_breakdown(self, visualize: bool = True) -> pd.DataFrame:
         """HTA's get_temporal_breakdown: per rank, idle, compute and non-compute
         time of its GPU kernels (us) and their percentages of kernel time.

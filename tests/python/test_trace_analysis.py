@@ -75,6 +75,27 @@ def test_kernel_breakdown_and_overlap_equal_htas(case, folder):
     pd.testing.assert_frame_equal(t.get_comm_comp_overlap(visualize=False), hta_frame(case, "overlap", OVERLAP))
 
 
+def test_include_last_profiler_step_is_htas(cache):
+    # HTA's trace_filter pair keeps its last ProfilerStep (make_expected_last_step.py):
+    # every breakdown then differs from the default's (kernel time 600,058 -> 1,222,847 us on rank 0).
+    d = os.path.join(DATA, "hta", "trace_filter")
+    t = tracemill.TraceAnalysis(trace_dir=d, include_last_profiler_step=True)
+    case = "trace_filter_last_step"
+    pd.testing.assert_frame_equal(t.get_temporal_breakdown(visualize=False), hta_temporal(case))
+    types, kernels = t.get_gpu_kernel_breakdown(visualize=False)
+    hta_types = hta_frame(case, "kernel_types", KERNEL_TYPES)
+    pd.testing.assert_frame_equal(types, hta_types[hta_types["sum"] > 0].reset_index(drop=True))
+    pd.testing.assert_frame_equal(kernels, hta_frame(case, "kernels", KERNELS))
+    pd.testing.assert_frame_equal(t.get_comm_comp_overlap(visualize=False), hta_frame(case, "overlap", OVERLAP))
+    expected, expected_stats = hta_idle(case, {}, "int16")
+    got, stats = t.get_idle_time_breakdown(ranks=[0, 1], visualize=False, show_idle_interval_stats=True)
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(stats, expected_stats)
+    # Converted apart from the default's: one cache folder each.
+    tracemill.TraceAnalysis(trace_dir=d)
+    assert len([n for n in os.listdir(cache) if not n.startswith(".")]) == 2
+
+
 def test_breakdown_arguments_beyond_the_tables_are_refused():
     t = tracemill.TraceAnalysis(trace_dir=os.path.join(DATA, "hta", "trace_filter"))
     with pytest.raises(ValueError, match="num_kernels=10"):
@@ -202,8 +223,6 @@ def test_a_missing_folder_is_the_binarys_usage_error(tmp_path):
 
 
 def test_arguments_tracemill_cannot_honour_are_refused():
-    with pytest.raises(ValueError, match="include_last_profiler_step"):
-        tracemill.TraceAnalysis(trace_dir=DATA, include_last_profiler_step=True)
     with pytest.raises(ValueError, match="trace_dir"):
         tracemill.TraceAnalysis()
     with pytest.raises(FileNotFoundError, match="tracemill binary"):

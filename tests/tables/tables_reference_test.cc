@@ -65,6 +65,22 @@ class TablesReferenceTest : public ConvertTest {
     }
   }
 
+  // idle_gaps summed as HTA's get_idle_time_breakdown sums them, with
+  // `delay` (consecutive_kernel_delay): HTA's rows, in HTA's order.
+  void ExpectIdle(const std::string& db, const std::string& csv, int delay) {
+    const std::string category = "CASE WHEN host_wait THEN 'host_wait' WHEN gap_us < " + std::to_string(delay) +
+                                 " THEN 'kernel_wait' ELSE 'other' END";
+    const std::string sql = "SELECT rank, stream, " + category +
+                            " AS idle_category, TOTAL(gap_us * gaps) AS idle_time, SUM(gaps) AS gaps, "
+                            "MIN(stream_order) AS stream_order FROM idle_gaps GROUP BY rank, stream, idle_category "
+                            "ORDER BY rank, stream_order, idle_category";
+    ExpectRows(db, sql, csv, {"rank", "stream", "idle_category"}, {"idle_time"}, {});
+    const Rows ours = Query(db, sql), hta = ReadCsv(ExpectedPath(csv));
+    ASSERT_EQ(ours.size(), hta.size());
+    for (size_t i = 1; i < ours.size(); ++i)  // HTA's row order: streams as in the file
+      EXPECT_EQ(Num(ours[i][1]), Num(hta[i][1])) << "row " << i;
+  }
+
   void ExpectHta(const std::string& db, const std::string& name) {
     ExpectRows(db, "SELECT * FROM temporal_breakdown", "hta_" + name + "_temporal.csv", {"rank"},
                {"idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)", "idle_time_pctg",
@@ -92,6 +108,23 @@ TEST_F(TablesReferenceTest, HtaBreakdownsOfTheTraceFilterPair) {
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[1], (std::vector<std::string>{"0", "600058000", "321378000", "1"}));
   EXPECT_EQ(t[2], (std::vector<std::string>{"1", "600674000", "328671000", "1"}));
+}
+
+// --hta-last-step: HTA's include_last_profiler_step=True on the same pair
+// (make_expected_last_step.py): no iteration filter, every breakdown HTA's.
+TEST_F(TablesReferenceTest, HtaLastStepKeepsTheLastProfilerStep) {
+  Run r = Convert({DataPath("hta/trace_filter"), "--tables=summary", "--hta-last-step", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string db = r.Output("tables.sqlite");
+  ExpectHta(db, "trace_filter_last_step");
+  ExpectRows(db, "SELECT * FROM comm_comp_overlap", "hta_trace_filter_last_step_overlap.csv", {"rank"},
+             {"comp_comm_overlap_pctg"}, {});
+  ExpectIdle(db, "hta_trace_filter_last_step_idle.csv", 30);
+  const Rows t = Query(db, "SELECT rank, kernel_time_ns, hta_iteration_filter FROM temporal_breakdown ORDER BY rank");
+  EXPECT_EQ(t, (Rows{{"rank", "kernel_time_ns", "hta_iteration_filter"},
+                     {"0", "1222847000", "0"},
+                     {"1", "1231186000", "0"}}));
+  EXPECT_EQ(Query(db, "SELECT value FROM tables_meta WHERE key = 'hta_last_step'"), (Rows{{"value"}, {"1"}}));
 }
 
 // One more real trace: the PyTorch TensorBoard plugin's ResNet-50 (older
@@ -161,18 +194,7 @@ TEST_F(TablesReferenceTest, IdleGapsAreHtasIdleTimeBreakdown) {
   for (const auto& [folder, name, delay] : cases) {
     SCOPED_TRACE(name + " " + std::to_string(delay));
     const std::string db = Tables({DataPath(folder)}, "--tables=summary");
-    const std::string category = "CASE WHEN host_wait THEN 'host_wait' WHEN gap_us < " + std::to_string(delay) +
-                                 " THEN 'kernel_wait' ELSE 'other' END";
-    const std::string sql = "SELECT rank, stream, " + category +
-                            " AS idle_category, TOTAL(gap_us * gaps) AS idle_time, SUM(gaps) AS gaps, "
-                            "MIN(stream_order) AS stream_order FROM idle_gaps GROUP BY rank, stream, idle_category "
-                            "ORDER BY rank, stream_order, idle_category";
-    const std::string csv = "hta_" + name + "_idle" + (delay == 30 ? "" : "_delay" + std::to_string(delay)) + ".csv";
-    ExpectRows(db, sql, csv, {"rank", "stream", "idle_category"}, {"idle_time"}, {});
-    const Rows ours = Query(db, sql), hta = ReadCsv(ExpectedPath(csv));
-    ASSERT_EQ(ours.size(), hta.size());
-    for (size_t i = 1; i < ours.size(); ++i)  // HTA's row order: streams as in the file
-      EXPECT_EQ(Num(ours[i][1]), Num(hta[i][1])) << "row " << i;
+    ExpectIdle(db, "hta_" + name + "_idle" + (delay == 30 ? "" : "_delay" + std::to_string(delay)) + ".csv", delay);
   }
   const Rows order = Query(Tables({DataPath("hta/trace_filter")}, "--tables=summary"),
                            "SELECT DISTINCT stream FROM idle_gaps WHERE rank = 0 ORDER BY stream_order");

@@ -169,6 +169,10 @@ void AddRunOptions(CLI::App* c, ConvertOptions* opts) {
                    "`: tables.sqlite is written into -o's folder (before an input, write --tables=full)";
           },
           "summary|full"));
+  c->add_flag("--hta-last-step", opts->hta_last_step,
+              "With --tables: HTA's tables (temporal, kernel and idle breakdowns, overlap) keep each rank's "
+              "last ProfilerStep, as HTA's include_last_profiler_step=True; by default they leave it out, "
+              "as HTA does");
 }
 
 // The options of a follow job (`--follow`, pipeline/follow/follow_job.h).
