@@ -8,6 +8,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "formats/common/byte_kernel.h"
+
 namespace tracemill::formats {
 namespace {
 
@@ -148,55 +150,50 @@ size_t SkipJsonValue(std::string_view t, size_t pos) {
 
 namespace {
 
-// Offset of the first byte at or after `i` that a JSON string cannot hold
-// as is: `"`, `\`, a control character (< 0x20) or a non-ASCII byte (whose
-// UTF-8 sequence is then checked); s.size() if none. 16 bytes per step with
-// SSE2 (baseline x86-64), so long ASCII strings (Kineto's call stacks) cost
-// about a memchr.
-size_t FindStringSpecial(std::string_view s, size_t i) {
-  const size_t n = s.size();
+// The byte loops, once per kernel (json_text_kernel.inc): FindStringSpecial,
+// StringEnd, CopyCleanJson, CopyCleanToken.
+namespace scalar_kernel {
+#define TM_KERNEL_SSE2 0
+#include "formats/common/json_text_kernel.inc"
+#undef TM_KERNEL_SSE2
+}  // namespace scalar_kernel
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const __m128i space = _mm_set1_epi8(0x20);
-  for (; i + 16 <= n; i += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
-    // Signed compare: bytes < 0x20 and bytes >= 0x80 (negative) both match.
-    __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                   _mm_cmplt_epi8(v, space));
-    if (int mask = _mm_movemask_epi8(special)) return i + static_cast<size_t>(__builtin_ctz(mask));
-  }
+namespace sse2_kernel {
+#define TM_KERNEL_SSE2 1
+#include "formats/common/json_text_kernel.inc"
+#undef TM_KERNEL_SSE2
+}  // namespace sse2_kernel
 #endif
-  for (; i < n; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) return i;
-  }
-  return n;
-}
+
+// One kernel's entry points.
+struct Kernel {
+  size_t (*find_string_special)(std::string_view s, size_t i);
+  size_t (*string_end)(std::string_view s, size_t i);
+  char* (*copy_clean_json)(std::string_view in, char* out);
+  char* (*copy_clean_token)(std::string_view token, char* out);
+};
+
+#define TM_KERNEL_ENTRIES(ns) \
+  Kernel { &ns::FindStringSpecial, &ns::StringEnd, &ns::CopyCleanJson, &ns::CopyCleanToken }
+constexpr Kernel kKernels[kByteKernelCount] = {
+    TM_KERNEL_ENTRIES(scalar_kernel),
+#if defined(__SSE2__)
+    TM_KERNEL_ENTRIES(sse2_kernel),
+#else
+    TM_KERNEL_ENTRIES(scalar_kernel),  // never chosen: RunsByteKernel(kSse2) is false
+#endif
+};
+#undef TM_KERNEL_ENTRIES
+
+// Active: the entry points of the kernel in use (ActiveByteKernel).
+inline const Kernel& Active() { return kKernels[static_cast<int>(ActiveByteKernel())]; }
+
+size_t FindStringSpecial(std::string_view s, size_t i) { return Active().find_string_special(s, i); }
+char* CopyCleanJson(std::string_view in, char* out) { return Active().copy_clean_json(in, out); }
 
 }  // namespace
 
-size_t JsonStringEnd(std::string_view s, size_t i) {
-  const size_t n = s.size();
-  while (true) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    for (; i + 16 <= n; i += 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
-      if (int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)))) {
-        i += static_cast<size_t>(__builtin_ctz(mask));
-        break;
-      }
-    }
-#endif
-    while (i < n && s[i] != '"' && s[i] != '\\') ++i;
-    if (i >= n) return n;
-    if (s[i] == '"') return i;
-    i += 2;  // an escape: the next byte is never the end
-    if (i >= n) return n;
-  }
-}
+size_t JsonStringEnd(std::string_view s, size_t i) { return Active().string_end(s, i); }
 
 namespace {
 
@@ -290,194 +287,10 @@ bool AppendSanitizedStringBody(std::string_view s, std::string* out) {
   return repaired;
 }
 
-namespace {
-
-// CopyCleanString copies the string token at `p` (its opening quote) to `o`
-// and moves both past its closing quote. False if it is not a clean JSON
-// string (an invalid escape, a lone surrogate escape, a control character,
-// invalid UTF-8, or no closing quote).
-//
-// 16 bytes at a time with SSE2: each block is stored whole, then the cursors
-// move to its first special byte, so the output cursor never passes the
-// input cursor (a store that reads in bounds writes in bounds).
-inline bool CopyCleanString(const char*& p, const char* end, char*& o) {
-  *o++ = *p++;
-  while (true) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
-      // Bytes < 0x20 and >= 0x80 are both "less than space" as signed bytes.
-      const __m128i special = _mm_or_si128(
-          _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)), _mm_cmplt_epi8(v, space));
-      if (const int mask = _mm_movemask_epi8(special)) {
-        const int k = __builtin_ctz(mask);
-        p += k;
-        o += k;
-        goto special_byte;
-      }
-      p += 16;
-      o += 16;
-    }
-#endif
-    while (p < end) {
-      const unsigned char d = static_cast<unsigned char>(*p);
-      if (d < 0x20 || d == '"' || d == '\\' || d >= 0x80) break;
-      *o++ = *p++;
-    }
-    if (p >= end) return false;
-#if defined(__SSE2__)
-  special_byte:
-#endif
-    const unsigned char d = static_cast<unsigned char>(*p);
-    if (d == '"') {
-      *o++ = *p++;
-      return true;
-    }
-    size_t len;
-    if (d == '\\') {
-      if (end - p < 2) return false;
-      const char e = p[1];
-      if (e == 'u') {
-        const int v = Hex4(std::string_view(p, static_cast<size_t>(end - p)), 2);
-        if (v < 0 || (v >= 0xD800 && v <= 0xDFFF)) return false;
-        len = 6;
-      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
-                 e == 't') {
-        len = 2;
-      } else {
-        return false;
-      }
-    } else if (d < 0x20) {
-      return false;
-    } else {
-      len = Utf8SeqLen(std::string_view(p, static_cast<size_t>(end - p)), 0);
-      if (!len) return false;
-    }
-    for (size_t k = 0; k < len; ++k) *o++ = *p++;
-  }
-}
-
-// CopyCleanJson: the common case of AppendSanitizedJson, in one pass. If
-// `in` is one JSON value that needs no repair, writes it without
-// insignificant whitespace to `out` (room for in.size() bytes: the result is
-// never longer) and returns the end of what it wrote; else returns nullptr
-// having written garbage, and the caller takes the general path, which then
-// repairs or rejects. Everything it accepts, the general path accepts as kOk
-// with the same bytes (json_text_test CleanPathAgreesWithGeneralPath).
-//
-// A state machine whose states are code positions (value, key, after a
-// value): after a value only `,` or the matching close may follow, after a
-// key only `:`, so most bytes are checked by a predictable direct branch
-// instead of an indirect jump on a character class (which was ~40% of this
-// function's samples on Kineto args). Strings are copied by CopyCleanString,
-// numbers and punctuation byte by byte.
-char* CopyCleanJson(std::string_view in, char* out) {
-  constexpr size_t kMaxDepth = 512;
-  char stack[kMaxDepth];  // the open containers' closing bytes: '}' or ']'
-  size_t depth = 0;
-  const char* p = in.data();
-  const char* const end = p + in.size();
-  char* o = out;
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  auto skip_space = [&] {
-    while (p < end && IsJsonWhitespace(static_cast<unsigned char>(*p))) ++p;
-  };
-value:
-  skip_space();
-  if (p >= end) return nullptr;
-  if (*p == '"') {
-    if (!CopyCleanString(p, end, o)) return nullptr;
-    goto after;
-  }
-  if (digit(*p) || *p == '-') {
-    // RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-    const char* start = p;
-    if (*p == '-') *o++ = *p++;
-    if (p >= end) return nullptr;
-    if (*p == '0') {
-      *o++ = *p++;
-    } else if (*p >= '1' && *p <= '9') {
-      while (p < end && digit(*p)) *o++ = *p++;
-    } else {
-      return nullptr;
-    }
-    if (p < end && *p == '.') {
-      *o++ = *p++;
-      if (p >= end || !digit(*p)) return nullptr;
-      while (p < end && digit(*p)) *o++ = *p++;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-      *o++ = *p++;
-      if (p < end && (*p == '+' || *p == '-')) *o++ = *p++;
-      if (p >= end || !digit(*p)) return nullptr;
-      while (p < end && digit(*p)) *o++ = *p++;
-    }
-    if (static_cast<size_t>(p - start) > kMaxNumberChars) return nullptr;
-    goto after;
-  }
-  if (*p == '[' || *p == '{') {
-    if (depth >= kMaxDepth) return nullptr;
-    const bool object = *p == '{';
-    stack[depth++] = object ? '}' : ']';
-    *o++ = *p++;
-    skip_space();
-    if (p < end && *p == stack[depth - 1]) {  // empty
-      --depth;
-      *o++ = *p++;
-      goto after;
-    }
-    if (object) goto key;
-    goto value;
-  }
-  {
-    const std::string_view word(p, static_cast<size_t>(std::min<ptrdiff_t>(end - p, 5)));
-    size_t len;
-    if (word.starts_with("true") || word.starts_with("null")) {
-      len = 4;
-    } else if (word == "false") {
-      len = 5;
-    } else {
-      return nullptr;
-    }
-    for (size_t k = 0; k < len; ++k) *o++ = *p++;
-    goto after;
-  }
-key:
-  skip_space();
-  if (p >= end || *p != '"' || !CopyCleanString(p, end, o)) return nullptr;
-  skip_space();
-  if (p >= end || *p != ':') return nullptr;
-  *o++ = *p++;
-  goto value;
-after:
-  skip_space();
-  if (depth == 0) return p == end ? o : nullptr;
-  if (p >= end) return nullptr;
-  if (*p == ',') {
-    *o++ = *p++;
-    if (stack[depth - 1] == '}') goto key;
-    goto value;
-  }
-  if (*p != stack[depth - 1]) return nullptr;
-  --depth;
-  *o++ = *p++;
-  goto after;
-}
-
-}  // namespace
 
 char* CopyCleanJsonValue(std::string_view in, char* out) { return CopyCleanJson(in, out); }
 
-char* CopyCleanJsonString(std::string_view token, char* out) {
-  const char* p = token.data();
-  const char* const end = p + token.size();
-  if (p == end || *p != '"' || !CopyCleanString(p, end, out) || p != end) return nullptr;
-  return out;
-}
+char* CopyCleanJsonString(std::string_view token, char* out) { return Active().copy_clean_token(token, out); }
 
 SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out) {
   const size_t start_size = out->size();

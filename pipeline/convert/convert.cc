@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "formats/common/byte_kernel.h"
 #include "formats/common/cleanup.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/clocks/clocks_job.h"
@@ -118,7 +119,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   if (opts.verbose)
     job.Say(absl::StrCat(cx.records.size(), " inputs, ", cx.threads, " threads, simdjson kernel ",
                          simdjson::get_active_implementation()->name(), " (",
-                         simdjson::get_active_implementation()->description(), ")"));
+                         simdjson::get_active_implementation()->description(), "), byte kernel ",
+                         formats::ByteKernelNote()));
   // 3. The plan: outputs and shards from the heads, then --resume.
   PlanJob(cx);
   RemoveOwnStaleFiles(cx);

@@ -2,8 +2,12 @@
 // re-emitter every copied byte goes through.
 #include "formats/common/json_text.h"
 
+#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "formats/common/byte_kernel.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -272,6 +276,78 @@ TEST(UnescapeJsonStringBody, DecodesEscapes) {
   EXPECT_EQ(UnescapeJsonStringBody(R"(a\"b\\c\/d\ne\u00e9\ud83d\ude00)"),
             "a\"b\\c/d\ne\xC3\xA9\xF0\x9F\x98\x80");
   EXPECT_EQ(UnescapeJsonStringBody(R"(\ud800)"), "\xEF\xBF\xBD");
+}
+
+// Issue 38: every byte kernel this CPU runs gives the scalar kernel's results
+// and bytes: AppendSanitizedJson (both of its paths), CopyCleanJsonString,
+// JsonStringEnd and AppendSanitizedStringBody, on a Kineto args object with
+// long strings (a call stack) mutated at random, so that special bytes fall
+// at every offset of a 16-byte block and at the ends of the input.
+TEST(ByteKernels, EveryKernelGivesTheScalarBytes) {
+  const ByteKernel before = ActiveByteKernel();
+  const std::vector<ByteKernel> kernels = RunnableByteKernels();
+  ASSERT_EQ(kernels.front(), ByteKernel::kScalar);
+  std::string stack;
+  for (int k = 0; k < 12; ++k) stack += "torch/nn/modules/module.py(1501): _call_impl\\n";
+  const std::string base = R"({"Call stack": ")" + stack + R"(", "Input Dims": [[8, 1024], []], "name": )" +
+                           R"("aten::linear caf\u00e9 \" x", "Sequence number": 3, "Fwd thread id": 1})";
+  const std::string_view alphabet[] = {"\"", "\\", "\x01", "\xff", "\xC3\xA9", "\\u00e9", "\\q", "\\ud800",
+                                       "a",   "\n",  "}",    ",",    "\xF0\x9F\x98\x80", "\xE2\x82"};
+  uint64_t x = 0x2545F4914F6CDD1Dull;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  // What one kernel makes of `in`, as text.
+  auto results = [](const std::string& in) {
+    std::string r;
+    std::string out = "p,";
+    r += std::to_string(static_cast<int>(AppendSanitizedJson(in, &out))) + "|" + out + "|";
+    out.clear();
+    r += std::to_string(static_cast<int>(internal::AppendSanitizedJsonGeneral(in, &out))) + "|" + out + "|";
+    out.clear();
+    r += std::to_string(AppendSanitizedStringBody(in, &out)) + "|" + out + "|";
+    for (size_t at = 0; at < in.size(); at += 7) r += std::to_string(JsonStringEnd(in, at)) + ",";
+    std::string token(in.size() + 1, '\0');
+    const size_t q = in.find('"', 1);
+    const std::string_view t(in.data(), q == std::string::npos ? in.size() : q + 1);
+    char* end = CopyCleanJsonString(t, token.data());
+    r += end ? std::string(token.data(), end) : std::string("null");
+    return r;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::string in = base;
+    const int edits = round == 0 ? 0 : 1 + static_cast<int>(next() % 3);
+    for (int k = 0; k < edits; ++k) {
+      const size_t at = next() % (in.size() + 1);
+      in.insert(at, alphabet[next() % std::size(alphabet)]);
+    }
+    if (round % 5 == 1) in.resize(next() % (in.size() + 1));  // cut anywhere
+    ASSERT_TRUE(SetByteKernel(ByteKernel::kScalar));
+    const std::string scalar = results(in);
+    for (ByteKernel k : kernels) {
+      ASSERT_TRUE(SetByteKernel(k));
+      ASSERT_EQ(results(in), scalar) << ByteKernelName(k) << " on " << in;
+    }
+  }
+  ASSERT_TRUE(SetByteKernel(before));
+}
+
+TEST(ByteKernels, NamesAndChoice) {
+  EXPECT_EQ(ParseByteKernel("sse2"), ByteKernel::kSse2);
+  EXPECT_EQ(ParseByteKernel("avx9"), std::nullopt);
+  EXPECT_STREQ(ByteKernelName(ByteKernel::kScalar), "scalar");
+  EXPECT_TRUE(RunsByteKernel(ByteKernel::kScalar));
+#if defined(__x86_64__)
+  EXPECT_TRUE(RunsByteKernel(ByteKernel::kSse2));  // every x86-64 CPU
+#endif
+  // With no TRACEMILL_BYTE_KERNEL (ctest sets none here): the widest.
+  if (!std::getenv("TRACEMILL_BYTE_KERNEL")) {
+    EXPECT_EQ(ActiveByteKernel(), RunnableByteKernels().back());
+    EXPECT_EQ(ByteKernelNote(), ByteKernelName(ActiveByteKernel()));
+  }
 }
 
 }  // namespace
