@@ -11,7 +11,14 @@ std::atomic<int> active_byte_kernel{-1};
 
 namespace {
 
-constexpr const char* kNames[kByteKernelCount] = {"scalar", "sse2"};
+constexpr const char* kNames[kByteKernelCount] = {"scalar", "sse2", "avx2", "avx512bw"};
+
+// As json_text.cc's TM_X86_KERNELS: the build has the x86 kernels.
+#if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+constexpr bool kX86Kernels = true;
+#else
+constexpr bool kX86Kernels = false;
+#endif
 
 std::mutex& NoteMutex() {
   static std::mutex m;
@@ -33,16 +40,23 @@ std::optional<ByteKernel> ParseByteKernel(std::string_view name) {
 }
 
 bool RunsByteKernel(ByteKernel k) {
+  if (k == ByteKernel::kScalar) return true;
+  if (!kX86Kernels) return false;
+#if defined(__x86_64__)
+  // The compiler's CPUID reader, which also checks that the OS saves the
+  // wider registers (XGETBV), as simdjson's does.
   switch (k) {
+    case ByteKernel::kSse2:
+      return true;  // the build's baseline: the CPU runs it, or not this binary at all
+    case ByteKernel::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case ByteKernel::kAvx512bw:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw");
     case ByteKernel::kScalar:
       return true;
-    case ByteKernel::kSse2:
-#if defined(__SSE2__)
-      return true;  // the build's baseline: the CPU runs it, or not this binary at all
-#else
-      return false;
-#endif
   }
+#endif
   return false;
 }
 

@@ -6,7 +6,7 @@
 //
 // Every kernel gives the same bytes (tests/formats/json_text_test.cc runs
 // each against the scalar one; the golden tests run once per kernel the CI
-// machine has). `$TRACEMILL_BYTE_KERNEL` (scalar, sse2) forces one, for
+// machine has). `$TRACEMILL_BYTE_KERNEL` (scalar, sse2, avx2, avx512bw) forces one, for
 // tests and benchmarks; `convert --verbose` names the kernel in use.
 #include <atomic>
 #include <optional>
@@ -19,10 +19,12 @@ namespace tracemill::formats {
 enum class ByteKernel : int {
   kScalar = 0,  // a byte at a time: any CPU
   kSse2 = 1,    // 16 bytes a step: every x86-64 CPU
+  kAvx2 = 2,    // 32 bytes a step, then 16
+  kAvx512bw = 3,  // 64 bytes a step (AVX-512 F and BW), then 32, then 16
 };
-inline constexpr int kByteKernelCount = 2;
+inline constexpr int kByteKernelCount = 4;
 
-// ByteKernelName: "scalar", "sse2".
+// ByteKernelName: "scalar", "sse2", "avx2", "avx512bw".
 const char* ByteKernelName(ByteKernel k);
 // ParseByteKernel: the kernel of that name, nullopt if none.
 std::optional<ByteKernel> ParseByteKernel(std::string_view name);

@@ -4,8 +4,22 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+// The x86 kernels (byte_kernel.h): SSE2 is the x86-64 baseline, the wider
+// ones are compiled in regions for their instruction set (GCC's and Clang's
+// spelling; simdjson does the same for its own kernels).
+#if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#define TM_X86_KERNELS 1
+#include <immintrin.h>
+#if defined(__clang__)
+#define TM_TARGET_REGION(isa) _Pragma(TM_STRINGIFY(clang attribute push(__attribute__((target(isa))), apply_to = function)))
+#define TM_TARGET_REGION_END _Pragma("clang attribute pop")
+#else
+#define TM_TARGET_REGION(isa) _Pragma("GCC push_options") _Pragma(TM_STRINGIFY(GCC target(isa)))
+#define TM_TARGET_REGION_END _Pragma("GCC pop_options")
+#endif
+#define TM_STRINGIFY(x) #x
+#else
+#define TM_X86_KERNELS 0
 #endif
 
 #include "formats/common/byte_kernel.h"
@@ -153,16 +167,33 @@ namespace {
 // The byte loops, once per kernel (json_text_kernel.inc): FindStringSpecial,
 // StringEnd, CopyCleanJson, CopyCleanToken.
 namespace scalar_kernel {
-#define TM_KERNEL_SSE2 0
+#define TM_KERNEL_WIDTH 0
 #include "formats/common/json_text_kernel.inc"
-#undef TM_KERNEL_SSE2
+#undef TM_KERNEL_WIDTH
 }  // namespace scalar_kernel
-#if defined(__SSE2__)
+#if TM_X86_KERNELS
 namespace sse2_kernel {
-#define TM_KERNEL_SSE2 1
+#define TM_KERNEL_WIDTH 16
 #include "formats/common/json_text_kernel.inc"
-#undef TM_KERNEL_SSE2
+#undef TM_KERNEL_WIDTH
 }  // namespace sse2_kernel
+// The wider kernels: every function defined in these regions is compiled
+// for that instruction set (the binary's baseline stays x86-64); only
+// called once ActiveByteKernel says the CPU runs it.
+TM_TARGET_REGION("avx2")
+namespace avx2_kernel {
+#define TM_KERNEL_WIDTH 32
+#include "formats/common/json_text_kernel.inc"
+#undef TM_KERNEL_WIDTH
+}  // namespace avx2_kernel
+TM_TARGET_REGION_END
+TM_TARGET_REGION("avx2,avx512f,avx512bw")
+namespace avx512bw_kernel {
+#define TM_KERNEL_WIDTH 64
+#include "formats/common/json_text_kernel.inc"
+#undef TM_KERNEL_WIDTH
+}  // namespace avx512bw_kernel
+TM_TARGET_REGION_END
 #endif
 
 // One kernel's entry points.
@@ -176,11 +207,12 @@ struct Kernel {
 #define TM_KERNEL_ENTRIES(ns) \
   Kernel { &ns::FindStringSpecial, &ns::StringEnd, &ns::CopyCleanJson, &ns::CopyCleanToken }
 constexpr Kernel kKernels[kByteKernelCount] = {
+#if TM_X86_KERNELS
+    TM_KERNEL_ENTRIES(scalar_kernel), TM_KERNEL_ENTRIES(sse2_kernel), TM_KERNEL_ENTRIES(avx2_kernel),
+    TM_KERNEL_ENTRIES(avx512bw_kernel),
+#else  // only the scalar kernel runs (RunsByteKernel)
+    TM_KERNEL_ENTRIES(scalar_kernel), TM_KERNEL_ENTRIES(scalar_kernel), TM_KERNEL_ENTRIES(scalar_kernel),
     TM_KERNEL_ENTRIES(scalar_kernel),
-#if defined(__SSE2__)
-    TM_KERNEL_ENTRIES(sse2_kernel),
-#else
-    TM_KERNEL_ENTRIES(scalar_kernel),  // never chosen: RunsByteKernel(kSse2) is false
 #endif
 };
 #undef TM_KERNEL_ENTRIES

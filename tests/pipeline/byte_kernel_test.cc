@@ -15,7 +15,7 @@ namespace tracemill::testing {
 namespace {
 
 // Every kernel name formats/common/byte_kernel.h knows, narrowest first.
-const char* const kKernels[] = {"scalar", "sse2"};
+const char* const kKernels[] = {"scalar", "sse2", "avx2", "avx512bw"};
 
 class ByteKernelTest : public ConvertTest {
  protected:

@@ -22,6 +22,18 @@ struct Sanitized {
   std::string out;
 };
 
+// XorShift: a reproducible pseudo-random stream for the mutation tests.
+struct XorShift {
+  uint64_t x;
+  explicit XorShift(uint64_t seed) : x(seed) {}
+  uint64_t operator()() {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  }
+};
+
 Sanitized Sanitize(std::string_view in) {
   Sanitized s{SanitizeResult::kOk, ""};
   s.result = AppendSanitizedJson(in, &s.out);
@@ -229,13 +241,7 @@ TEST(AppendSanitizedJson, CleanPathAgreesWithGeneralPath) {
   const std::string_view alphabet[] = {"{", "}", "[", "]", ":", ",", "\"", "\\", " ", "\n", "0",
                                        "-", ".", "e", "1", "t", "true", "nul", "NaN", "\x01",
                                        "\xff", "\xC3", "\\u", "\\ud800", "\\q", "+", "00"};
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  XorShift next(0x9E3779B97F4A7C15ull);
   int counts[3] = {0, 0, 0};
   for (int round = 0; round < 30000; ++round) {
     std::string in = base;
@@ -293,13 +299,7 @@ TEST(ByteKernels, EveryKernelGivesTheScalarBytes) {
                            R"("aten::linear caf\u00e9 \" x", "Sequence number": 3, "Fwd thread id": 1})";
   const std::string_view alphabet[] = {"\"", "\\", "\x01", "\xff", "\xC3\xA9", "\\u00e9", "\\q", "\\ud800",
                                        "a",   "\n",  "}",    ",",    "\xF0\x9F\x98\x80", "\xE2\x82"};
-  uint64_t x = 0x2545F4914F6CDD1Dull;
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  XorShift next(0x2545F4914F6CDD1Dull);
   // What one kernel makes of `in`, as text.
   auto results = [](const std::string& in) {
     std::string r;
