@@ -262,8 +262,12 @@ absl::Status WriteJobKernelTypes(formats::SqliteWriter* writer);
 // holds rows for (--resume keeps only outputs whose inputs it has), with
 // its `fingerprint` meta value; empty if it cannot be read. A partial
 // file (an interrupted run's, PartialTablesName) names the inputs its
-// commit points committed; opening it rolls back what they did not.
-std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint);
+// commit points committed; opening it rolls back what they did not. Also
+// empty when the file lacks a table or column of today's (TableSpecs: a file
+// of an earlier version, whose rows cannot be copied); `why` then says
+// which ("no table idle_gaps").
+std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint,
+                                    std::string* why = nullptr);
 
 // JoinShardTables (`manifest merge`): when shard 0 of `shard_count` wrote
 // tables, OUTDIR/tables.sqlite from every shard's tables.shard-<i>-of-<n>.sqlite

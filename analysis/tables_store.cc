@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -579,7 +581,29 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   return c.writer_->Commit();
 }
 
-std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint) {
+namespace {
+
+// MissingSchema: the first table or column of TableSpecs() that `db` lacks
+// ("no table idle_gaps", "no column hta_dur_dtype in op_summary"), "" if none.
+std::string MissingSchema(sqlite3* db) {
+  for (const formats::TableSpec& t : TableSpecs()) {
+    std::set<std::string> have;
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?)", -1, &st, nullptr) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, t.name, -1, SQLITE_STATIC);
+      while (sqlite3_step(st) == SQLITE_ROW) have.insert(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    }
+    sqlite3_finalize(st);
+    if (have.empty()) return absl::StrCat("no table ", t.name);
+    for (const auto& c : t.columns)
+      if (!have.count(c.name)) return absl::StrCat("no column ", c.name, " in ", t.name);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& fingerprint, std::string* why) {
   std::vector<int64_t> out;
   sqlite3* db = nullptr;
   // Read-write first: a partial file's rollback journal is replayed by
@@ -593,7 +617,13 @@ std::vector<int64_t> InputsWithRows(const std::string& path, const std::string& 
     }
   }
   const std::string partial = MetaValue(db, "main", kPartialFingerprint);
-  const bool same_job = fingerprint == (partial.empty() ? MetaValue(db, "main", "fingerprint") : partial);
+  bool same_job = fingerprint == (partial.empty() ? MetaValue(db, "main", "fingerprint") : partial);
+  if (same_job) {
+    if (std::string missing = MissingSchema(db); !missing.empty()) {
+      same_job = false;
+      if (why) *why = missing;
+    }
+  }
   sqlite3_stmt* st = nullptr;
   const char* sql = partial.empty()
                         ? "SELECT \"input\" FROM inputs WHERE output IS NOT NULL AND error IS NULL"

@@ -92,8 +92,12 @@ std::unique_ptr<analysis::TablesCollector> StartTables(ConvertContext& cx, uint6
 
 std::function<bool(const CompletedOutput&)> KeepForTables(const ConvertContext& cx, const std::string& previous) {
   if (cx.opts.tables == TablesMode::kOff || !cx.opts.resume) return {};
+  std::string why;
   const std::vector<int64_t> with_rows = previous.empty() ? std::vector<int64_t>{}
-                                                          : analysis::InputsWithRows(previous, cx.plan.fingerprint);
+                                                          : analysis::InputsWithRows(previous, cx.plan.fingerprint, &why);
+  if (!why.empty())
+    cx.job.Say(absl::StrCat("resume: ", previous, " is of an earlier version (", why,
+                            "): its outputs are written again"));
   std::set<std::string> paths;
   for (int64_t i : with_rows)
     if (i >= 0 && static_cast<size_t>(i) < cx.records.size()) paths.insert(cx.records[static_cast<size_t>(i)].path);

@@ -297,6 +297,30 @@ TEST_F(TablesConvertTest, ResumeKeepsTheRowsOfReusedOutputs) {
             (Rows{{"reused"}, {"1"}, {"0"}}));
 }
 
+// --resume over a tables.sqlite written by an earlier version (a table it
+// did not have: here idle_gaps dropped, as before 0.1's idle breakdown):
+// nothing is carried from it (its rows cannot be copied into today's
+// tables), every output is redone, and the new file is complete.
+TEST_F(TablesConvertTest, ResumeOverAnOlderTablesFileRedoesEveryOutput) {
+  const std::string out = tmp_.Join("older");
+  CommandResult first = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=summary", "-q"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string db = out + "/tables.sqlite";
+  const Rows idle = Query(db, "SELECT count(*) FROM idle_gaps");
+  sqlite3* w = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &w), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(w, "DROP TABLE idle_gaps", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(w);
+  ASSERT_EQ(::unlink((out + "/gpu1.trace.json").c_str()), 0);
+  CommandResult again = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=summary", "--resume"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("tables.sqlite is of an earlier version (no table idle_gaps): its outputs are "
+                                    "written again"));
+  EXPECT_THAT(again.err, HasSubstr("1 redone for tables.sqlite"));
+  EXPECT_EQ(Query(db, "SELECT count(*) FROM idle_gaps"), idle);
+  EXPECT_EQ(Query(db, "SELECT reused FROM outputs ORDER BY path"), (Rows{{"reused"}, {"0"}, {"0"}}));
+}
+
 // A window holds for the tables as for the traces: rows only of events
 // that overlap it, steps only in it.
 TEST_F(TablesConvertTest, WindowsCutTheTables) {
