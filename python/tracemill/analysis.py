@@ -296,7 +296,9 @@ class TraceAnalysis(_Converted):
         for rank in ranks:
             mine = rows[rows["rank"] == rank]
             if mine.empty:
-                raise ValueError(f"rank {rank} has no GPU kernels in these traces (or no trace)")
+                have = sorted(set(int(r) for r in rows["rank"].dropna()))
+                raise ValueError(f"rank {rank} has no GPU kernels in these traces (or no trace); "
+                                 f"ranks with GPU kernels: {have if have else 'none'}")
             mine = mine[mine["input"] == mine["input"].iloc[0]]  # HTA reads one trace per rank
             frame, stat = _idle_rank(rank, mine, streams, visualize, visualize_pctg, show_idle_interval_stats,
                                      consecutive_kernel_delay)

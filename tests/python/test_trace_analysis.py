@@ -158,7 +158,7 @@ def test_idle_time_breakdown_arguments(monkeypatch):
     monkeypatch.setattr(plotly.Figure, "show", lambda self, *a, **k: None)
     got, _ = t.get_idle_time_breakdown(ranks=[0], visualize=True)
     assert got["stream"].tolist()[:3] == ["23", "23", "23"] and got["stream"].dtype == object
-    with pytest.raises(ValueError, match="rank 5 has no GPU kernels"):
+    with pytest.raises(ValueError, match=r"rank 5 has no GPU kernels .*ranks with GPU kernels: \[0, 1\]"):
         t.get_idle_time_breakdown(ranks=[5], visualize=False)
 
 
