@@ -60,6 +60,15 @@ bool RunsByteKernel(ByteKernel k) {
   return false;
 }
 
+ByteKernel DefaultByteKernel() {
+  // Not the widest: on json_text's work (the one-pass copy of Kineto args,
+  // short and long strings) AVX2 and AVX-512BW measured no faster than SSE2,
+  // within 3 % (bench/RESULTS.md, session 20, interleaved): the copy's time
+  // is its per-byte state machine on numbers and punctuation, not the string
+  // scans; and wide vectors may lower a core's clock on some CPUs.
+  return RunsByteKernel(ByteKernel::kSse2) ? ByteKernel::kSse2 : ByteKernel::kScalar;
+}
+
 std::vector<ByteKernel> RunnableByteKernels() {
   std::vector<ByteKernel> out;
   for (int k = 0; k < kByteKernelCount; ++k)
@@ -73,7 +82,7 @@ ByteKernel ChooseByteKernel() {
   std::lock_guard<std::mutex> lock(NoteMutex());
   const int chosen = active_byte_kernel.load(std::memory_order_relaxed);
   if (chosen >= 0) return static_cast<ByteKernel>(chosen);
-  ByteKernel k = RunnableByteKernels().back();
+  ByteKernel k = DefaultByteKernel();
   std::string note = ByteKernelName(k);
   if (const char* env = std::getenv("TRACEMILL_BYTE_KERNEL"); env && *env) {
     const std::optional<ByteKernel> wanted = ParseByteKernel(env);

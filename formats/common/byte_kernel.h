@@ -2,7 +2,9 @@
 // ByteKernel: the instruction set of tracemill's own byte loops (the JSON
 // string scans and copies of json_text.cc), chosen once per process from
 // what the CPU runs, as simdjson chooses its own kernel: the binary is built
-// for baseline x86-64 and still uses the widest vectors the host has.
+// for baseline x86-64, and the AVX2 and AVX-512BW kernels run where the CPU
+// has them. The default is DefaultByteKernel (SSE2: the wider ones measured
+// no faster on this work); the others are there to be measured and chosen.
 //
 // Every kernel gives the same bytes (tests/formats/json_text_test.cc runs
 // each against the scalar one; the golden tests run once per kernel the CI
@@ -38,8 +40,13 @@ extern std::atomic<int> active_byte_kernel;  // -1 until chosen
 ByteKernel ChooseByteKernel();
 }  // namespace internal
 
+// DefaultByteKernel: the kernel used unless one is forced: SSE2 on x86-64
+// (measured: the wider ones are no faster here, bench/RESULTS.md), else
+// scalar.
+ByteKernel DefaultByteKernel();
+
 // ActiveByteKernel: the kernel in use, chosen on first use: the one
-// `$TRACEMILL_BYTE_KERNEL` names if this CPU runs it, else the widest.
+// `$TRACEMILL_BYTE_KERNEL` names if this CPU runs it, else the default.
 inline ByteKernel ActiveByteKernel() {
   const int k = internal::active_byte_kernel.load(std::memory_order_relaxed);
   return k >= 0 ? static_cast<ByteKernel>(k) : internal::ChooseByteKernel();
