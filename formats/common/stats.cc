@@ -41,6 +41,14 @@ std::string GroupedCount(uint64_t n) {
   return s;
 }
 
+std::string Counted(uint64_t n, std::string_view noun) {
+  std::string s = GroupedCount(n);
+  s.push_back(' ');
+  s.append(noun);
+  if (n != 1) s.push_back('s');
+  return s;
+}
+
 uint64_t DropCounts::Of(DropKind kind) const {
   uint64_t t = 0;
   for (int k = 0; k < kNumDropReasons; ++k)

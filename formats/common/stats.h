@@ -73,6 +73,9 @@ std::optional<DropReason> DropReasonFromKey(std::string_view key);
 // GroupedCount: `41920` -> "41,920" (how every count is shown to a person:
 // the terminal summary and the run report).
 std::string GroupedCount(uint64_t n);
+// Counted: a count and its noun, as a person reads them: (1, "input") ->
+// "1 input", (41920, "input") -> "41,920 inputs" (the plural adds "s").
+std::string Counted(uint64_t n, std::string_view noun);
 
 // DropCounts: one counter per reason.
 struct DropCounts {

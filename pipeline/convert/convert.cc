@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "formats/common/byte_kernel.h"
 #include "formats/common/cleanup.h"
+#include "formats/common/stats.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/clocks/clocks_job.h"
 #include "pipeline/convert/account.h"
@@ -117,7 +118,8 @@ RunSummary RunConvert(const ConvertOptions& opts) {
   AttachContextFiles(opts.follow_context_files, &cx.records);
   cx.threads = job.StartThreads(opts.threads, opts.quiet);
   if (opts.verbose)
-    job.Say(absl::StrCat(cx.records.size(), " inputs, ", cx.threads, " threads, simdjson kernel ",
+    job.Say(absl::StrCat(formats::Counted(cx.records.size(), "input"), ", ", formats::Counted(cx.threads, "thread"),
+                         ", simdjson kernel ",
                          simdjson::get_active_implementation()->name(), " (",
                          simdjson::get_active_implementation()->description(), "), byte kernel ",
                          formats::ByteKernelNote()));

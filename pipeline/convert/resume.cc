@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "formats/common/read_file.h"
+#include "formats/common/stats.h"
 #include "pipeline/output/overview.h"
 
 namespace tracemill::pipeline {
@@ -95,8 +96,8 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
     st.note = absl::StrCat("resume: the manifest/journal in ", opts.out_dir,
                            " is from another job (inputs or options changed): converting everything");
   else
-    st.note = absl::StrCat("resume: ", st.outputs.size(), " outputs already complete (",
-                           st.input_of_path.size(), " inputs not read)",
+    st.note = absl::StrCat("resume: ", formats::Counted(st.outputs.size(), "output"), " already complete (",
+                           formats::Counted(st.input_of_path.size(), "input"), " not read)",
                            stale ? absl::StrCat(", ", stale, " to redo") : "");
   return st;
 }

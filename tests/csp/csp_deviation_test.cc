@@ -304,7 +304,7 @@ TEST(CspDeviation, MissingRanksNamedUpToThreeThenCounted) {
     const std::string named = line(1) + line(2) + line(3) + more;
     ASSERT_EQ(r.err.substr(0, named.size()), named);
     const std::string missing = trainers == "2" ? ", 3 ranks missing, " : ", 5 ranks missing, ";
-    EXPECT_EQ(r.err.substr(named.size()).rfind("tracemill csp: 1 inputs (0 with errors)" + missing, 0), 0u) << r.err;
+    EXPECT_EQ(r.err.substr(named.size()).rfind("tracemill csp: 1 input (0 with errors)" + missing, 0), 0u) << r.err;
   }
 }
 

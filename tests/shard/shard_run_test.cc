@@ -27,6 +27,11 @@ extern char** environ;
 
 namespace {
 
+// Counted: "1 output", "3 outputs" (as the terminal writes counts).
+std::string Counted(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 namespace fs = std::filesystem;
 
 const std::string kBin = TRACEMILL_BIN;
@@ -578,7 +583,7 @@ TEST(ShardResume, SigtermMidWriteLeavesNoPartialFileAndResumeCompletes) {
 
   Result r = Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--resume", "--threads", "1"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("resume: " + std::to_string(done_before) + " outputs already complete"), std::string::npos)
+  EXPECT_NE(r.err.find("resume: " + Counted(done_before, "output") + " already complete"), std::string::npos)
       << r.err;
   EXPECT_EQ(fs::last_write_time(out + "/" + first_name), first_done);  // kept, not rewritten
   EXPECT_FALSE(fs::exists(journal));
@@ -641,8 +646,8 @@ void InterruptTablesThenResume(int sig, const std::string& name) {
   ASSERT_EQ(r.code, 0) << r.err;
   // The last journaled output's rows may have missed their commit: it is
   // then redone, and said so.
-  const std::string kept = "resume: " + std::to_string(done_before) + " outputs already complete (" +
-                           std::to_string(done_before) + " inputs not read)";
+  const std::string kept = "resume: " + Counted(done_before, "output") + " already complete (" +
+                           Counted(done_before, "input") + " not read)";
   const bool all = r.err.find(kept + "\n") != std::string::npos;
   const bool but_one = r.err.find(kept + "; 1 redone for tables.sqlite") != std::string::npos;
   EXPECT_TRUE(all || but_one) << r.err;
@@ -719,7 +724,7 @@ TEST(ShardResume, ShardKilledMidWriteThenResumedAndMerged) {
       << m.err;
   Result r = Tracemill({"convert", job, "-o", out, "--group-by", "rank", "--shard", "0/2", "--resume"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("resume: 1 outputs already complete"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resume: 1 output already complete"), std::string::npos) << r.err;
   ASSERT_EQ(Tracemill({"manifest", "merge", out}).code, 0);
   EXPECT_EQ(Shell(kCheck + " valid " + out), 0);
   EXPECT_EQ(Shell(kCheck + " same " + ref + " " + out), 0);

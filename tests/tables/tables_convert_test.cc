@@ -290,7 +290,7 @@ TEST_F(TablesConvertTest, ResumeKeepsTheRowsOfReusedOutputs) {
   ASSERT_EQ(::unlink((out + "/gpu1.trace.json").c_str()), 0);
   CommandResult again = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--tables=full", "--resume"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_THAT(again.err, HasSubstr("1 outputs already complete"));
+  EXPECT_THAT(again.err, HasSubstr("1 output already complete (1 input not read)"));
   EXPECT_EQ(Query(db, sql), before);
   EXPECT_EQ(Query(db, count), before_count);
   EXPECT_EQ(Query(db, "SELECT reused FROM outputs ORDER BY path"),

@@ -77,12 +77,12 @@ void PrintCspSummary(const pipeline::CspOptions& opts, const pipeline::RunSummar
                       ::access(absl::StrCat(opts.timeline_path, "/report.html").c_str(), F_OK) == 0;
   const std::string also = report ? "; also report.html" : "";
   std::fprintf(stderr,
-               "tracemill csp: %zu inputs (%d with errors)%s, %s events read, %s written, %s dropped or not displayed; "
-               "%zu outputs in %s%s (%.2f s)%s\n",
-               in.inputs, in.with_errors, missing.c_str(), GroupedCount(in.events_read).c_str(),
-               GroupedCount(in.events_written).c_str(),
-               GroupedCount(in.events_dropped).c_str(), s.outputs.size() - failed.count, opts.timeline_path.c_str(),
-               failed.note.c_str(), s.wall_seconds, also.c_str());
+               "tracemill csp: %s (%d with errors)%s, %s events read, %s written, %s dropped or not displayed; "
+               "%s in %s%s (%.2f s)%s\n",
+               formats::Counted(in.inputs, "input").c_str(), in.with_errors, missing.c_str(),
+               GroupedCount(in.events_read).c_str(), GroupedCount(in.events_written).c_str(),
+               GroupedCount(in.events_dropped).c_str(), formats::Counted(s.outputs.size() - failed.count, "output").c_str(),
+               opts.timeline_path.c_str(), failed.note.c_str(), s.wall_seconds, also.c_str());
   for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill csp: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill csp", s);
 }
