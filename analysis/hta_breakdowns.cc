@@ -158,7 +158,7 @@ void HtaTap::Row(const RowFacts& row) {
   // HTA's rounded rows are in the file's own µs (its time base and our
   // clock shift not applied): an offset common to the rank's rows, except
   // where the double's steps fall.
-  if (!gpu_row && correlation >= 0) Launch(correlation, HtaRoundedUs(row.file_ts_ns, dur_ns).first);
+  if (!gpu_row && correlation >= 0) Launch(correlation, ts_ns, HtaRoundedUs(row.file_ts_ns, dur_ns).first);
   if (stream == -1) return;
   const auto [start_us, end_us] = HtaRoundedUs(row.file_ts_ns, dur_ns);
   ++device_rows_;
@@ -176,10 +176,11 @@ void HtaTap::Row(const RowFacts& row) {
   }
 }
 
-void HtaTap::Launch(int64_t correlation, int64_t ts_us) {
+void HtaTap::Launch(int64_t correlation, int64_t ts_ns, int64_t ts_us) {
   // HTA joins a kernel to its CPU row's ts (index_correlation): the last
   // such row in the file; here the last in time.
-  launch_us_[correlation] = ts_us;
+  launch_us_.Add(correlation, ts_ns, ts_us);
+  ExpirePending(ts_ns);
   auto it = pending_.find(correlation);
   if (it == pending_.end()) return;
   for (const PendingGap& p : it->second) ++idle_[p.stream].gaps[{ts_us > p.prev_end_us, p.gap_us}];
@@ -199,10 +200,27 @@ void HtaTap::IdleKernel(const RowFacts& row, int64_t start_us, int64_t end_us) {
   const int64_t gap = start_us - prev_end;
   if (row.correlation < 0) {
     ++s.gaps[{false, gap}];
-  } else if (auto it = launch_us_.find(row.correlation); it != launch_us_.end()) {
-    ++s.gaps[{it->second > prev_end, gap}];
+  } else if (const int64_t* launch = launch_us_.Find(row.correlation, row.ts_ns)) {
+    ++s.gaps[{*launch > prev_end, gap}];
   } else {
-    pending_[row.correlation].push_back(PendingGap{row.stream, prev_end, gap});
+    ExpirePending(row.ts_ns);
+    pending_[row.correlation].push_back(PendingGap{row.ts_ns, row.stream, prev_end, gap});
+    pending_order_.emplace_back(row.ts_ns, row.correlation);
+  }
+}
+
+void HtaTap::ExpirePending(int64_t now_ns) {
+  while (!pending_order_.empty() && pending_order_.front().first < now_ns - RecentLaunches<int64_t>::kHorizonNs) {
+    const auto [kernel_ns, correlation] = pending_order_.front();
+    pending_order_.pop_front();
+    auto it = pending_.find(correlation);
+    if (it == pending_.end()) continue;  // its launch came
+    std::vector<PendingGap>& gaps = it->second;
+    size_t k = 0;
+    for (; k < gaps.size() && gaps[k].kernel_ns <= kernel_ns; ++k)
+      ++idle_[gaps[k].stream].gaps[{false, gaps[k].gap_us}];
+    gaps.erase(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(k));
+    if (gaps.empty()) pending_.erase(it);
   }
 }
 

@@ -32,6 +32,7 @@
 // rounded intervals and durations, and the `(us)` columns use them when the
 // rank has sub-µs times.
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <string>
 #include <string_view>
@@ -159,6 +160,49 @@ std::pair<int64_t, int64_t> HtaRoundedUs(int64_t file_ts_ns, int64_t dur_ns);
 // on the scaled double); `digits` 1 for the kernel-type table.
 double HtaPctg(double x, double total, int digits = 2);
 
+// RecentLaunches: correlation -> a value of the CPU row that launched GPU
+// work (its HTA µs ts; its iteration), for the kernels that follow it.
+// HTA joins a kernel to its launch however far apart they are; a kernel
+// starts within milliseconds of its launch (seconds behind a deep queue), so
+// a launch is kept for kHorizonNs after it started, and memory is bounded by
+// the launches of that long, not by those of the whole trace (an hour of
+// training launches millions; many runtime calls carry a correlation and
+// launch nothing). Rows come in time order (`now_ns`, aligned ns).
+template <typename V>
+class RecentLaunches {
+ public:
+  static constexpr int64_t kHorizonNs = 60'000'000'000;  // one minute
+  // Add: `correlation`'s launch started at `ts_ns` (a later one replaces it).
+  void Add(int64_t correlation, int64_t ts_ns, V value) {
+    Expire(ts_ns);
+    map_[correlation] = Entry{ts_ns, value};
+    order_.emplace_back(ts_ns, correlation);
+  }
+  // Find: the value of `correlation`'s launch if it started within the
+  // horizon before `now_ns`, else null.
+  const V* Find(int64_t correlation, int64_t now_ns) {
+    Expire(now_ns);
+    auto it = map_.find(correlation);
+    return it == map_.end() ? nullptr : &it->second.value;
+  }
+  size_t size() const { return map_.size(); }
+
+ private:
+  void Expire(int64_t now_ns) {
+    while (!order_.empty() && order_.front().first < now_ns - kHorizonNs) {
+      auto it = map_.find(order_.front().second);
+      if (it != map_.end() && it->second.ts_ns == order_.front().first) map_.erase(it);
+      order_.pop_front();
+    }
+  }
+  struct Entry {
+    int64_t ts_ns;
+    V value;
+  };
+  absl::flat_hash_map<int64_t, Entry> map_;
+  std::deque<std::pair<int64_t, int64_t>> order_;  // (ts, correlation) as added
+};
+
 // HtaTap: one rank's events (in time order) -> HtaResult.
 class HtaTap {
  public:
@@ -206,8 +250,12 @@ class HtaTap {
   };
   HtaResult Summarize() const;
   void KernelRows(HtaResult* r) const;
-  // Launch: a kept CPU row of `correlation` started at `ts_us` (HTA's µs).
-  void Launch(int64_t correlation, int64_t ts_us);
+  // Launch: a kept CPU row of `correlation` started at `ts_ns` (aligned),
+  // `ts_us` in HTA's µs.
+  void Launch(int64_t correlation, int64_t ts_ns, int64_t ts_us);
+  // ExpirePending: gaps waiting longer than the launches' horizon before
+  // `now_ns` are taken as without launch (no host wait).
+  void ExpirePending(int64_t now_ns);
   // IdleKernel: a kept kernel of HTA's idle breakdown, [start_us, end_us].
   void IdleKernel(const RowFacts& row, int64_t start_us, int64_t end_us);
   std::vector<IdleGaps> IdleRows() const;
@@ -224,6 +272,7 @@ class HtaTap {
   // A gap whose kernel's launch has not been seen yet (later in time: a
   // clock skew, or none in the trace).
   struct PendingGap {
+    int64_t kernel_ns;  // the kernel's start (aligned), for the horizon
     int64_t stream, prev_end_us, gap_us;
   };
 
@@ -236,10 +285,12 @@ class HtaTap {
   absl::flat_hash_map<uint32_t, PerName> stats_;  // by name id
   absl::flat_hash_map<int64_t, std::pair<IntervalUnion, uint64_t>> streams_;
   absl::flat_hash_map<int64_t, IdleStream> idle_;
-  // correlation -> the HTA µs ts of its CPU row (one entry per launch kept,
-  // as HTA's index_correlation), and the gaps waiting for one.
-  absl::flat_hash_map<int64_t, int64_t> launch_us_;
+  // correlation -> the HTA µs ts of its CPU row (HTA's index_correlation,
+  // within RecentLaunches' horizon), and the gaps waiting for one (in
+  // kernel order; `pending_order_`: their correlations, for the horizon).
+  RecentLaunches<int64_t> launch_us_;
   absl::flat_hash_map<int64_t, std::vector<PendingGap>> pending_;
+  std::deque<std::pair<int64_t, int64_t>> pending_order_;
   int64_t stream_min_ = -1, stream_max_ = -1;  // over every row (HTA's dtype)
   std::vector<std::pair<uint32_t, std::string>> names_;
 };

@@ -222,11 +222,11 @@ void TablesTap::OpSummary(const formats::Event& e, int64_t ts, int64_t dur, int6
   if (stream < 0 || (stream == 0 && e.cat == cpu_op_cat_)) {
     iteration = HtaIterationAt(ts);
   } else if (stream > 0 && correlation >= 0) {
-    if (auto it = launch_iteration_.find(correlation); it != launch_iteration_.end()) iteration = it->second;
+    if (const int64_t* launched = launch_iteration_.Find(correlation, ts)) iteration = *launched;
   } else if (stream == 0) {
     return;
   }
-  if (!gpu_row && correlation >= 0) launch_iteration_[correlation] = iteration;
+  if (!gpu_row && correlation >= 0) launch_iteration_.Add(correlation, ts, iteration);
   if (iteration < 0) return;
   // HTA's µs: the file's own, rounded as HTA rounds a float-ts trace's.
   const int64_t file_ts = ts - shift_ns_ - file_base_ns_;

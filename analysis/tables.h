@@ -143,7 +143,7 @@ class TablesTap {
     int64_t us = 0, ns = 0;
   };
   absl::flat_hash_map<std::tuple<int64_t, bool, uint32_t, uint32_t>, OpTotals> ops_;
-  absl::flat_hash_map<int64_t, int64_t> launch_iteration_;
+  RecentLaunches<int64_t> launch_iteration_;
   uint32_t cpu_op_cat_ = UINT32_MAX;  // string id of category "cpu_op"
   bool ops_sub_us_ = false;           // an event's file ts has sub-µs digits: HTA rounds
   bool ops_dur_missing_ = false;      // an event without `dur` (HTA's dur column is float64)

@@ -99,6 +99,50 @@ TEST(TablesHta, IntervalsMergeWhenTheyTouch) {
 
 // Issue 39: HTA's idle time breakdown's gaps (breakdown_analysis.py:746-945),
 // rows in time order as the tap gets them, integer µs (ns = µs * 1000).
+// A launch is kept a minute (RecentLaunches: memory bounded by the launches
+// of a minute, not of the trace): a kernel a minute and more after its launch
+// is taken as launched by nothing; so is a kernel whose launch comes more
+// than a minute after it.
+TEST(TablesHta, LaunchesAreKeptAMinute) {
+  RecentLaunches<int> l;
+  constexpr int64_t kMin = RecentLaunches<int>::kHorizonNs;
+  l.Add(7, 1000, 70);
+  l.Add(8, 2000, 80);
+  ASSERT_NE(l.Find(7, 1000 + kMin), nullptr);
+  EXPECT_EQ(*l.Find(7, 1000 + kMin), 70);
+  EXPECT_EQ(l.Find(7, 1001 + kMin), nullptr);  // expired
+  EXPECT_EQ(*l.Find(8, 1001 + kMin), 80);
+  l.Add(8, 3 * kMin, 81);  // a later launch of the same correlation
+  EXPECT_EQ(*l.Find(8, 3 * kMin), 81);
+  EXPECT_EQ(l.size(), 1u);
+
+  HtaTap tap(INT64_MIN);
+  auto row = [&](int64_t ts_ns, int64_t stream, int64_t correlation, bool kernel) {
+    HtaTap::RowFacts r;
+    r.ts_ns = r.file_ts_ns = ts_ns;
+    r.dur_ns = 1000;
+    r.stream = stream;
+    r.correlation = correlation;
+    r.idle_kernel = kernel;
+    r.file_order = 1;
+    tap.Row(r);
+  };
+  constexpr int64_t kS = 1'000'000'000;
+  row(0, 9, -1, true);              // stream 9's first kernel, ends at 1 us
+  row(10 * kS, -1, 1, false);       // launch of 1, after that end
+  row(71 * kS, 9, 1, true);         // 61 s later: its launch is forgotten
+  row(72 * kS, 9, 2, true);         // no launch yet ...
+  row(133 * kS + 2000, -1, 2, false);  // ... and it comes 61 s later: too late
+  row(134 * kS, 9, 3, true);        // launch of 3 comes 1 s later: a host wait
+  row(135 * kS, -1, 3, false);
+  const HtaResult r = tap.Finish([](uint32_t) { return std::string(); });
+  ASSERT_EQ(r.idle.size(), 1u);
+  std::vector<std::pair<bool, int64_t>> gaps;
+  for (const auto& g : r.idle[0].gaps) gaps.emplace_back(g.host_wait, g.gap_us);
+  EXPECT_EQ(gaps, (std::vector<std::pair<bool, int64_t>>{
+                      {false, 1'000'000 - 1}, {false, 71 * 1'000'000 - 1}, {true, 62 * 1'000'000 - 1}}));
+}
+
 TEST(TablesHta, IdleGapsAreHtasPerStreamGaps) {
   HtaTap tap(INT64_MIN);
   auto row = [&](int64_t ts_us, int64_t dur_us, int64_t stream, int64_t correlation, bool kernel, uint64_t order) {
