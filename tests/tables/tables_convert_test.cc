@@ -347,6 +347,15 @@ TEST_F(TablesConvertTest, WindowsCutTheTables) {
 
 // `--tables` takes an optional mode: an input right after it is a usage
 // error that says how to write it, never silently a mode.
+// --hta-last-step without --tables would change nothing: a usage error.
+TEST_F(TablesConvertTest, HtaLastStepWithoutTablesIsAUsageError) {
+  const std::string out = tmp_.Join("no-tables");
+  CommandResult r = Tracemill({"convert", DataPath("hta/trace_filter"), "-o", out, "--hta-last-step"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--hta-last-step changes HTA's tables, which only --tables writes"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/manifest.json"));
+}
+
 TEST_F(TablesConvertTest, TablesBeforeAnInputIsAUsageError) {
   CommandResult r = Tracemill({"convert", "--tables", DataPath("hta/trace_filter"), "-o", tmp_.Join("out")});
   EXPECT_EQ(r.exit_code, 2) << r.err;

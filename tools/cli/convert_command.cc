@@ -391,9 +391,20 @@ bool ResolveFollow(const ConvertFlags& flags, ConvertOptions* opts) {
   return true;
 }
 
+// --hta-last-step says what HTA's tables hold: without --tables it would do
+// nothing, silently.
+bool CheckHtaLastStep(const ConvertOptions& opts) {
+  if (!opts.hta_last_step || opts.tables != pipeline::TablesMode::kOff) return true;
+  std::fprintf(stderr,
+               "tracemill: --hta-last-step changes HTA's tables, which only --tables writes: add --tables=summary "
+               "(or --tables=full)\n");
+  return false;
+}
+
 // Every flag check, in the order their errors have always been reported.
 bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
   opts->group_by = *pipeline::ParseGroupBy(flags.group_by);  // CLI11 checked the name
+  if (!CheckHtaLastStep(*opts)) return false;
   if (!ResolveFollow(flags, opts)) return false;
   if (opts->follow) {  // one process: no shard from the environment
     opts->direct_io = !flags.no_direct_io;
