@@ -176,6 +176,45 @@ void HtaTap::Row(const RowFacts& row) {
   }
 }
 
+template <typename V>
+RecentLaunches<V>::RecentLaunches() = default;
+template <typename V>
+RecentLaunches<V>::~RecentLaunches() = default;
+template <typename V>
+RecentLaunches<V>::RecentLaunches(RecentLaunches&&) noexcept = default;
+template <typename V>
+RecentLaunches<V>& RecentLaunches<V>::operator=(RecentLaunches&&) noexcept = default;
+
+template <typename V>
+void RecentLaunches<V>::Add(int64_t correlation, int64_t ts_ns, V value) {
+  Expire(ts_ns);
+  map_[correlation] = Entry{ts_ns, value};
+  order_.emplace_back(ts_ns, correlation);
+}
+
+template <typename V>
+const V* RecentLaunches<V>::Find(int64_t correlation, int64_t now_ns) {
+  Expire(now_ns);
+  auto it = map_.find(correlation);
+  return it == map_.end() ? nullptr : &it->second.value;
+}
+
+template <typename V>
+size_t RecentLaunches<V>::size() const {
+  return map_.size();
+}
+
+template <typename V>
+void RecentLaunches<V>::Expire(int64_t now_ns) {
+  while (!order_.empty() && order_.front().first < now_ns - kHorizonNs) {
+    auto it = map_.find(order_.front().second);
+    if (it != map_.end() && it->second.ts_ns == order_.front().first) map_.erase(it);
+    order_.pop_front();
+  }
+}
+
+template class RecentLaunches<int64_t>;
+
 void HtaTap::Launch(int64_t correlation, int64_t ts_ns, int64_t ts_us) {
   // HTA joins a kernel to its CPU row's ts (index_correlation): the last
   // such row in the file; here the last in time.

@@ -168,33 +168,29 @@ double HtaPctg(double x, double total, int digits = 2);
 // the launches of that long, not by those of the whole trace (an hour of
 // training launches millions; many runtime calls carry a correlation and
 // launch nothing). Rows come in time order (`now_ns`, aligned ns).
+//
+// Its members are defined in hta_breakdowns.cc, instantiated there for
+// int64_t only: a test built without sanitizers (the asan preset builds
+// tests with -fno-sanitize=all) that instantiated Abseil's hash map code
+// inline would give the linker unsanitized copies of it, and ASan would
+// then see writes into slots the sanitized copies poisoned.
 template <typename V>
 class RecentLaunches {
  public:
   static constexpr int64_t kHorizonNs = 60'000'000'000;  // one minute
+  RecentLaunches();
+  ~RecentLaunches();
+  RecentLaunches(RecentLaunches&&) noexcept;
+  RecentLaunches& operator=(RecentLaunches&&) noexcept;
   // Add: `correlation`'s launch started at `ts_ns` (a later one replaces it).
-  void Add(int64_t correlation, int64_t ts_ns, V value) {
-    Expire(ts_ns);
-    map_[correlation] = Entry{ts_ns, value};
-    order_.emplace_back(ts_ns, correlation);
-  }
+  void Add(int64_t correlation, int64_t ts_ns, V value);
   // Find: the value of `correlation`'s launch if it started within the
   // horizon before `now_ns`, else null.
-  const V* Find(int64_t correlation, int64_t now_ns) {
-    Expire(now_ns);
-    auto it = map_.find(correlation);
-    return it == map_.end() ? nullptr : &it->second.value;
-  }
-  size_t size() const { return map_.size(); }
+  const V* Find(int64_t correlation, int64_t now_ns);
+  size_t size() const;
 
  private:
-  void Expire(int64_t now_ns) {
-    while (!order_.empty() && order_.front().first < now_ns - kHorizonNs) {
-      auto it = map_.find(order_.front().second);
-      if (it != map_.end() && it->second.ts_ns == order_.front().first) map_.erase(it);
-      order_.pop_front();
-    }
-  }
+  void Expire(int64_t now_ns);
   struct Entry {
     int64_t ts_ns;
     V value;
@@ -202,6 +198,7 @@ class RecentLaunches {
   absl::flat_hash_map<int64_t, Entry> map_;
   std::deque<std::pair<int64_t, int64_t>> order_;  // (ts, correlation) as added
 };
+extern template class RecentLaunches<int64_t>;
 
 // HtaTap: one rank's events (in time order) -> HtaResult.
 class HtaTap {

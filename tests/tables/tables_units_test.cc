@@ -104,8 +104,8 @@ TEST(TablesHta, IntervalsMergeWhenTheyTouch) {
 // is taken as launched by nothing; so is a kernel whose launch comes more
 // than a minute after it.
 TEST(TablesHta, LaunchesAreKeptAMinute) {
-  RecentLaunches<int> l;
-  constexpr int64_t kMin = RecentLaunches<int>::kHorizonNs;
+  RecentLaunches<int64_t> l;
+  constexpr int64_t kMin = RecentLaunches<int64_t>::kHorizonNs;
   l.Add(7, 1000, 70);
   l.Add(8, 2000, 80);
   ASSERT_NE(l.Find(7, 1000 + kMin), nullptr);
