@@ -576,8 +576,12 @@ absl::Status JoinShardTables(const std::string& out_dir, int shard_count, const 
   m.Text("shard");
   m.Text(absl::StrCat("merged from ", shard_count, " shards"));
   TM_RETURN_IF_ERROR(c.writer_->Insert(m));
-  *member = absl::StrCat(",\n\"tables\":{\"path\":\"tables.sqlite\",\"temporal_breakdown\":",
-                         TemporalBreakdownJson(c.writer_->db()), ReportTablesJson(c.writer_->db()), "}");
+  // The mode the shards ran with (shard 0's meta row), as one process says it.
+  const std::string mode = MetaValue(c.writer_->db(), "main", "mode");
+  *member = absl::StrCat(",\n\"tables\":{\"path\":\"tables.sqlite\"",
+                         mode.empty() ? "" : absl::StrCat(",\"mode\":\"", mode == "full" ? "full" : "summary", "\""),
+                         ",\"temporal_breakdown\":", TemporalBreakdownJson(c.writer_->db()),
+                         ReportTablesJson(c.writer_->db()), "}");
   return c.writer_->Commit();
 }
 

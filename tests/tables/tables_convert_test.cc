@@ -201,6 +201,13 @@ TEST_F(TablesConvertTest, ShardsJoinToOneProcesssTables) {
         "SELECT count(*), sum(dur_ns), sum(start_ns - 1682725897000000000) FROM framework_metrics", "SELECT * FROM steps ORDER BY input, step",
         "SELECT input, path, output, events_written FROM inputs ORDER BY input", "SELECT * FROM outputs ORDER BY path"})
     EXPECT_EQ(Query(out + "/tables.sqlite", sql), Query(whole.Output("tables.sqlite"), sql)) << sql;
+  // The merged manifest's tables member says the mode, as one process's does.
+  auto merged = Manifest::Load(out + "/manifest.json");
+  auto one = Manifest::Load(whole.Output("manifest.json"));
+  ASSERT_NE(merged, nullptr);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->Str("/tables/mode"), "full");
+  EXPECT_EQ(merged->Str("/tables/mode"), "full");
 }
 
 // A shard's damaged tables file fails the tables, not the merge: the
