@@ -46,12 +46,15 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
   if (!sorted)
     std::sort(run->keys_.begin(), run->keys_.end(), [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
   run->count_ = events.size();
+  run->sample_stride_ = std::clamp<size_t>(run->keys_.size() / 256, 1, kSampleStride);
+  for (size_t i = 0; i < run->keys_.size(); i += run->sample_stride_)
+    if (run->keys_[i].ts_ns != INT64_MIN) run->samples_.push_back(run->keys_[i]);
   run->data_ = std::move(data);
   return run;
 }
 
 size_t SortedRun::ResidentBytes() const {
-  return data_->ResidentBytes() + keys_.capacity() * sizeof(SortKey) + buf_.capacity() + ahead_buf_.capacity() +
+  return data_->ResidentBytes() + (keys_.capacity() + samples_.capacity()) * sizeof(SortKey) + buf_.capacity() + ahead_buf_.capacity() +
          cur_rest_.capacity();
 }
 

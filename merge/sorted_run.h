@@ -109,6 +109,15 @@ class SortedRun {
   bool spill_direct() const { return spill_direct_; }
   // Bytes of heap the run holds now.
   size_t ResidentBytes() const;
+  // Every sample_stride()-th key of the run in order (from the first), timed
+  // events only (metadata keys left out); kept when spilled. What an
+  // output's split into time ranges is chosen from (merge/time_split.h):
+  // the same whether or not the run spilled. The stride is the run's size /
+  // 256, at least 1 and at most kSampleStride: at least ~256 samples of a
+  // run, at most one per kSampleStride events (24 bytes each).
+  static constexpr size_t kSampleStride = 256;
+  const std::vector<SortKey>& samples() const { return samples_; }
+  size_t sample_stride() const { return sample_stride_; }
 
  private:
   // Spilled form: decodes the record at the read cursor into next_.
@@ -123,6 +132,8 @@ class SortedRun {
   static constexpr size_t kPrefetchEvents = 8, kPrefetchRest = 4;
   std::unique_ptr<formats::TraceData> data_;
   std::vector<SortKey, formats::LargeAllocator<SortKey>> keys_;
+  std::vector<SortKey> samples_;
+  size_t sample_stride_ = 1;
   size_t pos_ = 0;
   size_t count_ = 0;
   uint32_t max_rest_len_ = 0;

@@ -88,6 +88,10 @@ struct ConvertOptions {
   // --max-output-bytes: an output past it is written in time parts
   // (output_parts.h); 0: never.
   uint64_t max_output_bytes = 256ull << 20;
+  // --time-ranges: each output written as this many consecutive time ranges
+  // (<stem>.time-R-of-N.trace.json), which a sharded job's shards share
+  // (merge/time_split.h, write_output.h); 1: one file per output.
+  int time_ranges = 1;
   TablesMode tables = TablesMode::kOff;  // --tables [summary|full]
   // --hta-last-step: HTA's tables keep each rank's last ProfilerStep (HTA's
   // include_last_profiler_step=True); by default they leave it out, as HTA.

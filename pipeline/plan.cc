@@ -172,6 +172,27 @@ std::string OutputFileName(const OutputKey& key, bool compress) {
   return absl::StrCat(key.stem, AbslView(kTraceSuffix), compress ? ".gz" : "");
 }
 
+std::string RangeFileName(const std::string& name, int range, int ranges) {
+  if (ranges <= 1) return name;
+  const size_t at = name.rfind(kTraceSuffix);
+  const std::string tag = absl::StrCat(".time-", range + 1, "-of-", ranges);
+  if (at == std::string::npos) return name + tag;
+  return absl::StrCat(name.substr(0, at), tag, name.substr(at));
+}
+
+std::optional<std::pair<int, int>> ParseRangeName(std::string_view name) {
+  const size_t at = name.rfind(".time-");
+  if (at == std::string_view::npos) return std::nullopt;
+  int r = 0, n = 0;
+  const char* p = name.data() + at + 6;
+  const char* end = name.data() + name.size();
+  auto [q, ec] = std::from_chars(p, end, r);
+  if (ec != std::errc() || end - q < 4 || std::string_view(q, 4) != "-of-") return std::nullopt;
+  auto [q2, ec2] = std::from_chars(q + 4, end, n);
+  if (ec2 != std::errc() || q2 == end || *q2 != '.' || r < 1 || r > n) return std::nullopt;
+  return std::pair{r - 1, n};
+}
+
 std::optional<OutputKey> ParseOutputName(std::string_view name) {
   if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") name.remove_suffix(3);
   if (name.size() <= kTraceSuffix.size() || name.substr(name.size() - kTraceSuffix.size()) != kTraceSuffix)
@@ -181,6 +202,15 @@ std::optional<OutputKey> ParseOutputName(std::string_view name) {
   if (size_t dot = stem.rfind(".part-"); dot != std::string_view::npos) {
     std::string_view n = stem.substr(dot + 6);
     if (n.size() >= 3 && n.find_first_not_of("0123456789") == std::string_view::npos) stem = stem.substr(0, dot);
+  }
+  // A time range of an output (--time-ranges): "gpu3.time-2-of-4".
+  if (size_t dot = stem.rfind(".time-"); dot != std::string_view::npos) {
+    std::string_view n = stem.substr(dot + 6);
+    const size_t of = n.find("-of-");
+    auto digits = [](std::string_view d) {
+      return !d.empty() && d.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (of != std::string_view::npos && digits(n.substr(0, of)) && digits(n.substr(of + 4))) stem = stem.substr(0, dot);
   }
   OutputKey k;
   k.stem = std::string(stem);
@@ -217,7 +247,23 @@ int JobPlan::OwnerOf(const OutputKey& key) const {
   auto it = planned_owner.find(key);
   if (it != planned_owner.end()) return it->second;
   if (key.kind != 0 || shard_count <= 1) return 0;
-  return static_cast<int>(((key.number % shard_count) + shard_count) % shard_count);
+  const int64_t unit = key.number * time_ranges;  // its first range's
+  return static_cast<int>(((unit % shard_count) + shard_count) % shard_count);
+}
+
+int JobPlan::OwnerOfRange(const OutputKey& key, int range) const {
+  if (time_ranges <= 1 || range <= 0) return OwnerOf(key);
+  auto it = planned_range_owner.find(key);
+  if (it != planned_range_owner.end()) return it->second[static_cast<size_t>(range)];
+  if (key.kind != 0 || shard_count <= 1) return 0;
+  const int64_t unit = key.number * time_ranges + range;
+  return static_cast<int>(((unit % shard_count) + shard_count) % shard_count);
+}
+
+bool JobPlan::WritesAnyRange(const OutputKey& key, int shard) const {
+  for (int r = 0; r < time_ranges; ++r)
+    if (OwnerOfRange(key, r) == shard) return true;
+  return false;
 }
 
 int JobPlan::OwnerOfInput(size_t i) const {
@@ -266,15 +312,23 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
     jp.planned_bytes[k] += plans[i].bytes;
     jp.planned_key[i] = std::move(k);
   }
+  // Each output's time ranges are assigned as outputs of their own (the
+  // first range's shard reports the output's inputs).
+  jp.time_ranges = std::max(opts.time_ranges, 1);
   std::vector<std::string> names;
   std::vector<uint64_t> bytes;
-  for (const auto& [k, b] : jp.planned_bytes) {
-    names.push_back(OutputFileName(k, opts.compress));
-    bytes.push_back(b);
-  }
+  for (const auto& [k, b] : jp.planned_bytes)
+    for (int r = 0; r < jp.time_ranges; ++r) {
+      names.push_back(RangeFileName(OutputFileName(k, opts.compress), r, jp.time_ranges));
+      bytes.push_back(b / static_cast<uint64_t>(jp.time_ranges));
+    }
   std::vector<int> owner = AssignOutputs(names, bytes, jp.shard_count);
   size_t j = 0;
-  for (const auto& [k, b] : jp.planned_bytes) jp.planned_owner[k] = owner[j++];
+  for (const auto& [k, b] : jp.planned_bytes) {
+    std::vector<int>& ranges = jp.planned_range_owner[k];
+    for (int r = 0; r < jp.time_ranges; ++r) ranges.push_back(owner[j++]);
+    jp.planned_owner[k] = ranges.front();
+  }
 
   std::string f = absl::StrCat(kVersion, "|", static_cast<int>(opts.group_by), "|", gpn, "|",
                                opts.compress, "|", opts.relative_time, "|", opts.rank_pattern, "|",
@@ -287,6 +341,7 @@ JobPlan MakePlan(const std::vector<InputRecord>& records, std::vector<InputPlan>
   if (opts.ranks) absl::StrAppend(&f, "|ranks:", opts.ranks->ToString());
   if (opts.max_output_bytes != (256ull << 20)) absl::StrAppend(&f, "|max-output-bytes:", opts.max_output_bytes);
   if (opts.hta_last_step) absl::StrAppend(&f, "|hta-last-step");
+  if (jp.time_ranges > 1) absl::StrAppend(&f, "|time-ranges:", jp.time_ranges);
   for (size_t i = 0; i < records.size(); ++i)
     absl::StrAppend(&f, "|", records[i].path, ":", plans[i].bytes, ":", plans[i].mtime_ns);
   jp.fingerprint = absl::StrFormat("%08x", libdeflate_crc32(0, f.data(), f.size()));

@@ -64,8 +64,22 @@ std::string GroupByName(GroupBy g);
 OutputKey KeyFor(std::optional<int64_t> rank, GroupBy group_by, int gpus_per_node);
 // OutputFileName: "<stem>.trace.json", or ".trace.json.gz" with `compress`.
 std::string OutputFileName(const OutputKey& key, bool compress);
+// RangeFileName: the file of time range `range` (0-based) of `ranges` of
+// output file `name`: "gpu3.trace.json" -> "gpu3.time-2-of-4.trace.json"
+// (1-based in the name); `name` itself when `ranges` is 1.
+std::string RangeFileName(const std::string& name, int range, int ranges);
+// ParseRangeName: (range, ranges) of a time range's file name (or of one of
+// its parts), range 0-based; nullopt if it is not one.
+std::optional<std::pair<int, int>> ParseRangeName(std::string_view file_name);
+// OutputRangeOf: the 0-based time range of an output file name, 0 if none
+// (outputs of one key are listed in this order).
+inline int OutputRangeOf(std::string_view file_name) {
+  auto r = ParseRangeName(file_name);
+  return r ? r->first : 0;
+}
 // ParseOutputName: the key of an output file name (or of one of its time
-// parts, "gpu3.part-002.trace.json"); nullopt if it is not one.
+// parts, "gpu3.part-002.trace.json", or time ranges,
+// "gpu3.time-2-of-4.trace.json", or a part of one); nullopt if it is not one.
 std::optional<OutputKey> ParseOutputName(std::string_view file_name);
 
 enum class PlanKind { kOutput, kUndetermined, kNoOutput };
@@ -106,7 +120,11 @@ struct JobPlan {
   std::vector<InputPlan> inputs;
   std::vector<std::optional<OutputKey>> planned_key;  // per input (kOutput only)
   std::map<OutputKey, uint64_t> planned_bytes;        // planned outputs
-  std::map<OutputKey, int> planned_owner;             // planned output -> shard
+  std::map<OutputKey, int> planned_owner;             // planned output -> shard (of its first range)
+  // --time-ranges: each output is written as this many files, each range
+  // assigned to a shard as an output of its own.
+  int time_ranges = 1;
+  std::map<OutputKey, std::vector<int>> planned_range_owner;  // planned output -> shard of each range
   std::string fingerprint;                            // 8 hex digits
 
   // OwnerOf: the shard that writes `key`: the AssignOutputs rule for planned
@@ -114,6 +132,13 @@ struct JobPlan {
   // that depends on nothing but the key: number % shard_count (unranked:
   // shard 0).
   int OwnerOf(const OutputKey& key) const;
+  // OwnerOfRange: the shard that writes time range `range` of `key`
+  // (OwnerOf for the first range, which reports the output's inputs):
+  // planned, or (number * time_ranges + range) % shard_count.
+  int OwnerOfRange(const OutputKey& key, int range) const;
+  // WritesAnyRange: whether `shard` writes some range of `key` (and so
+  // decodes its inputs).
+  bool WritesAnyRange(const OutputKey& key, int shard) const;
 
   // OwnerOfInput: the shard that reports input `i`, as planned: the owner
   // of its planned output (kOutput), shard 0 (kNoOutput), or -1 when only

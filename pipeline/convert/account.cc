@@ -85,6 +85,7 @@ void ListOutputsAndInputs(ConvertContext& cx, const ResumeState& resume) {
   for (auto& c : resume.outputs) s.outputs.push_back(c.output);
   std::stable_sort(s.outputs.begin(), s.outputs.end(), [](const auto& a, const auto& b) {
     auto ka = ParseOutputName(a.path), kb = ParseOutputName(b.path);
+    if (ka && kb && !(*ka < *kb) && !(*kb < *ka)) return OutputRangeOf(a.path) < OutputRangeOf(b.path);
     return ka && kb ? *ka < *kb : a.path < b.path;
   });
   s.resumed = cx.opts.resume;

@@ -36,7 +36,12 @@ void RemoveOwnStaleFiles(const ConvertContext& cx) {
             base == analysis::TablesFileName(shard.index, shard.count))
           return true;
         auto key = ParseOutputName(base);
-        return key && cx.plan.OwnerOf(*key) == cx.me();
+        if (!key) return false;
+        // A range of this job's layout is its writer's; any other layout's
+        // file, the output's first range's writer's.
+        auto range = ParseRangeName(base);
+        if (range && range->second == cx.plan.time_ranges) return cx.plan.OwnerOfRange(*key, range->first) == cx.me();
+        return cx.plan.OwnerOf(*key) == cx.me();
       },
       !shard.sharded());
 }
@@ -54,7 +59,9 @@ void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
       continue;
     }
     const int owner = cx.plan.OwnerOfInput(i);
-    cx.read[i] = owner < 0 || owner == cx.me();
+    // A shard that writes a later time range of the input's output decodes it too.
+    const bool writes_range = cx.plan.planned_key[i] && cx.plan.WritesAnyRange(*cx.plan.planned_key[i], cx.me());
+    cx.read[i] = owner < 0 || owner == cx.me() || writes_range;
     // Every process decodes every clock probe, so that all solve alike.
     if (!cx.read[i] && cx.clocks->IsCandidate(i)) cx.read[i] = cx.clock_only[i] = true;
     n_read += cx.read[i];

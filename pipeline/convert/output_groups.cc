@@ -74,9 +74,10 @@ void OutputGroups::Place(size_t i) {
   }
   const OutputKey key = KeyFor(r.rank, cx_.plan.group_by, cx_.plan.gpus_per_node);
   const std::string name = OutputFileName(key, cx_.opts.compress);
-  const int owner = cx_.plan.OwnerOf(key);
+  const int owner = cx_.plan.OwnerOf(key);  // of its first time range: reports the input
+  const bool writes = cx_.plan.WritesAnyRange(key, cx_.me());
   const bool undetermined = cx_.plan.OwnerOfInput(i) < 0;
-  if (owner != cx_.me() && undetermined) {
+  if (!writes && undetermined) {
     r.owner_shard = owner;  // decoded for nothing: another shard writes its output
     runs_.Free(i);
     return;
@@ -84,7 +85,8 @@ void OutputGroups::Place(size_t i) {
   if (cx_.opts.ranks && r.rank && !cx_.opts.ranks->Contains(*r.rank)) return Deselect(i);
   auto it = groups_.find(key);
   const bool late = it != groups_.end() && it->second.started;
-  if (owner != cx_.me() || carried_outputs_.count(name) || late) return Refuse(i, name, owner, late);
+  if (!writes || carried_outputs_.count(name) || late) return Refuse(i, name, owner, late);
+  if (owner != cx_.me()) r.owner_shard = owner;  // decoded for a later time range only
   if (!r.status.ok() && undetermined) cx_.job.console().Line(ErrorLine(r));
   GroupState& gs = groups_[key];
   gs.og.name = name;

@@ -15,6 +15,7 @@
 #include "formats/common/json_text.h"
 #include "formats/common/status_macros.h"
 #include "merge/namespacer.h"
+#include "merge/time_split.h"
 #include "pipeline/budget.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/convert/merge_write.h"
@@ -36,11 +37,25 @@ OutputWriter::OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTi
       tables_(tables) {}
 
 void OutputWriter::Write(const OutputGroup& og) {
+  // Its time ranges (--time-ranges) one after another, those this shard
+  // writes; the first range's writer taps and counts every event of the
+  // output (it reports the inputs).
+  const int n = cx_.plan.time_ranges;
+  const OutputKey key = ParseOutputName(og.name).value_or(OutputKey{og.kind, og.number, og.name});
+  for (int range = 0; range < n; ++range)
+    if (n == 1 || cx_.plan.OwnerOfRange(key, range) == cx_.me()) WriteRange(og, range);
+  // Each input belongs to one output: free its run now (and its bytes
+  // in the spill file, punched out: those still in the page cache never
+  // reach the disk).
+  for (size_t i : og.inputs) runs_.Free(i);
+}
+
+void OutputWriter::WriteRange(const OutputGroup& og, int range) {
   OutputRecord out;
-  out.path = og.name;
+  out.path = RangeFileName(og.name, range, cx_.plan.time_ranges);
   const auto t0 = std::chrono::steady_clock::now();
   if (cx_.opts.verbose)
-    cx_.job.Say(absl::StrCat("writing ", og.name, " (", og.inputs.size(),
+    cx_.job.Say(absl::StrCat("writing ", out.path, " (", og.inputs.size(),
                              og.inputs.size() == 1 ? " input)" : " inputs)"));
   try {
     std::vector<formats::WriterInput> winputs;
@@ -48,16 +63,13 @@ void OutputWriter::Write(const OutputGroup& og) {
     // both (emplaced by WriteFile just before the rename).
     std::optional<formats::DeferInterrupts> defer;
     MergeStats stats;
-    absl::Status st = WriteFile(og, winputs, out, &defer, &stats);
-    // Each input belongs to one output: free its run now (and its bytes
-    // in the spill file, punched out: those still in the page cache never
-    // reach the disk).
-    for (size_t i : og.inputs) runs_.Free(i);
+    std::vector<uint64_t> elsewhere(og.inputs.size());
+    absl::Status st = WriteFile(og, range, winputs, out, &defer, &stats, &elsewhere);
     if (st.ok()) {
-      Succeeded(og, winputs, out, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                stats);
+      Succeeded(og, range, winputs, elsewhere, out,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), stats);
       defer.reset();  // the rename and the journal line are done: an interrupt may come
-      if (tables_) {  // the inputs' tables rows are complete too: --resume keeps them
+      if (tables_ && range == 0) {  // the inputs' tables rows are complete too: --resume keeps them
         std::vector<analysis::InputFacts> done;
         for (size_t i : og.inputs) done.push_back(InputFactsOf(cx_.records[i]));
         tables_->Done(done, times_.window);
@@ -65,7 +77,6 @@ void OutputWriter::Write(const OutputGroup& og) {
     } else
       Failed(og, out, StdView(st.message()));
   } catch (const std::exception& e) {
-    for (size_t i : og.inputs) runs_.Free(i);
     out.error = absl::StrCat("internal error: ", e.what());
     Failed(og, out, "");
   }
@@ -76,36 +87,53 @@ void OutputWriter::Write(const OutputGroup& og) {
   progress_.OutputWritten();
 }
 
-absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats::WriterInput>& winputs,
+absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vector<formats::WriterInput>& winputs,
                                      OutputRecord& out, std::optional<formats::DeferInterrupts>* defer,
-                                     MergeStats* stats) {
+                                     MergeStats* stats, std::vector<uint64_t>* elsewhere) {
   std::string time_unit;
   winputs = Inputs(og, out, &time_unit);
   std::vector<merge::SortedRun*> runs;
   for (size_t i : og.inputs) runs.push_back(runs_.get(i));
   absl::Status st = OpenRuns(runs);
   if (!st.ok()) return st;
-  OutputParts w(OutputParts::Options{cx_.opts.out_dir, og.name, cx_.opts.compress, cx_.opts.direct_io,
-                                     cx_.opts.max_output_bytes, times_.offset_ns, time_unit, &job_output_bytes_,
-                                     [&](int part) { return OtherData(og, winputs, part); }},
-                winputs);
-  st = w.Begin();
   std::vector<int64_t> shifts;
   for (const auto& in : winputs) shifts.push_back(in.clock_shift_ns);
+  // The same split in every range's writer, in every shard (time_split.h).
+  const merge::TimeSplit split = merge::SplitRuns(runs, shifts, cx_.plan.time_ranges);
+  OutputParts w(OutputParts::Options{cx_.opts.out_dir, out.path, cx_.opts.compress, cx_.opts.direct_io,
+                                     cx_.opts.max_output_bytes, times_.offset_ns, time_unit, &job_output_bytes_,
+                                     [&](int part) { return OtherData(og, winputs, part, split, range); }},
+                winputs);
+  st = w.Begin();
+  // The first range's writer reports the inputs: it taps and counts every
+  // event (those of later ranges as written elsewhere); a later range's
+  // writer only writes its own events and the inputs' metadata again.
+  const bool reports = range == 0;
   uint64_t since_pause = 0;
   std::vector<OverviewTap> taps;  // what overview.trace.json keeps of each input
-  if (overview_)
+  if (overview_ && reports)
     for (size_t j = 0; j < og.inputs.size(); ++j) taps.push_back(overview_->Tap(og.inputs[j], winputs[j].data));
   std::vector<analysis::TablesTap> table_taps;  // what tables.sqlite holds of each input
-  if (tables_)
+  if (tables_ && reports)
     for (size_t j = 0; j < og.inputs.size(); ++j) table_taps.push_back(tables_->Tap(InputFactsOf(cx_.records[og.inputs[j]]), winputs[j].data));
+  auto in_range = [&](int run, const formats::Event& e) {
+    return split.ranges == 1 || e.phase == 'M' || split.RangeOf(e, run, winputs[run].clock_shift_ns) == range;
+  };
   const MergeHooks hooks{
-      [&](int run, const formats::Event& e) { return Keeps(e, winputs[run].clock_shift_ns); },
+      [&](int run, const formats::Event& e) { return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns); },
       [&](int run, const formats::Event& e, bool kept) {
+        if (!reports) return;
+        if (!kept && !in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns)) {
+          ++(*elsewhere)[run];  // kept, in a later range's file
+          kept = true;
+        }
         Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
       }};
-  if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, cx_.threads, hooks, stats);
-  if (overview_)
+  // The first of several ranges sees every event with its args (taps): the
+  // serial loop (the parallel stages keep no args of events not written).
+  const int threads = reports && split.ranges > 1 ? 1 : cx_.threads;
+  if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, threads, hooks, stats);
+  if (overview_ && reports)
     for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
   for (size_t j = 0; j < table_taps.size(); ++j) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
   for (auto* r : runs)
@@ -113,12 +141,13 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, std::vector<formats:
   if (st.ok()) st = w.Finish();
   if (st.ok()) defer->emplace();
   if (st.ok()) st = w.Commit();
+  for (auto* r : runs) r->Close();  // a later range opens them again
   out.events = w.events_written();
   out.metadata_added = w.metadata_added();
   out.bytes = w.bytes_written();
   out.crc32 = w.parts().empty() ? w.crc32() : 0;
   if (st.ok()) out.parts = w.parts();  // a failed output's parts were removed: none is listed
-  if (st.ok()) RemoveOtherLayouts(og.name, out.parts.size());
+  if (st.ok()) RemoveOtherLayouts(out.path, out.parts.size());
   return st;
 }
 
@@ -205,17 +234,19 @@ void OutputWriter::Seen(const OutputGroup& og, int run, const formats::Event& e,
   }
 }
 
-void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs,
-                             OutputRecord& out, double seconds, const MergeStats& stats) {
+void OutputWriter::Succeeded(const OutputGroup& og, int range, const std::vector<formats::WriterInput>& winputs,
+                             const std::vector<uint64_t>& elsewhere, OutputRecord& out, double seconds,
+                             const MergeStats& stats) {
   std::vector<const InputRecord*> done;
-  for (size_t j = 0; j < og.inputs.size(); ++j) {
+  for (size_t j = 0; j < og.inputs.size() && range == 0; ++j) {
     InputRecord& r = cx_.records[og.inputs[j]];
-    r.events_written = winputs[j].events_written;
-    r.output = og.name;
+    r.events_written = winputs[j].events_written + elsewhere[j];
+    r.output = out.path;
     done.push_back(&r);
   }
-  // The output is in place: record it for --resume.
-  if (journal_) {
+  // The output is in place: record it for --resume (which an output in
+  // time ranges does not use yet).
+  if (journal_ && cx_.plan.time_ranges == 1) {
     std::vector<std::string> blocks;
     if (overview_)
       for (size_t i : og.inputs) blocks.push_back(overview_->Block(i));
@@ -223,7 +254,7 @@ void OutputWriter::Succeeded(const OutputGroup& og, const std::vector<formats::W
       cx_.job.Say(absl::StrCat("journal: ", js.message()));
   }
   if (cx_.opts.verbose)
-    cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s%s)", og.name, out.events, out.bytes, seconds,
+    cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s%s)", out.path, out.events, out.bytes, seconds,
                                 stats.ranges ? absl::StrFormat("; %d %s, serial stages: %s %.2f s, count %.2f s, append %.2f s "
                                                                "(%.2f s of it waiting for the disk)",
                                                                stats.ranges,
@@ -247,16 +278,16 @@ void OutputWriter::Failed(const OutputGroup& og, OutputRecord& out, std::string_
   }
   out.events = 0;
   if (!out.error.empty()) {  // an exception: the file is left to the temporary's cleanup
-    cx_.job.Say(absl::StrCat(og.name, ": ", out.error));
+    cx_.job.Say(absl::StrCat(out.path, ": ", out.error));
     return;
   }
   out.error = std::string(why);
   out.bytes = 0;  // removed
   out.crc32 = 0;
   // An earlier run's files of that output would pass for this run's.
-  ::unlink((cx_.opts.out_dir + "/" + og.name).c_str());
-  RemoveOtherLayouts(og.name, 0);
-  cx_.job.Say(absl::StrCat("cannot write ", cx_.opts.out_dir, "/", og.name, ": ", AbslView(why)));
+  ::unlink((cx_.opts.out_dir + "/" + out.path).c_str());
+  RemoveOtherLayouts(out.path, 0);
+  cx_.job.Say(absl::StrCat("cannot write ", cx_.opts.out_dir, "/", out.path, ": ", AbslView(why)));
 }
 
 void OutputWriter::RemoveOtherLayouts(const std::string& name, size_t parts) const {
@@ -269,12 +300,24 @@ void OutputWriter::RemoveOtherLayouts(const std::string& name, size_t parts) con
 }
 
 std::string OutputWriter::OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs,
-                                    int part) const {
+                                    int part, const merge::TimeSplit& split, int range) const {
   using formats::AppendJsonString;
   std::string o = "{\"tracemill_version\":";
   AppendJsonString(kVersion, &o);
+  if (split.ranges > 1) {
+    // The range's events start at or after its first bound and before its
+    // last (aligned ns; null: open).
+    auto bound = [&](int b) {
+      return b < 0 || b >= static_cast<int>(split.bounds.size()) ? std::string("null")
+                                                                 : absl::StrCat(split.bounds[b].ts_ns);
+    };
+    absl::StrAppend(&o, ",\"time_range\":{\"index\":", range + 1, ",\"of\":", split.ranges, ",\"of_output\":\"",
+                    og.name, "\",\"starts_from_ns\":", bound(range - 1), ",\"starts_before_ns\":", bound(range),
+                    ",\"note\":\"one of the output's consecutive time ranges (--time-ranges), about the same number of "
+                    "events each; metadata records in every range\"}");
+  }
   if (part > 0)
-    absl::StrAppend(&o, ",\"part\":{\"index\":", part, ",\"of_output\":\"", og.name,
+    absl::StrAppend(&o, ",\"part\":{\"index\":", part, ",\"of_output\":\"", RangeFileName(og.name, range, split.ranges),
                     "\",\"note\":\"a time part: the events that start after the previous part's last; "
                     "metadata records repeated\"}");
   o.append(",\"time_base\":{\"unit\":\"us\",\"relative\":");

@@ -25,6 +25,7 @@
 #include "formats/common/cleanup.h"
 #include "formats/common/time_window.h"
 #include "pipeline/convert/convert_context.h"
+#include "merge/time_split.h"
 #include "pipeline/convert/decoded_runs.h"
 #include "pipeline/convert/merge_write.h"
 #include "pipeline/convert/output_groups.h"
@@ -53,16 +54,23 @@ class OutputWriter {
                Journal* journal, ConvertProgress& progress, OverviewCollector* overview = nullptr,
                analysis::TablesCollector* tables = nullptr);
 
-  // Write merges and writes `og` (see the file comment), adds its record to
-  // the job's summary and frees its inputs' runs. Never throws.
+  // Write merges and writes `og` (see the file comment): its file, or with
+  // --time-ranges the files of its ranges that this shard writes, one after
+  // another; adds their records to the job's summary and frees its inputs'
+  // runs. Never throws.
   void Write(const OutputGroup& og);
 
  private:
+  // WriteRange writes range `range` of `og` (0 without time ranges) and adds
+  // its record to the summary.
+  void WriteRange(const OutputGroup& og, int range);
   // WriteFile: the merge into the output file, renamed into place; fills
-  // `winputs` and `out` (events, size, CRC). `*defer` is emplaced just
-  // before the rename, so that an interrupt waits for the journal line too.
-  absl::Status WriteFile(const OutputGroup& og, std::vector<formats::WriterInput>& winputs, OutputRecord& out,
-                         std::optional<formats::DeferInterrupts>* defer, MergeStats* stats);
+  // `winputs` and `out` (events, size, CRC), and (range 0) per input the
+  // events kept for later ranges' files, `elsewhere`. `*defer` is emplaced
+  // just before the rename, so that an interrupt waits for the journal line too.
+  absl::Status WriteFile(const OutputGroup& og, int range, std::vector<formats::WriterInput>& winputs,
+                         OutputRecord& out, std::optional<formats::DeferInterrupts>* defer, MergeStats* stats,
+                         std::vector<uint64_t>* elsewhere);
   // Inputs: the writer's view of each input (namespaced ids, label), and
   // the output's ranks, inputs and display time unit.
   std::vector<formats::WriterInput> Inputs(const OutputGroup& og, OutputRecord& out, std::string* time_unit);
@@ -75,12 +83,16 @@ class OutputWriter {
   bool Keeps(const formats::Event& e, int64_t shift_ns) const;
   void Seen(const OutputGroup& og, int run, const formats::Event& e, bool kept, int64_t shift_ns,
             uint64_t* since_pause, std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps);
-  void Succeeded(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, OutputRecord& out,
-                 double seconds, const MergeStats& stats);
+  // Succeeded: range 0 sets its inputs' events written (its own and
+  // `elsewhere`) and output.
+  void Succeeded(const OutputGroup& og, int range, const std::vector<formats::WriterInput>& winputs,
+                 const std::vector<uint64_t>& elsewhere, OutputRecord& out, double seconds, const MergeStats& stats);
   void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);
   // OtherData: the output's `otherData` object (version, time base, inputs).
-  // `part`: 0 for the first file, else the part's index (1-based).
-  std::string OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, int part) const;
+  // `part`: 0 for the first file, else the part's index (1-based); with
+  // time ranges, which range of `split` it is.
+  std::string OtherData(const OutputGroup& og, const std::vector<formats::WriterInput>& winputs, int part,
+                        const merge::TimeSplit& split, int range) const;
   // RemoveOtherLayouts removes an earlier run's files of output `name` in
   // another layout than this run's `parts` (0: one file).
   void RemoveOtherLayouts(const std::string& name, size_t parts) const;

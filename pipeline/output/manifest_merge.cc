@@ -163,8 +163,10 @@ class ShardJoin {
   // Moves the outputs (in output order) and inputs (in job order) into
   // `merged`, with the job's time span.
   void MoveInto(RunSummary* merged) {
-    std::stable_sort(outputs_.begin(), outputs_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(outputs_.begin(), outputs_.end(), [](const auto& a, const auto& b) {
+      if (a.first < b.first || b.first < a.first) return a.first < b.first;
+      return OutputRangeOf(a.second.path) < OutputRangeOf(b.second.path);  // an output's time ranges in order
+    });
     for (auto& [key, o] : outputs_) merged->outputs.push_back(std::move(o));
     for (const auto& r : inputs_) {
       if (!r.has_span) continue;

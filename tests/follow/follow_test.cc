@@ -808,6 +808,7 @@ TEST_F(FollowTest, UsageErrors) {
       {{"--follow", "--start", "1700000000000000"}, "--start/--end does not go with --follow"},
       {{"--follow", "--relative-time"}, "--relative-time does not go with --follow"},
       {{"--follow", "--align-clocks", "on"}, "--align-clocks does not go with --follow"},
+      {{"--follow", "--time-ranges", "2"}, "--time-ranges does not go with --follow"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {TracemillBinary(), "convert", Job(), "-o", Out()};

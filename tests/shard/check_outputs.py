@@ -7,6 +7,11 @@
   check_outputs.py tables DIR_A DIR_B  the tables.sqlite files hold the same rows (every
                                        table, rows in any order; the run-specific columns
                                        and meta rows left out)
+  check_outputs.py ranges WHOLE RANGED N  RANGED is WHOLE's job with --time-ranges N: each
+                                       output's N range files hold its events in order (the
+                                       metadata records again in ranges 2..N), about the same
+                                       number each; the inputs' counts equal; the tables equal
+                                       but for the files' names
 """
 import gzip
 import json
@@ -37,7 +42,7 @@ def valid(dirs):
 
 
 def traces(d):
-    return sorted(n for n in os.listdir(d) if ".trace.json" in n and not n.startswith("."))
+    return sorted(n for n in os.listdir(d) if ".trace.json" in n and not n.startswith(".") and not n.startswith("overview."))
 
 
 def normalized(m):
@@ -97,6 +102,51 @@ def tables(a, b):
     return 0
 
 
+def ranges(whole, ranged, n):
+    outs = [t for t in traces(whole) if ".part-" not in t]
+    for name in outs:
+        events = load(os.path.join(whole, name))["traceEvents"]
+        stem, suffix = name.split(".trace.json")
+        joined, timed = [], []
+        for r in range(1, n + 1):
+            rname = f"{stem}.time-{r}-of-{n}.trace.json{suffix}"
+            doc = load(os.path.join(ranged, rname))
+            tr = doc["otherData"]["time_range"]
+            if (tr["index"], tr["of"], tr["of_output"]) != (r, n, name):
+                print(f"{rname}: otherData.time_range {tr}")
+                return 1
+            ev = doc["traceEvents"]
+            own = ev if r == 1 else [e for e in ev if e.get("ph") != "M"]
+            if r > 1 and [e for e in ev if e.get("ph") == "M"] != [e for e in events if e.get("ph") == "M"]:
+                print(f"{rname}: its metadata records are not the output's")
+                return 1
+            joined += own
+            timed.append(sum(1 for e in own if e.get("ph") != "M"))
+        if joined != events:
+            print(f"{name}: its ranges' events ({len(joined)}) are not its events ({len(events)}) in order")
+            return 1
+        total = sum(timed)
+        if total >= 64 * n and max(timed) > 2 * total / n:
+            print(f"{name}: ranges far from even: {timed}")
+            return 1
+    if len(traces(ranged)) != n * len(outs):
+        print(f"{len(traces(ranged))} range files for {len(outs)} outputs x {n}")
+        return 1
+    mw, mr = load(os.path.join(whole, "manifest.json")), load(os.path.join(ranged, "manifest.json"))
+    count = lambda m: [(i["path"], i.get("events_read"), i.get("events_written"), i.get("dropped")) for i in m["inputs"]]
+    if count(mw) != count(mr) or mw["totals"]["events_written"] != mr["totals"]["events_written"]:
+        print(f"inputs' counts differ:\n  {count(mw)}\n  {count(mr)}")
+        return 1
+    if os.path.exists(os.path.join(whole, "tables.sqlite")):
+        ta, tb = table_rows(os.path.join(whole, "tables.sqlite")), table_rows(os.path.join(ranged, "tables.sqlite"))
+        for t in set(ta) | set(tb):
+            if t not in ("inputs", "outputs", "tables_meta") and ta.get(t) != tb.get(t):
+                print(f"table {t} differs")
+                return 1
+    print(f"ranges: {len(outs)} outputs x {n} ranges hold their events in order")
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "valid":
         sys.exit(valid(sys.argv[2:]))
@@ -104,5 +154,7 @@ if __name__ == "__main__":
         sys.exit(same(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 4 and sys.argv[1] == "tables":
         sys.exit(tables(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "ranges":
+        sys.exit(ranges(sys.argv[2], sys.argv[3], int(sys.argv[4])))
     print(__doc__)
     sys.exit(2)

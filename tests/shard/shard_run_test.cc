@@ -317,6 +317,74 @@ INSTANTIATE_TEST_SUITE_P(Counts, ShardUnion,
                            return g + "_" + std::to_string(std::get<0>(info.param)) + "Shards";
                          });
 
+// --time-ranges: a job of 2 outputs on 8 shards, each shard one time range
+// of one output. The union is byte-identical to one process with the same
+// flags (manifest and tables too), and the ranges hold each output's events
+// in order (check_outputs.py ranges, against the job without ranges).
+TEST(ShardRun, TimeRangesSpreadTwoOutputsOverEightShards) {
+  const std::string job = SAMPLE_JOB_DIR;
+  const std::vector<std::string> flags = {"--group-by", "rank", "--tables", "-q"};
+  std::vector<std::string> ranged = flags;
+  ranged.insert(ranged.end(), {"--time-ranges", "4"});
+  const std::string whole = Fresh("ranges-whole"), one = Fresh("ranges-one"), sharded = Fresh("ranges-sharded");
+  std::vector<std::string> args = {"convert", job, "-o", whole};
+  args.insert(args.end(), flags.begin(), flags.end());
+  ASSERT_EQ(Tracemill(args).code, 0);
+  args = {"convert", job, "-o", one};
+  args.insert(args.end(), ranged.begin(), ranged.end());
+  ASSERT_EQ(Tracemill(args).code, 0);
+  for (int i = 0; i < 8; ++i) {
+    args = {"convert", job, "-o", sharded, "--shard", std::to_string(i) + "/8"};
+    args.insert(args.end(), ranged.begin(), ranged.end());
+    Result r = Tracemill(args);
+    ASSERT_EQ(r.code, 0) << "shard " << i << ": " << r.err;
+  }
+  Result m = Tracemill({"manifest", "merge", sharded});
+  ASSERT_EQ(m.code, 0) << m.err;
+  EXPECT_EQ(Shell(kCheck + " ranges " + whole + " " + one + " 4"), 0);
+  EXPECT_EQ(Shell(kCheck + " same " + one + " " + sharded), 0);
+  EXPECT_EQ(Shell(kCheck + " tables " + one + " " + sharded), 0);
+  EXPECT_EQ(Shell(kCheck + " valid " + sharded), 0);
+  // Every shard wrote one of the 8 range files.
+  auto owners = Owners(sharded, 8);
+  std::set<int> used;
+  for (auto it = owners.begin(); it != owners.end();)  // the outputs only (inputs are listed too)
+    it = it->first.find(".trace.json") == std::string::npos ? owners.erase(it) : std::next(it);
+  for (const auto& [name, shard] : owners) used.insert(shard);
+  EXPECT_EQ(owners.size(), 8u);
+  EXPECT_EQ(used.size(), 8u);
+  EXPECT_TRUE(owners.count("rank1.time-3-of-4.trace.json"));
+}
+
+// --time-ranges with --resume (whose journal cannot tell a range from an
+// output yet) and a count outside 1-4096 are usage errors that write nothing.
+TEST(ShardRun, TimeRangesUsageErrors) {
+  const std::string out = Fresh("ranges-usage");
+  Result r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--time-ranges", "2", "--resume"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--time-ranges does not go with --resume yet"), std::string::npos) << r.err;
+  for (const char* n : {"0", "4097", "two"}) {
+    r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--time-ranges", n});
+    EXPECT_EQ(r.code, 2) << n << ": " << r.err;
+    EXPECT_NE(r.err.find("--time-ranges"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+}
+
+// The same on the mixed job (inputs whose rank only their decode tells,
+// a damaged one), 3 ranges per output on 7 shards.
+TEST(ShardRun, TimeRangesOfUndeterminedInputsUnionIsOneProcesss) {
+  std::string job = MakeMixedJob(TEST_TMP_ROOT);
+  const std::vector<std::string> flags = {"--group-by", "local-gpu", "--time-ranges", "3"};
+  std::string ref = Reference(job, flags, "ranges3");
+  std::string whole = Reference(job, {"--group-by", "local-gpu"}, "local-gpu");
+  std::string a = Fresh("ranges-mixed");
+  RunShards(job, flags, 7, a);
+  EXPECT_EQ(Shell(kCheck + " ranges " + whole + " " + ref + " 3"), 0);
+  EXPECT_EQ(Shell(kCheck + " same " + ref + " " + a), 0);
+  EXPECT_FALSE(AnyTemporary(a));
+}
+
 // 4 deviceProperties in one file's head make 4 GPUs per node in every mode.
 TEST(ShardRun, GpusPerNodeFromPreScanInEveryMode) {
   std::string job = MakeMixedJob(TEST_TMP_ROOT);
