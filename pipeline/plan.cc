@@ -193,6 +193,13 @@ std::optional<std::pair<int, int>> ParseRangeName(std::string_view name) {
   return std::pair{r - 1, n};
 }
 
+std::string OutputNameOf(const std::string& name) {
+  if (!ParseRangeName(name)) return name;
+  const size_t at = name.rfind(".time-");
+  const size_t end = name.find('.', at + 6);
+  return name.substr(0, at) + name.substr(end);
+}
+
 std::optional<OutputKey> ParseOutputName(std::string_view name) {
   if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") name.remove_suffix(3);
   if (name.size() <= kTraceSuffix.size() || name.substr(name.size() - kTraceSuffix.size()) != kTraceSuffix)

@@ -71,6 +71,9 @@ std::string RangeFileName(const std::string& name, int range, int ranges);
 // ParseRangeName: (range, ranges) of a time range's file name (or of one of
 // its parts), range 0-based; nullopt if it is not one.
 std::optional<std::pair<int, int>> ParseRangeName(std::string_view file_name);
+// OutputNameOf: the output a file belongs to: "gpu3.time-2-of-4.trace.json"
+// -> "gpu3.trace.json" (".gz" kept); any other name as it is.
+std::string OutputNameOf(const std::string& file_name);
 // OutputRangeOf: the 0-based time range of an output file name, 0 if none
 // (outputs of one key are listed in this order).
 inline int OutputRangeOf(std::string_view file_name) {

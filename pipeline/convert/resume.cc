@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 
+#include <map>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "formats/common/read_file.h"
 #include "formats/common/stats.h"
@@ -22,6 +25,37 @@ bool OnDisk(const std::string& dir, const OutputRecord& out) {
     if (!matches(p.path, p.bytes, p.crc32)) return false;
   return true;
 }
+
+std::vector<std::string> InputPathsOf(const CompletedOutput& c) {
+  if (c.inputs.empty()) return c.output.inputs;  // a later time range's
+  std::vector<std::string> paths;
+  for (const auto& r : c.inputs) paths.push_back(r.path);
+  return paths;
+}
+
+namespace {
+// Carry keeps completed output `c`: its inputs are not read; those it
+// reports are carried into this run's records (reused), with their
+// overview blocks.
+void Carry(CompletedOutput c, const std::map<std::string, size_t>& index_of,
+           const std::map<int64_t, std::string>& manifest_blocks, ResumeState* st) {
+  for (const auto& path : c.output.inputs)  // a later time range's: reported by another file
+    if (c.inputs.empty()) st->input_of_path[path] = index_of.at(path);
+  for (auto& r : c.inputs) {
+    r.index = static_cast<int64_t>(index_of.at(r.path));
+    r.owner_shard = -1;
+    r.reused = true;
+    st->input_of_path[r.path] = static_cast<size_t>(r.index);
+  }
+  c.output.reused = true;
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    const int64_t pid = c.inputs[k].index + 1;
+    if (k < c.overview_blocks.size()) st->overview_blocks[pid] = c.overview_blocks[k];
+    else if (auto it = manifest_blocks.find(pid); it != manifest_blocks.end()) st->overview_blocks[pid] = it->second;
+  }
+  st->outputs.push_back(std::move(c));
+}
+}  // namespace
 
 ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
                        const std::vector<InputRecord>& records) {
@@ -64,13 +98,22 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
   for (size_t i = 0; i < records.size(); ++i)
     if (plan.planned_key[i]) planned_inputs[OutputFileName(*plan.planned_key[i], opts.compress)].insert(records[i].path);
   size_t stale = 0;
+  // With --time-ranges an output is carried as a unit: every range file of
+  // it that this shard writes, or none (its inputs are read for any).
+  std::map<std::string, std::vector<CompletedOutput>> units;  // by output name
   for (auto& [name, c] : found) {
     auto key = ParseOutputName(name);
-    bool keep = key && plan.OwnerOf(*key) == opts.shard.index && !c.inputs.empty();
-    for (const auto& r : c.inputs) keep = keep && index_of.count(r.path) && !st.input_of_path.count(r.path);
-    if (auto it = planned_inputs.find(name); keep && it != planned_inputs.end()) {
-      std::set<std::string> held;
-      for (const auto& r : c.inputs) held.insert(r.path);
+    const auto range = ParseRangeName(name);
+    const int r = range ? range->first : 0;
+    const bool layout = range ? range->second == plan.time_ranges : plan.time_ranges == 1;
+    // The first range's file (or a whole output) lists the inputs it
+    // reports; a later range's, only their paths (another file reports them).
+    bool keep = key && layout && plan.OwnerOfRange(*key, r) == opts.shard.index && (r > 0 || !c.inputs.empty());
+    const std::vector<std::string> paths = InputPathsOf(c);
+    for (const auto& path : paths) keep = keep && index_of.count(path);
+    const std::string output = key ? OutputFileName(*key, opts.compress) : name;
+    if (auto it = planned_inputs.find(output); keep && it != planned_inputs.end()) {
+      std::set<std::string> held(paths.begin(), paths.end());
       for (const std::string& path : it->second) keep = keep && held.count(path);
     }
     if (keep) keep = OnDisk(opts.out_dir, c.output);
@@ -78,19 +121,20 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
       ++stale;
       continue;
     }
-    for (auto& r : c.inputs) {
-      r.index = static_cast<int64_t>(index_of[r.path]);
-      r.owner_shard = -1;
-      r.reused = true;
-      st.input_of_path[r.path] = static_cast<size_t>(r.index);
+    units[output].push_back(std::move(c));
+  }
+  for (auto& [output, list] : units) {
+    int owned = 0;
+    const OutputKey key = *ParseOutputName(output);
+    for (int r = 0; r < plan.time_ranges; ++r) owned += plan.OwnerOfRange(key, r) == opts.shard.index;
+    bool keep = list.size() == static_cast<size_t>(owned);
+    for (const auto& c : list)
+      for (const auto& r : c.inputs) keep = keep && !st.input_of_path.count(r.path);  // no input in two outputs
+    if (!keep) {
+      stale += list.size();
+      continue;
     }
-    c.output.reused = true;
-    for (size_t k = 0; k < c.inputs.size(); ++k) {
-      const int64_t pid = c.inputs[k].index + 1;
-      if (k < c.overview_blocks.size()) st.overview_blocks[pid] = c.overview_blocks[k];
-      else if (auto it = manifest_blocks.find(pid); it != manifest_blocks.end()) st.overview_blocks[pid] = it->second;
-    }
-    st.outputs.push_back(std::move(c));
+    for (auto& c : list) Carry(std::move(c), index_of, manifest_blocks, &st);
   }
   if (other_job && st.outputs.empty())
     st.note = absl::StrCat("resume: the manifest/journal in ", opts.out_dir,
@@ -104,16 +148,18 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
 
 // DropRefused redoes the outputs `keep` refuses: their inputs are read again.
 void DropRefused(ResumeState* st, const std::function<bool(const CompletedOutput&)>& keep) {
+  // An output's time ranges go together (LoadResume).
+  std::set<std::string> refused;
+  for (const auto& c : st->outputs)
+    if (!keep(c)) refused.insert(OutputNameOf(c.output.path));
   std::vector<CompletedOutput> kept;
   for (auto& c : st->outputs) {
-    if (keep(c)) {
+    if (!refused.count(OutputNameOf(c.output.path))) {
       kept.push_back(std::move(c));
       continue;
     }
-    for (const auto& r : c.inputs) {
-      st->input_of_path.erase(r.path);
-      st->overview_blocks.erase(r.index + 1);
-    }
+    for (const auto& path : InputPathsOf(c)) st->input_of_path.erase(path);
+    for (const auto& r : c.inputs) st->overview_blocks.erase(r.index + 1);
   }
   if (kept.size() != st->outputs.size())
     st->note = absl::StrCat(st->note, "; ", st->outputs.size() - kept.size(),
@@ -130,7 +176,10 @@ ResumeState ResumeOrStartOver(const ConvertOptions& opts, const JobPlan& plan,
     if (keep) DropRefused(&resume, keep);
     if (!opts.quiet) job.Say(resume.note);
   }
-  for (const auto& c : resume.outputs) resume.carried_outputs.insert(c.output.path);
+  for (const auto& c : resume.outputs) {
+    resume.carried_outputs.insert(c.output.path);
+    resume.carried_outputs.insert(OutputNameOf(c.output.path));  // its time ranges' output: no input joins it
+  }
   if (auto j = Journal::Create(opts.out_dir + "/" + JournalFileName(opts.shard), plan.fingerprint, opts.shard,
                                resume.outputs);
       j.ok()) {

@@ -29,10 +29,16 @@ struct ResumeState {
   std::map<int64_t, std::string> overview_blocks;  // carried inputs' overview blocks, by pid (index + 1)
 };
 
+// InputPathsOf: the paths of the inputs of completed output `c`: those it
+// reports, or (a later time range's file, which reports none) its output
+// record's list.
+std::vector<std::string> InputPathsOf(const CompletedOutput& c);
+
 // LoadResume reads OUTDIR's manifest (a completed earlier run) and journal (a
 // killed one) of this shard and keeps the outputs this shard owns whose file
 // has the recorded size and CRC-32, and whose inputs are still planned to
-// them.
+// them. With --time-ranges, an output's range files that this shard writes
+// are kept all or none.
 ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
                        const std::vector<InputRecord>& records);
 

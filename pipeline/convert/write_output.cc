@@ -244,9 +244,9 @@ void OutputWriter::Succeeded(const OutputGroup& og, int range, const std::vector
     r.output = out.path;
     done.push_back(&r);
   }
-  // The output is in place: record it for --resume (which an output in
-  // time ranges does not use yet).
-  if (journal_ && cx_.plan.time_ranges == 1) {
+  // The output is in place: record it for --resume (a later time range's
+  // file with its inputs' paths only: another file reports them).
+  if (journal_) {
     std::vector<std::string> blocks;
     if (overview_)
       for (size_t i : og.inputs) blocks.push_back(overview_->Block(i));

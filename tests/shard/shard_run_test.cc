@@ -356,19 +356,57 @@ TEST(ShardRun, TimeRangesSpreadTwoOutputsOverEightShards) {
   EXPECT_TRUE(owners.count("rank1.time-3-of-4.trace.json"));
 }
 
-// --time-ranges with --resume (whose journal cannot tell a range from an
-// output yet) and a count outside 1-4096 are usage errors that write nothing.
+// --time-ranges: a count outside 1-4096 is a usage error that writes nothing.
 TEST(ShardRun, TimeRangesUsageErrors) {
   const std::string out = Fresh("ranges-usage");
-  Result r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--time-ranges", "2", "--resume"});
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("--time-ranges does not go with --resume yet"), std::string::npos) << r.err;
   for (const char* n : {"0", "4097", "two"}) {
-    r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--time-ranges", n});
+    Result r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--time-ranges", n});
     EXPECT_EQ(r.code, 2) << n << ": " << r.err;
     EXPECT_NE(r.err.find("--time-ranges"), std::string::npos) << r.err;
   }
   EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+}
+
+// --resume over time ranges: a shard run again keeps its range files and
+// reads nothing (one that writes only a later range reports no input); in
+// one process, a range file gone redoes its output's ranges only. The
+// results stay one process's.
+TEST(ShardRun, TimeRangesResume) {
+  const std::string job = SAMPLE_JOB_DIR;
+  const std::vector<std::string> flags = {"--group-by", "rank", "--time-ranges", "4", "--tables", "-q"};
+  const std::string one = Fresh("ranges-resume-one"), sharded = Fresh("ranges-resume-sharded");
+  std::vector<std::string> args = {"convert", job, "-o", one};
+  args.insert(args.end(), flags.begin(), flags.end());
+  ASSERT_EQ(Tracemill(args).code, 0);
+  const std::string reference = Fresh("ranges-resume-reference");
+  fs::copy(one, reference, fs::copy_options::recursive);
+  for (int i = 0; i < 8; ++i) {
+    args = {"convert", job, "-o", sharded, "--shard", std::to_string(i) + "/8", "--resume"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    ASSERT_EQ(Tracemill(args).code, 0) << i;
+  }
+  for (int i : {0, 3}) {  // the first range of rank0's, and a later one
+    args = {"convert", job, "-o", sharded, "--shard", std::to_string(i) + "/8", "--resume"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.pop_back();  // not -q: the resume line
+    Result r = Tracemill(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("resume: 1 output already complete (1 input not read)"), std::string::npos) << r.err;
+  }
+  ASSERT_EQ(Tracemill({"manifest", "merge", sharded}).code, 0);
+  EXPECT_EQ(Shell(kCheck + " same " + reference + " " + sharded), 0);
+  EXPECT_EQ(Shell(kCheck + " tables " + reference + " " + sharded), 0);
+  // One process: rank1's third range gone; rank0's four are kept.
+  fs::remove(one + "/rank1.time-3-of-4.trace.json");
+  args = {"convert", job, "-o", one, "--resume"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.pop_back();
+  Result r = Tracemill(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("resume: 4 outputs already complete (1 input not read), 4 to redo"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(Shell(kCheck + " same " + reference + " " + one), 0);
+  EXPECT_EQ(Shell(kCheck + " tables " + reference + " " + one), 0);
 }
 
 // The same on the mixed job (inputs whose rank only their decode tells,

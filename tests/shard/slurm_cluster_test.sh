@@ -9,7 +9,9 @@
 # start at 0) and the dependent merge job exactly as cluster-examples/slurm/
 # README.md does, with sizes and paths as sbatch arguments, polls squeue, and
 # checks the merged manifest and that the outputs equal a single run byte for
-# byte. Every daemon it started is stopped on exit, pass or fail.
+# byte; then 8 array tasks on the same job's 2 outputs with --time-ranges 4
+# (more shards than outputs), the union again equal to a single run. Every
+# daemon it started is stopped on exit, pass or fail.
 set -euo pipefail
 bin=$(realpath "$1")
 src=$(realpath "$2")
@@ -168,6 +170,43 @@ assert m["exit_code"] == 0, m["exit_code"]
 assert [s["index"] for s in m["shards"]] == [0, 1, 2, 3], m["shards"]
 assert all("SLURM_ARRAY_TASK_ID" in s["source"] for s in m["shards"]), m["shards"]
 assert m["totals"]["balanced"] and m["totals"]["outputs"] == 2, m["totals"]
+PY
+
+# More shards than outputs: 8 array tasks on the sample job's 2 outputs,
+# each output in 4 time ranges (--time-ranges 4 after OUTDIR); the union
+# equals a single run with the same option, byte for byte.
+array_id=$(sbatch --parsable --array=0-7 --cpus-per-task=1 --mem=256M --tmp=0 --time=5 \
+  "$src/cluster-examples/slurm/tracemill-array.sbatch" "$src/cluster-examples/sample-job" "$work/out8" \
+  --time-ranges 4)
+array_id=${array_id%%;*}
+merge_id=$(sbatch --parsable --dependency=afterany:"$array_id" --mem=64M --time=5 \
+  "$src/cluster-examples/slurm/tracemill-merge.sbatch" "$work/out8")
+merge_id=${merge_id%%;*}
+done_=""
+for _ in $(seq 1200); do
+  if [ -z "$(squeue -h -j "$array_id,$merge_id" 2>/dev/null)" ]; then done_=1; break; fi
+  sleep 0.1
+done
+[ -n "$done_" ] || fail "time-range jobs still queued after 120 s: $(squeue 2>&1)"
+array_jobs=$(scontrol -o show job "$array_id" 2>&1 || true)
+n_ok=$(grep -c 'JobState=COMPLETED.*ExitCode=0:0' <<<"$array_jobs" || true)
+[ "$n_ok" -eq 8 ] || fail "expected 8 completed time-range tasks, got $n_ok: $array_jobs"
+grep -q 'JobState=COMPLETED.*ExitCode=0:0' <<<"$(scontrol -o show job "$merge_id" 2>&1)" ||
+  fail "the time-range merge job did not complete"
+"$bin" convert "$src/cluster-examples/sample-job" -o "$work/ref8" --shard 0/1 -q --time-ranges 4
+python3 "$src/tests/shard/check_outputs.py" same "$work/ref8" "$work/out8" ||
+  fail "time-range outputs differ from a single run"
+python3 - "$work/out8/manifest.json" <<'PY' || fail "time-range merged manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["exit_code"] == 0, m["exit_code"]
+assert [s["index"] for s in m["shards"]] == list(range(8)), m["shards"]
+assert m["totals"]["outputs"] == 8, m["totals"]
+per_shard = {}
+for i in range(8):
+    s = json.load(open(sys.argv[1].replace("manifest.json", f"manifest.shard-{i}-of-8.json")))
+    per_shard[i] = [o["path"] for o in s["outputs"]]
+assert all(len(v) == 1 for v in per_shard.values()), per_shard  # every task wrote one range
 PY
 t1=$(date +%s.%N)
 python3 -c "print(f'PASS: slurm cluster up in {$t_up - $t0:.2f} s, jobs done in {$t_done - $t_up:.2f} s, total {$t1 - $t0:.2f} s')"

@@ -408,19 +408,10 @@ bool CheckHtaLastStep(const ConvertOptions& opts) {
   return false;
 }
 
-// --time-ranges writes each output in several files, which --resume's
-// journal (one line per output file, listing its inputs) cannot yet tell
-// apart from a complete output.
-bool CheckTimeRanges(const ConvertOptions& opts) {
-  if (opts.time_ranges <= 1 || !opts.resume) return true;
-  std::fprintf(stderr, "tracemill: --time-ranges does not go with --resume yet: run the job again without --resume\n");
-  return false;
-}
-
 // Every flag check, in the order their errors have always been reported.
 bool ResolveOptions(const ConvertFlags& flags, ConvertOptions* opts) {
   opts->group_by = *pipeline::ParseGroupBy(flags.group_by);  // CLI11 checked the name
-  if (!CheckHtaLastStep(*opts) || !CheckTimeRanges(*opts)) return false;
+  if (!CheckHtaLastStep(*opts)) return false;
   if (!ResolveFollow(flags, opts)) return false;
   if (opts->follow) {  // one process: no shard from the environment
     opts->direct_io = !flags.no_direct_io;
