@@ -53,7 +53,7 @@ RangeBound RangeCutter::Choose(size_t ahead) const {
   RangeBound b = kEndBound;
   for (int r = 0; r < static_cast<int>(runs_.size()); ++r) {
     const SortedRun& run = *runs_[r];
-    if (!run.spilled() && run.pos() + ahead < run.size()) {
+    if (!run.spilled() && run.pos() + ahead < run.end()) {
       const RangeBound c = At(r, run.keys()[run.pos() + ahead]);
       if (RangeLess(c, b)) b = c;
     }
@@ -105,7 +105,7 @@ void RangeCutter::GiveBack(int r, MergeRange::Copies& c, const RangeBound& b) {
 
 size_t RangeCutter::EndInMemory(int r, const RangeBound& b) const {
   const SortKey* keys = runs_[r]->keys();
-  const size_t n = runs_[r]->size();
+  const size_t n = runs_[r]->end();
   size_t lo = runs_[r]->pos();  // keys[lo - 1] < b (or lo = pos)
   if (lo >= n || !RangeLess(At(r, keys[lo]), b)) return lo;
   // Gallop: keys[lo] < b; find hi with keys[hi] >= b (or n).

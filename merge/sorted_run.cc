@@ -46,6 +46,7 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
   if (!sorted)
     std::sort(run->keys_.begin(), run->keys_.end(), [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
   run->count_ = events.size();
+  run->read_end_ = run->count_;
   run->sample_stride_ = std::clamp<size_t>(run->keys_.size() / 256, 1, kSampleStride);
   for (size_t i = 0; i < run->keys_.size(); i += run->sample_stride_)
     if (run->keys_[i].ts_ns != INT64_MIN) run->samples_.push_back(run->keys_[i]);
@@ -93,6 +94,7 @@ absl::Status SortedRun::Spill(SpillFile* file) {
 
 absl::Status SortedRun::Open(size_t buffer_bytes) {
   pos_ = 0;
+  read_end_ = count_;
   if (!spilled_) return absl::OkStatus();
   if (!file_) {
     pos_ = count_;
@@ -208,14 +210,14 @@ bool SortedRun::DecodeNextSpilled() {
 }
 
 const formats::Event* SortedRun::Next() {
-  if (pos_ >= count_) return nullptr;
+  if (pos_ >= read_end_) return nullptr;
   if (!spilled_) {
     // Sorted order visits the events (and their `rest` bytes in the arena)
     // out of memory order: fetch a few events ahead, and the rest of the
     // ones about to be written, so the writer does not wait on memory.
     const auto& events = data_->events;
-    if (pos_ + kPrefetchEvents < count_) __builtin_prefetch(&events[keys_[pos_ + kPrefetchEvents].index]);
-    if (pos_ + kPrefetchRest < count_) {
+    if (pos_ + kPrefetchEvents < read_end_) __builtin_prefetch(&events[keys_[pos_ + kPrefetchEvents].index]);
+    if (pos_ + kPrefetchRest < read_end_) {
       const formats::Event& ahead = events[keys_[pos_ + kPrefetchRest].index];
       for (uint32_t off = 0; off < ahead.rest_len && off < 4 * 64; off += 64) __builtin_prefetch(ahead.rest + off);
     }

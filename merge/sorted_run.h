@@ -21,6 +21,7 @@
 // Spill record, one per event, in run order:
 //   varint zigzag(ts - previous ts) | u8 flags | u8 phase | [varint dur]
 //   | varint name cat ph pid tid id bind_id id2 | varint rest_len | rest bytes
+#include <algorithm>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -84,7 +85,7 @@ class SortedRun {
   // PeekKey returns the key of the next event (ts and tie; index is not
   // meaningful across forms); only valid if !done().
   const SortKey& PeekKey() const { return spilled_ ? next_key_ : keys_[pos_]; }
-  bool done() const { return pos_ >= count_; }
+  bool done() const { return pos_ >= read_end_; }
   // A run in memory, read by position (merge/range_cutter.h): the events
   // from position `pos()` on are `event(key(i))` for i in [pos(), size());
   // SkipTo moves the read position forward without visiting the events.
@@ -93,6 +94,13 @@ class SortedRun {
   const SortKey* keys() const { return keys_.data(); }
   const formats::Event* events() const { return data_->events.data(); }
   void SkipTo(size_t pos) { pos_ = pos; }
+  // The read end of a run in memory: size() until SetEnd(pos) makes the
+  // run end at `pos` (an output's time range, merge/time_split.h) until
+  // the next Open. For a spilled run, size().
+  size_t end() const { return read_end_; }
+  void SetEnd(size_t pos) {
+    if (!spilled_) read_end_ = std::min(pos, count_);
+  }
   // The status of the last spilled read (a read error ends the run early).
   const absl::Status& read_status() const { return read_status_; }
 
@@ -136,6 +144,7 @@ class SortedRun {
   size_t sample_stride_ = 1;
   size_t pos_ = 0;
   size_t count_ = 0;
+  size_t read_end_ = 0;  // see end()
   uint32_t max_rest_len_ = 0;
   uint64_t rest_bytes_ = 0;
 

@@ -14,7 +14,16 @@ int TimeSplit::RangeOf(const formats::Event& e, int run, int64_t shift_ns) const
   return static_cast<int>(it - bounds.begin());
 }
 
-TimeSplit SplitRuns(const std::vector<SortedRun*>& runs, const std::vector<int64_t>& shifts_ns, int ranges) {
+size_t FirstAtOrAbove(const SortedRun& run, int run_index, int64_t shift_ns, const RangeBound& b) {
+  const SortKey* keys = run.keys();
+  const SortKey* end = std::partition_point(keys, keys + run.size(), [&](const SortKey& k) {
+    return RangeLess(RangeBound{AlignedKeyTs(k.ts_ns, shift_ns), k.tie, run_index}, b);
+  });
+  return static_cast<size_t>(end - keys);
+}
+
+TimeSplit SplitRuns(const std::vector<SortedRun*>& runs, const std::vector<int64_t>& shifts_ns, int ranges,
+                    int64_t from_ns, int64_t to_ns) {
   TimeSplit split;
   split.ranges = std::max(ranges, 1);
   if (split.ranges == 1) return split;
@@ -25,7 +34,9 @@ TimeSplit SplitRuns(const std::vector<SortedRun*>& runs, const std::vector<int64
     const int64_t shift = shifts_ns.empty() ? 0 : shifts_ns[r];
     const uint64_t weight = runs[r]->sample_stride();
     for (const SortKey& k : runs[r]->samples()) {
-      samples.push_back({{AlignedKeyTs(k.ts_ns, shift), k.tie, static_cast<int>(r)}, weight});
+      const int64_t ts = AlignedKeyTs(k.ts_ns, shift);
+      if (ts < from_ns || ts > to_ns) continue;
+      samples.push_back({{ts, k.tie, static_cast<int>(r)}, weight});
       total += weight;
     }
   }

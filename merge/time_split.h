@@ -32,8 +32,15 @@ struct TimeSplit {
   int RangeOf(const formats::Event& e, int run, int64_t shift_ns) const;
 };
 
+// FirstAtOrAbove: the first position of run `run` (index `run_index` in
+// the output, clock shift `shift_ns`; in memory) whose key is at or above
+// `b`, or its size(). Metadata keys are below every bound.
+size_t FirstAtOrAbove(const SortedRun& run, int run_index, int64_t shift_ns, const RangeBound& b);
+
 // SplitRuns chooses `ranges` >= 1 ranges of `runs` (`shifts_ns` empty or
-// one per run, as KWayMerger's) from their samples.
-TimeSplit SplitRuns(const std::vector<SortedRun*>& runs, const std::vector<int64_t>& shifts_ns, int ranges);
+// one per run, as KWayMerger's) from their samples whose aligned ts is in
+// [from_ns, to_ns] (the output's time window: the events it writes).
+TimeSplit SplitRuns(const std::vector<SortedRun*>& runs, const std::vector<int64_t>& shifts_ns, int ranges,
+                    int64_t from_ns = INT64_MIN, int64_t to_ns = INT64_MAX);
 
 }  // namespace tracemill::merge

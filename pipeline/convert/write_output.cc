@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -99,7 +102,8 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   std::vector<int64_t> shifts;
   for (const auto& in : winputs) shifts.push_back(in.clock_shift_ns);
   // The same split in every range's writer, in every shard (time_split.h).
-  const merge::TimeSplit split = merge::SplitRuns(runs, shifts, cx_.plan.time_ranges);
+  const merge::TimeSplit split =
+      merge::SplitRuns(runs, shifts, cx_.plan.time_ranges, times_.window.start_ns, times_.window.end_ns);
   OutputParts w(OutputParts::Options{cx_.opts.out_dir, out.path, cx_.opts.compress, cx_.opts.direct_io,
                                      cx_.opts.max_output_bytes, times_.offset_ns, time_unit, &job_output_bytes_,
                                      [&](int part) { return OtherData(og, winputs, part, split, range); }},
@@ -116,23 +120,24 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   std::vector<analysis::TablesTap> table_taps;  // what tables.sqlite holds of each input
   if (tables_ && reports)
     for (size_t j = 0; j < og.inputs.size(); ++j) table_taps.push_back(tables_->Tap(InputFactsOf(cx_.records[og.inputs[j]]), winputs[j].data));
+  // Several ranges: runs in memory are cut to the range by position (a later
+  // range's file first gets the inputs' metadata records, which the merge
+  // puts first); with a spilled run, every event is filtered. The first
+  // range's taps then go over each run on its own (TapRuns).
+  const bool ranged = split.ranges > 1;
+  const bool by_position =
+      ranged && std::none_of(runs.begin(), runs.end(), [](const merge::SortedRun* r) { return r->spilled(); });
+  if (by_position && st.ok()) st = CutToRange(runs, winputs, split, range, w);
   auto in_range = [&](int run, const formats::Event& e) {
-    return split.ranges == 1 || e.phase == 'M' || split.RangeOf(e, run, winputs[run].clock_shift_ns) == range;
+    return !ranged || by_position || e.phase == 'M' || split.RangeOf(e, run, winputs[run].clock_shift_ns) == range;
   };
   const MergeHooks hooks{
       [&](int run, const formats::Event& e) { return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns); },
       [&](int run, const formats::Event& e, bool kept) {
-        if (!reports) return;
-        if (!kept && !in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns)) {
-          ++(*elsewhere)[run];  // kept, in a later range's file
-          kept = true;
-        }
-        Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
+        if (!ranged) Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
       }};
-  // The first of several ranges sees every event with its args (taps): the
-  // serial loop (the parallel stages keep no args of events not written).
-  const int threads = reports && split.ranges > 1 ? 1 : cx_.threads;
-  if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, threads, hooks, stats);
+  if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, cx_.threads, hooks, stats);
+  if (st.ok() && ranged && reports) st = TapRuns(og, runs, winputs, split, &taps, &table_taps, elsewhere);
   if (overview_ && reports)
     for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
   for (size_t j = 0; j < table_taps.size(); ++j) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
@@ -206,6 +211,54 @@ formats::Event AlignedEvent(const formats::Event& e, int64_t shift_ns) {
   return aligned;
 }
 }  // namespace
+
+absl::Status OutputWriter::CutToRange(const std::vector<merge::SortedRun*>& runs,
+                                      std::vector<formats::WriterInput>& winputs, const merge::TimeSplit& split,
+                                      int range, OutputParts& w) {
+  for (size_t j = 0; j < runs.size(); ++j) {
+    merge::SortedRun& run = *runs[j];
+    const int64_t shift = winputs[j].clock_shift_ns;
+    const int index = static_cast<int>(j);
+    if (range > 0) {
+      // The merge puts every metadata record first, run by run: so do we.
+      const size_t lo = merge::FirstAtOrAbove(run, index, shift, split.bounds[static_cast<size_t>(range - 1)]);
+      for (size_t p = 0; p < lo && run.keys()[p].ts_ns == INT64_MIN; ++p) {
+        const formats::Event& e = run.events()[run.keys()[p].index];
+        if (!Keeps(e, shift)) continue;
+        if (absl::Status st = w.WriteEvent(index, winputs[j], e); !st.ok()) return st;
+      }
+      run.SkipTo(lo);
+    }
+    if (range < split.ranges - 1)
+      run.SetEnd(merge::FirstAtOrAbove(run, index, shift, split.bounds[static_cast<size_t>(range)]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OutputWriter::TapRuns(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
+                                   const std::vector<formats::WriterInput>& winputs, const merge::TimeSplit& split,
+                                   std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
+                                   std::vector<uint64_t>* elsewhere) {
+  // Each input's taps and counts see its own events only, in its run's
+  // order, which is their order in the merge: the runs are tapped side by
+  // side, each on one thread.
+  for (auto* r : runs) r->Close();
+  absl::Status st = OpenRuns(runs);
+  if (!st.ok()) return st;
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(size_t{0}, runs.size(), [&](size_t j) {
+      const int run = static_cast<int>(j);
+      const int64_t shift = winputs[j].clock_shift_ns;
+      uint64_t since_pause = 0;
+      while (const formats::Event* e = runs[j]->Next()) {
+        const bool kept = Keeps(*e, shift);
+        if (kept && e->phase != 'M' && split.RangeOf(*e, run, shift) != 0) ++(*elsewhere)[j];  // a later range's
+        Seen(og, run, *e, kept, shift, &since_pause, taps, table_taps);
+      }
+    });
+  });
+  return absl::OkStatus();
+}
 
 bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {
   return times_.window.Keeps(shift_ns ? AlignedEvent(e, shift_ns) : e);

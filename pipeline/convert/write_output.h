@@ -74,6 +74,18 @@ class OutputWriter {
   // Inputs: the writer's view of each input (namespaced ids, label), and
   // the output's ranks, inputs and display time unit.
   std::vector<formats::WriterInput> Inputs(const OutputGroup& og, OutputRecord& out, std::string* time_unit);
+  // CutToRange (several time ranges, every run in memory): each run read
+  // from range `range`'s first event to its last, by position; a later
+  // range's file first gets the runs' metadata records, as the merge would.
+  absl::Status CutToRange(const std::vector<merge::SortedRun*>& runs, std::vector<formats::WriterInput>& winputs,
+                          const merge::TimeSplit& split, int range, OutputParts& w);
+  // TapRuns (the first of several time ranges): every event of every run,
+  // each run on its own thread in its order: counted (kept or dropped by the
+  // window; `elsewhere`: kept for a later range's file) and tapped.
+  absl::Status TapRuns(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
+                       const std::vector<formats::WriterInput>& winputs, const merge::TimeSplit& split,
+                       std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
+                       std::vector<uint64_t>* elsewhere);
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keeps: the merge's filter (the window; reads only, any thread). Seen:

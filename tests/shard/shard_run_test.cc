@@ -356,6 +356,22 @@ TEST(ShardRun, TimeRangesSpreadTwoOutputsOverEightShards) {
   EXPECT_TRUE(owners.count("rank1.time-3-of-4.trace.json"));
 }
 
+// --time-ranges with --start/--end: the ranges split the window's events
+// (the split from the samples in the window), about the same number each.
+TEST(ShardRun, TimeRangesSplitTheWindow) {
+  const std::vector<std::string> flags = {"--group-by", "rank", "--tables", "-q", "--start", "1682725898900000",
+                                          "--end", "1682725899000000"};
+  const std::string whole = Fresh("ranges-window-whole"), ranged = Fresh("ranges-window");
+  std::vector<std::string> args = {"convert", SAMPLE_JOB_DIR, "-o", whole};
+  args.insert(args.end(), flags.begin(), flags.end());
+  ASSERT_EQ(Tracemill(args).code, 0);
+  args = {"convert", SAMPLE_JOB_DIR, "-o", ranged, "--time-ranges", "3"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  ASSERT_EQ(Tracemill(args).code, 0);
+  EXPECT_EQ(Shell(kCheck + " ranges " + whole + " " + ranged + " 3"), 0);
+  EXPECT_NE(ReadFile(whole + "/manifest.json").find("\"window\":"), std::string::npos);  // events were dropped
+}
+
 // --time-ranges: a count outside 1-4096 is a usage error that writes nothing.
 TEST(ShardRun, TimeRangesUsageErrors) {
   const std::string out = Fresh("ranges-usage");
