@@ -275,7 +275,7 @@ bool JobPlan::WritesAnyRange(const OutputKey& key, int shard) const {
 
 int JobPlan::OwnerOfInput(size_t i) const {
   switch (inputs[i].kind) {
-    case PlanKind::kOutput: return OwnerOf(*planned_key[i]);
+    case PlanKind::kOutput: return OwnerOfRange(*planned_key[i], ReporterRange(i));
     case PlanKind::kNoOutput: return 0;
     case PlanKind::kUndetermined: break;
   }

@@ -139,12 +139,16 @@ struct JobPlan {
   // (OwnerOf for the first range, which reports the output's inputs):
   // planned, or (number * time_ranges + range) % shard_count.
   int OwnerOfRange(const OutputKey& key, int range) const;
+  // ReporterRange: the time range whose writer reports input `i` (counts
+  // and taps its events: overview, tables): i % time_ranges, so that the
+  // inputs' taps and tables rows spread over the ranges' shards.
+  int ReporterRange(size_t i) const { return static_cast<int>(i % static_cast<size_t>(std::max(time_ranges, 1))); }
   // WritesAnyRange: whether `shard` writes some range of `key` (and so
   // decodes its inputs).
   bool WritesAnyRange(const OutputKey& key, int shard) const;
 
   // OwnerOfInput: the shard that reports input `i`, as planned: the owner
-  // of its planned output (kOutput), shard 0 (kNoOutput), or -1 when only
+  // of its planned output's ReporterRange(i) (kOutput), shard 0 (kNoOutput), or -1 when only
   // its decode tells (kUndetermined).
   int OwnerOfInput(size_t i) const;
 };

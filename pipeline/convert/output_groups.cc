@@ -74,7 +74,7 @@ void OutputGroups::Place(size_t i) {
   }
   const OutputKey key = KeyFor(r.rank, cx_.plan.group_by, cx_.plan.gpus_per_node);
   const std::string name = OutputFileName(key, cx_.opts.compress);
-  const int owner = cx_.plan.OwnerOf(key);  // of its first time range: reports the input
+  const int owner = cx_.plan.OwnerOfRange(key, cx_.plan.ReporterRange(i));  // reports the input
   const bool writes = cx_.plan.WritesAnyRange(key, cx_.me());
   const bool undetermined = cx_.plan.OwnerOfInput(i) < 0;
   if (!writes && undetermined) {
@@ -86,7 +86,7 @@ void OutputGroups::Place(size_t i) {
   auto it = groups_.find(key);
   const bool late = it != groups_.end() && it->second.started;
   if (!writes || carried_outputs_.count(name) || late) return Refuse(i, name, owner, late);
-  if (owner != cx_.me()) r.owner_shard = owner;  // decoded for a later time range only
+  if (owner != cx_.me()) r.owner_shard = owner;  // decoded for another time range only
   if (!r.status.ok() && undetermined) cx_.job.console().Line(ErrorLine(r));
   GroupState& gs = groups_[key];
   gs.og.name = name;

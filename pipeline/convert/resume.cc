@@ -27,7 +27,7 @@ bool OnDisk(const std::string& dir, const OutputRecord& out) {
 }
 
 std::vector<std::string> InputPathsOf(const CompletedOutput& c) {
-  if (c.inputs.empty()) return c.output.inputs;  // a later time range's
+  if (ParseRangeName(c.output.path)) return c.output.inputs;  // a time range's: it reports some or none
   std::vector<std::string> paths;
   for (const auto& r : c.inputs) paths.push_back(r.path);
   return paths;
@@ -39,8 +39,7 @@ namespace {
 // overview blocks.
 void Carry(CompletedOutput c, const std::map<std::string, size_t>& index_of,
            const std::map<int64_t, std::string>& manifest_blocks, ResumeState* st) {
-  for (const auto& path : c.output.inputs)  // a later time range's: reported by another file
-    if (c.inputs.empty()) st->input_of_path[path] = index_of.at(path);
+  for (const auto& path : InputPathsOf(c)) st->input_of_path[path] = index_of.at(path);
   for (auto& r : c.inputs) {
     r.index = static_cast<int64_t>(index_of.at(r.path));
     r.owner_shard = -1;
@@ -106,9 +105,9 @@ ResumeState LoadResume(const ConvertOptions& opts, const JobPlan& plan,
     const auto range = ParseRangeName(name);
     const int r = range ? range->first : 0;
     const bool layout = range ? range->second == plan.time_ranges : plan.time_ranges == 1;
-    // The first range's file (or a whole output) lists the inputs it
-    // reports; a later range's, only their paths (another file reports them).
-    bool keep = key && layout && plan.OwnerOfRange(*key, r) == opts.shard.index && (r > 0 || !c.inputs.empty());
+    // A whole output's line lists the inputs it reports; a time range's,
+    // those it reports (maybe none) and in its record the paths of all.
+    bool keep = key && layout && plan.OwnerOfRange(*key, r) == opts.shard.index && (range || !c.inputs.empty());
     const std::vector<std::string> paths = InputPathsOf(c);
     for (const auto& path : paths) keep = keep && index_of.count(path);
     const std::string output = key ? OutputFileName(*key, opts.compress) : name;

@@ -30,7 +30,7 @@ struct ResumeState {
 };
 
 // InputPathsOf: the paths of the inputs of completed output `c`: those it
-// reports, or (a later time range's file, which reports none) its output
+// reports, or (a time range's file, which reports some or none) its output
 // record's list.
 std::vector<std::string> InputPathsOf(const CompletedOutput& c);
 

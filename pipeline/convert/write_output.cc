@@ -41,8 +41,8 @@ OutputWriter::OutputWriter(ConvertContext& cx, DecodedRuns& runs, const OutputTi
 
 void OutputWriter::Write(const OutputGroup& og) {
   // Its time ranges (--time-ranges) one after another, those this shard
-  // writes; the first range's writer taps and counts every event of the
-  // output (it reports the inputs).
+  // writes; each input is reported (its events counted and tapped) by the
+  // writer of one range (JobPlan::ReporterRange).
   const int n = cx_.plan.time_ranges;
   const OutputKey key = ParseOutputName(og.name).value_or(OutputKey{og.kind, og.number, og.name});
   for (int range = 0; range < n; ++range)
@@ -66,15 +66,16 @@ void OutputWriter::WriteRange(const OutputGroup& og, int range) {
     // both (emplaced by WriteFile just before the rename).
     std::optional<formats::DeferInterrupts> defer;
     MergeStats stats;
-    std::vector<uint64_t> elsewhere(og.inputs.size());
-    absl::Status st = WriteFile(og, range, winputs, out, &defer, &stats, &elsewhere);
+    std::vector<uint64_t> kept(og.inputs.size());
+    absl::Status st = WriteFile(og, range, winputs, out, &defer, &stats, &kept);
     if (st.ok()) {
-      Succeeded(og, range, winputs, elsewhere, out,
+      Succeeded(og, range, winputs, kept, out,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), stats);
       defer.reset();  // the rename and the journal line are done: an interrupt may come
-      if (tables_ && range == 0) {  // the inputs' tables rows are complete too: --resume keeps them
+      if (tables_) {  // the inputs' tables rows are complete too: --resume keeps them
         std::vector<analysis::InputFacts> done;
-        for (size_t i : og.inputs) done.push_back(InputFactsOf(cx_.records[i]));
+        for (size_t i : og.inputs)
+          if (cx_.plan.ReporterRange(i) == range) done.push_back(InputFactsOf(cx_.records[i]));
         tables_->Done(done, times_.window);
       }
     } else
@@ -92,7 +93,7 @@ void OutputWriter::WriteRange(const OutputGroup& og, int range) {
 
 absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vector<formats::WriterInput>& winputs,
                                      OutputRecord& out, std::optional<formats::DeferInterrupts>* defer,
-                                     MergeStats* stats, std::vector<uint64_t>* elsewhere) {
+                                     MergeStats* stats, std::vector<uint64_t>* kept) {
   std::string time_unit;
   winputs = Inputs(og, out, &time_unit);
   std::vector<merge::SortedRun*> runs;
@@ -109,21 +110,23 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
                                      [&](int part) { return OtherData(og, winputs, part, split, range); }},
                 winputs);
   st = w.Begin();
-  // The first range's writer reports the inputs: it taps and counts every
-  // event (those of later ranges as written elsewhere); a later range's
-  // writer only writes its own events and the inputs' metadata again.
-  const bool reports = range == 0;
+  // The inputs this range's writer reports: it taps and counts every event
+  // of theirs (JobPlan::ReporterRange: all of them without time ranges).
+  std::vector<char> reports(og.inputs.size());
+  bool any_reported = false;
+  for (size_t j = 0; j < og.inputs.size(); ++j)
+    any_reported |= reports[j] = cx_.plan.ReporterRange(og.inputs[j]) == range;
   uint64_t since_pause = 0;
   std::vector<OverviewTap> taps;  // what overview.trace.json keeps of each input
-  if (overview_ && reports)
+  if (overview_ && any_reported)
     for (size_t j = 0; j < og.inputs.size(); ++j) taps.push_back(overview_->Tap(og.inputs[j], winputs[j].data));
   std::vector<analysis::TablesTap> table_taps;  // what tables.sqlite holds of each input
-  if (tables_ && reports)
+  if (tables_ && any_reported)
     for (size_t j = 0; j < og.inputs.size(); ++j) table_taps.push_back(tables_->Tap(InputFactsOf(cx_.records[og.inputs[j]]), winputs[j].data));
   // Several ranges: runs in memory are cut to the range by position (a later
   // range's file first gets the inputs' metadata records, which the merge
-  // puts first); with a spilled run, every event is filtered. The first
-  // range's taps then go over each run on its own (TapRuns).
+  // puts first); with a spilled run, every event is filtered. The taps of
+  // the inputs it reports then go over each run on its own (TapRuns).
   const bool ranged = split.ranges > 1;
   const bool by_position =
       ranged && std::none_of(runs.begin(), runs.end(), [](const merge::SortedRun* r) { return r->spilled(); });
@@ -137,10 +140,14 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
         if (!ranged) Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
       }};
   if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, cx_.threads, hooks, stats);
-  if (st.ok() && ranged && reports) st = TapRuns(og, runs, winputs, split, &taps, &table_taps, elsewhere);
-  if (overview_ && reports)
-    for (size_t j = 0; j < og.inputs.size(); ++j) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
-  for (size_t j = 0; j < table_taps.size(); ++j) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
+  if (st.ok() && ranged && any_reported) st = TapRuns(og, runs, winputs, reports, &taps, &table_taps, kept);
+  if (!ranged)
+    for (size_t j = 0; j < og.inputs.size(); ++j) (*kept)[j] = winputs[j].events_written;
+  if (overview_ && any_reported)
+    for (size_t j = 0; j < og.inputs.size(); ++j)
+      if (reports[j]) overview_->AddBlock(cx_.records[og.inputs[j]], &taps[j]);
+  for (size_t j = 0; j < table_taps.size(); ++j)
+    if (reports[j]) tables_->Keep(cx_.records[og.inputs[j]].index, table_taps[j].Finish());
   for (auto* r : runs)
     if (st.ok() && !r->read_status().ok()) st = r->read_status();
   if (st.ok()) st = w.Finish();
@@ -236,9 +243,9 @@ absl::Status OutputWriter::CutToRange(const std::vector<merge::SortedRun*>& runs
 }
 
 absl::Status OutputWriter::TapRuns(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
-                                   const std::vector<formats::WriterInput>& winputs, const merge::TimeSplit& split,
+                                   const std::vector<formats::WriterInput>& winputs, const std::vector<char>& reports,
                                    std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
-                                   std::vector<uint64_t>* elsewhere) {
+                                   std::vector<uint64_t>* kept) {
   // Each input's taps and counts see its own events only, in its run's
   // order, which is their order in the merge: the runs are tapped side by
   // side, each on one thread.
@@ -247,13 +254,14 @@ absl::Status OutputWriter::TapRuns(const OutputGroup& og, const std::vector<merg
   if (!st.ok()) return st;
   tbb::this_task_arena::isolate([&] {
     tbb::parallel_for(size_t{0}, runs.size(), [&](size_t j) {
+      if (!reports[j]) return;
       const int run = static_cast<int>(j);
       const int64_t shift = winputs[j].clock_shift_ns;
       uint64_t since_pause = 0;
       while (const formats::Event* e = runs[j]->Next()) {
-        const bool kept = Keeps(*e, shift);
-        if (kept && e->phase != 'M' && split.RangeOf(*e, run, shift) != 0) ++(*elsewhere)[j];  // a later range's
-        Seen(og, run, *e, kept, shift, &since_pause, taps, table_taps);
+        const bool keep = Keeps(*e, shift);
+        (*kept)[j] += keep;  // written in one range's file (its metadata counted once)
+        Seen(og, run, *e, keep, shift, &since_pause, taps, table_taps);
       }
     });
   });
@@ -288,21 +296,21 @@ void OutputWriter::Seen(const OutputGroup& og, int run, const formats::Event& e,
 }
 
 void OutputWriter::Succeeded(const OutputGroup& og, int range, const std::vector<formats::WriterInput>& winputs,
-                             const std::vector<uint64_t>& elsewhere, OutputRecord& out, double seconds,
+                             const std::vector<uint64_t>& kept, OutputRecord& out, double seconds,
                              const MergeStats& stats) {
   std::vector<const InputRecord*> done;
-  for (size_t j = 0; j < og.inputs.size() && range == 0; ++j) {
+  std::vector<std::string> blocks;
+  for (size_t j = 0; j < og.inputs.size(); ++j) {
+    if (cx_.plan.ReporterRange(og.inputs[j]) != range) continue;
     InputRecord& r = cx_.records[og.inputs[j]];
-    r.events_written = winputs[j].events_written + elsewhere[j];
-    r.output = out.path;
+    r.events_written = kept[j];
+    r.output = RangeFileName(og.name, 0, cx_.plan.time_ranges);  // its output's first file
     done.push_back(&r);
+    if (overview_) blocks.push_back(overview_->Block(og.inputs[j]));
   }
-  // The output is in place: record it for --resume (a later time range's
-  // file with its inputs' paths only: another file reports them).
+  // The output is in place: record it for --resume (with the inputs it
+  // reports; its record lists the paths of all).
   if (journal_) {
-    std::vector<std::string> blocks;
-    if (overview_)
-      for (size_t i : og.inputs) blocks.push_back(overview_->Block(i));
     if (absl::Status js = journal_->Append(out, done, blocks); !js.ok())
       cx_.job.Say(absl::StrCat("journal: ", js.message()));
   }

@@ -65,12 +65,13 @@ class OutputWriter {
   // its record to the summary.
   void WriteRange(const OutputGroup& og, int range);
   // WriteFile: the merge into the output file, renamed into place; fills
-  // `winputs` and `out` (events, size, CRC), and (range 0) per input the
-  // events kept for later ranges' files, `elsewhere`. `*defer` is emplaced
-  // just before the rename, so that an interrupt waits for the journal line too.
+  // `winputs` and `out` (events, size, CRC), and for each input it reports
+  // its events written (in whichever range's file), `kept`. `*defer` is
+  // emplaced just before the rename, so that an interrupt waits for the
+  // journal line too.
   absl::Status WriteFile(const OutputGroup& og, int range, std::vector<formats::WriterInput>& winputs,
                          OutputRecord& out, std::optional<formats::DeferInterrupts>* defer, MergeStats* stats,
-                         std::vector<uint64_t>* elsewhere);
+                         std::vector<uint64_t>* kept);
   // Inputs: the writer's view of each input (namespaced ids, label), and
   // the output's ranks, inputs and display time unit.
   std::vector<formats::WriterInput> Inputs(const OutputGroup& og, OutputRecord& out, std::string* time_unit);
@@ -79,13 +80,13 @@ class OutputWriter {
   // range's file first gets the runs' metadata records, as the merge would.
   absl::Status CutToRange(const std::vector<merge::SortedRun*>& runs, std::vector<formats::WriterInput>& winputs,
                           const merge::TimeSplit& split, int range, OutputParts& w);
-  // TapRuns (the first of several time ranges): every event of every run,
-  // each run on its own thread in its order: counted (kept or dropped by the
-  // window; `elsewhere`: kept for a later range's file) and tapped.
+  // TapRuns (several time ranges): every event of the runs this range's
+  // writer reports (`reports`), each run on its own thread in its order:
+  // counted (`kept` by the window, or dropped) and tapped.
   absl::Status TapRuns(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
-                       const std::vector<formats::WriterInput>& winputs, const merge::TimeSplit& split,
+                       const std::vector<formats::WriterInput>& winputs, const std::vector<char>& reports,
                        std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
-                       std::vector<uint64_t>* elsewhere);
+                       std::vector<uint64_t>* kept);
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keeps: the merge's filter (the window; reads only, any thread). Seen:
@@ -95,10 +96,10 @@ class OutputWriter {
   bool Keeps(const formats::Event& e, int64_t shift_ns) const;
   void Seen(const OutputGroup& og, int run, const formats::Event& e, bool kept, int64_t shift_ns,
             uint64_t* since_pause, std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps);
-  // Succeeded: range 0 sets its inputs' events written (its own and
-  // `elsewhere`) and output.
+  // Succeeded: the inputs range `range` reports get their events written
+  // (`kept`) and output (the first range's file); the journal line.
   void Succeeded(const OutputGroup& og, int range, const std::vector<formats::WriterInput>& winputs,
-                 const std::vector<uint64_t>& elsewhere, OutputRecord& out, double seconds, const MergeStats& stats);
+                 const std::vector<uint64_t>& kept, OutputRecord& out, double seconds, const MergeStats& stats);
   void Failed(const OutputGroup& og, OutputRecord& out, std::string_view why);
   // OtherData: the output's `otherData` object (version, time base, inputs).
   // `part`: 0 for the first file, else the part's index (1-based); with

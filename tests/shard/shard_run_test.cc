@@ -354,6 +354,23 @@ TEST(ShardRun, TimeRangesSpreadTwoOutputsOverEightShards) {
   EXPECT_EQ(owners.size(), 8u);
   EXPECT_EQ(used.size(), 8u);
   EXPECT_TRUE(owners.count("rank1.time-3-of-4.trace.json"));
+  // The job's i-th input is reported by its output's range i % 4: the
+  // sample job's rank0 file (input 1) by the shard of rank0's second range,
+  // not by the first range's.
+  const std::string check =
+      "import json, sys\n"
+      "d = sys.argv[1]\n"
+      "def shard_of(name):\n"
+      "    for i in range(8):\n"
+      "        m = json.load(open(f'{d}/manifest.shard-{i}-of-8.json'))\n"
+      "        if [o['path'] for o in m['outputs']] == [name]: return m\n"
+      "def reports(m):\n"
+      "    return [r['path'].split('/')[-1] for r in m['inputs'] if 'owner_shard' not in r]\n"
+      "assert 'sampled_rank-0.json.gz' in reports(shard_of('rank0.time-2-of-4.trace.json'))\n"
+      "assert 'sampled_rank-0.json.gz' not in reports(shard_of('rank0.time-1-of-4.trace.json'))\n"
+      "assert 'sampled_rank-1.json.gz' in reports(shard_of('rank1.time-3-of-4.trace.json'))\n";
+  WriteFile(sharded + "/check.py", check);
+  EXPECT_EQ(Shell("python3 " + sharded + "/check.py " + sharded), 0);
 }
 
 // --time-ranges with --start/--end: the ranges split the window's events
