@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/schema.h"
+#include "formats/common/stats.h"
 #include "pipeline/clocks/clocks.h"
 #include "pipeline/output/output_dir.h"
 #include "pipeline/output/overview.h"
@@ -46,6 +47,27 @@ void RemoveOwnStaleFiles(const ConvertContext& cx) {
       !shard.sharded());
 }
 
+namespace {
+// SayIdleShard: a shard that no planned output (or time range) falls to
+// says so, and how to give it one: more shards than outputs leave the rest
+// idle (issue 34).
+void SayIdleShard(ConvertContext& cx) {
+  const JobPlan& plan = cx.plan;
+  const size_t outputs = plan.planned_bytes.size();
+  const size_t units = outputs * static_cast<size_t>(plan.time_ranges);
+  const int count = cx.opts.shard.count;
+  if (!cx.opts.shard.sharded() || cx.opts.quiet || outputs == 0 || units >= static_cast<size_t>(count)) return;
+  for (const auto& [key, bytes] : plan.planned_bytes)
+    if (plan.WritesAnyRange(key, cx.me())) return;
+  const size_t ranges = (static_cast<size_t>(count) + outputs - 1) / outputs;
+  cx.job.Say(absl::StrCat("shard ", cx.me(), "/", count, " has no planned output to write: the job plans ",
+                          formats::Counted(outputs, "output"),
+                          plan.time_ranges > 1 ? absl::StrCat(" x ", plan.time_ranges, " time ranges") : "", " for ",
+                          count, " shards; --time-ranges ", ranges,
+                          " (the same in every shard) would give each shard a time range of one"));
+}
+}  // namespace
+
 void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
   const size_t n = cx.records.size();
   cx.read.assign(n, false);
@@ -79,6 +101,7 @@ void ChooseInputsToRead(ConvertContext& cx, const ResumeState& resume) {
         cx.read[i] = cx.clock_only[i] = false;
       }
   }
+  SayIdleShard(cx);
   if (cx.opts.verbose || (cx.opts.shard.sharded() && !cx.opts.quiet))
     cx.job.Say(absl::StrCat("plan ", cx.plan.fingerprint, ": ", n, " inputs, ", cx.plan.planned_bytes.size(),
                             " outputs planned, ", n_undetermined, " inputs undetermined until decoded; gpus per node ",

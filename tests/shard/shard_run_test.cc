@@ -389,6 +389,24 @@ TEST(ShardRun, TimeRangesSplitTheWindow) {
   EXPECT_NE(ReadFile(whole + "/manifest.json").find("\"window\":"), std::string::npos);  // events were dropped
 }
 
+// More shards than planned outputs: a shard left without one says so and
+// which --time-ranges would give it a range; with that option, none is idle.
+TEST(ShardRun, AnIdleShardSaysWhichTimeRangesWouldGiveItWork) {
+  const std::string out = Fresh("idle-shard");
+  Result r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--group-by", "rank", "--shard", "2/5"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("shard 2/5 has no planned output to write: the job plans 2 outputs for 5 shards; "
+                       "--time-ranges 3 (the same in every shard) would give each shard a time range of one"),
+            std::string::npos)
+      << r.err;
+  r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", Fresh("idle-shard-ranges"), "--group-by", "rank", "--shard", "2/5",
+                 "--time-ranges", "3"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("no planned output"), std::string::npos) << r.err;
+  r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", Fresh("idle-shard-busy"), "--group-by", "rank", "--shard", "0/5"});
+  EXPECT_EQ(r.err.find("no planned output"), std::string::npos) << r.err;
+}
+
 // --time-ranges: a count outside 1-4096 is a usage error that writes nothing.
 TEST(ShardRun, TimeRangesUsageErrors) {
   const std::string out = Fresh("ranges-usage");
