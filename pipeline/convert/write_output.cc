@@ -45,15 +45,20 @@ void OutputWriter::Write(const OutputGroup& og) {
   // writer of one range (JobPlan::ReporterRange).
   const int n = cx_.plan.time_ranges;
   const OutputKey key = ParseOutputName(og.name).value_or(OutputKey{og.kind, og.number, og.name});
+  std::vector<int> ranges;
   for (int range = 0; range < n; ++range)
-    if (n == 1 || cx_.plan.OwnerOfRange(key, range) == cx_.me()) WriteRange(og, range);
-  // Each input belongs to one output: free its run now (and its bytes
-  // in the spill file, punched out: those still in the page cache never
-  // reach the disk).
-  for (size_t i : og.inputs) runs_.Free(i);
+    if (n == 1 || cx_.plan.OwnerOfRange(key, range) == cx_.me()) ranges.push_back(range);
+  for (int range : ranges) WriteRange(og, range, range == ranges.back());
 }
 
-void OutputWriter::WriteRange(const OutputGroup& og, int range) {
+void OutputWriter::WriteRange(const OutputGroup& og, int range, bool last) {
+  // After the last file: each input belongs to one output, so its run is
+  // freed at once (and its bytes in the spill file punched out: those still
+  // in the page cache never reach the disk).
+  auto free_runs = [&] {
+    if (last)
+      for (size_t i : og.inputs) runs_.Free(i);
+  };
   OutputRecord out;
   out.path = RangeFileName(og.name, range, cx_.plan.time_ranges);
   const auto t0 = std::chrono::steady_clock::now();
@@ -68,6 +73,7 @@ void OutputWriter::WriteRange(const OutputGroup& og, int range) {
     MergeStats stats;
     std::vector<uint64_t> kept(og.inputs.size());
     absl::Status st = WriteFile(og, range, winputs, out, &defer, &stats, &kept);
+    free_runs();
     if (st.ok()) {
       Succeeded(og, range, winputs, kept, out,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), stats);
@@ -81,6 +87,7 @@ void OutputWriter::WriteRange(const OutputGroup& og, int range) {
     } else
       Failed(og, out, StdView(st.message()));
   } catch (const std::exception& e) {
+    free_runs();
     out.error = absl::StrCat("internal error: ", e.what());
     Failed(og, out, "");
   }

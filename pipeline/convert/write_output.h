@@ -62,8 +62,9 @@ class OutputWriter {
 
  private:
   // WriteRange writes range `range` of `og` (0 without time ranges) and adds
-  // its record to the summary.
-  void WriteRange(const OutputGroup& og, int range);
+  // its record to the summary; the `last` range this process writes frees
+  // the inputs' runs.
+  void WriteRange(const OutputGroup& og, int range, bool last);
   // WriteFile: the merge into the output file, renamed into place; fills
   // `winputs` and `out` (events, size, CRC), and for each input it reports
   // its events written (in whichever range's file), `kept`. `*defer` is
