@@ -201,6 +201,12 @@ std::string OutputNameOf(const std::string& name) {
 }
 
 std::optional<OutputKey> ParseOutputName(std::string_view name) {
+  // A time range of an output (--time-ranges), or a part of one: its output's name.
+  std::string output;
+  if (ParseRangeName(name)) {
+    output = OutputNameOf(std::string(name));
+    name = output;
+  }
   if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") name.remove_suffix(3);
   if (name.size() <= kTraceSuffix.size() || name.substr(name.size() - kTraceSuffix.size()) != kTraceSuffix)
     return std::nullopt;
@@ -209,15 +215,6 @@ std::optional<OutputKey> ParseOutputName(std::string_view name) {
   if (size_t dot = stem.rfind(".part-"); dot != std::string_view::npos) {
     std::string_view n = stem.substr(dot + 6);
     if (n.size() >= 3 && n.find_first_not_of("0123456789") == std::string_view::npos) stem = stem.substr(0, dot);
-  }
-  // A time range of an output (--time-ranges): "gpu3.time-2-of-4".
-  if (size_t dot = stem.rfind(".time-"); dot != std::string_view::npos) {
-    std::string_view n = stem.substr(dot + 6);
-    const size_t of = n.find("-of-");
-    auto digits = [](std::string_view d) {
-      return !d.empty() && d.find_first_not_of("0123456789") == std::string_view::npos;
-    };
-    if (of != std::string_view::npos && digits(n.substr(0, of)) && digits(n.substr(of + 4))) stem = stem.substr(0, dot);
   }
   OutputKey k;
   k.stem = std::string(stem);

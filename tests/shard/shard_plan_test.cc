@@ -44,6 +44,19 @@ TEST(OutputName, RoundTrips) {
   EXPECT_FALSE(pipeline::ParseOutputName("gpux.trace.json"));
 }
 
+// Time ranges (--time-ranges) and their parts name their output.
+TEST(OutputName, TimeRangesNameTheirOutput) {
+  EXPECT_EQ(pipeline::RangeFileName("gpu3.trace.json.gz", 1, 4), "gpu3.time-2-of-4.trace.json.gz");
+  EXPECT_EQ(pipeline::RangeFileName("gpu3.trace.json", 0, 1), "gpu3.trace.json");
+  EXPECT_EQ(pipeline::OutputNameOf("gpu3.time-2-of-4.trace.json.gz"), "gpu3.trace.json.gz");
+  EXPECT_EQ(pipeline::ParseOutputName("gpu3.time-2-of-4.part-001.trace.json")->number, 3);
+  EXPECT_EQ(pipeline::ParseOutputName("gpu3.time-2-of-4.trace.json")->stem, "gpu3");
+  EXPECT_EQ(pipeline::ParseRangeName("gpu3.time-2-of-4.part-001.trace.json"), (std::pair{1, 4}));
+  EXPECT_FALSE(pipeline::ParseRangeName("gpu3.time-5-of-4.trace.json"));
+  EXPECT_FALSE(pipeline::ParseRangeName("gpu3.trace.json"));
+  EXPECT_EQ(pipeline::OutputRangeOf("gpu3.time-4-of-4.trace.json"), 3);
+}
+
 // Kineto's order: the keys, then the events (the head ends mid-events).
 TEST(TefHead, KinetoKeysBeforeEvents) {
   TefDecoder d;
