@@ -1,5 +1,8 @@
 #include "formats/common/large_alloc.h"
 
+#include <atomic>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -9,15 +12,19 @@ namespace {
 
 struct ChunkPool {
   std::mutex mu;
-  std::vector<std::pair<void*, size_t>> free;  // 2 MiB-aligned blocks and their lengths
-  size_t bytes = 0;                            // sum of their lengths
-  size_t limit = 0;                            // bytes
+  // Free blocks by length; among equal lengths, the most recently pooled
+  // last (multimap keeps insertion order within a key).
+  std::multimap<size_t, void*> free;
+  size_t bytes = 0;  // sum of their lengths
+  size_t limit = 0;  // bytes
 };
 
 ChunkPool& Pool() {
   static ChunkPool* pool = new ChunkPool;  // never destroyed: frees may come late
   return *pool;
 }
+
+std::atomic<uint64_t> g_fresh_bytes{0};
 
 }  // namespace
 
@@ -27,10 +34,11 @@ void SetChunkPoolLimit(size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(pool.mu);
     pool.limit = bytes;
-    while (pool.bytes > bytes) {
-      drop.push_back(pool.free.back());
-      pool.bytes -= pool.free.back().second;
-      pool.free.pop_back();
+    while (pool.bytes > bytes) {  // the shortest first
+      auto it = pool.free.begin();
+      drop.emplace_back(it->second, it->first);
+      pool.bytes -= it->first;
+      pool.free.erase(it);
     }
   }
   for (auto [p, len] : drop) ::munmap(p, len);
@@ -42,27 +50,55 @@ size_t ChunkPoolBytes() {
   return pool.bytes;
 }
 
+uint64_t FreshMappedBytes() { return g_fresh_bytes.load(std::memory_order_relaxed); }
+
 void* TakePooled(size_t len) {
   ChunkPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  // Newest first: the most recently freed block is the likeliest in cache.
-  for (size_t k = pool.free.size(); k-- > 0;) {
-    if (pool.free[k].second != len) continue;
-    void* p = pool.free[k].first;
-    pool.free.erase(pool.free.begin() + static_cast<std::ptrdiff_t>(k));
-    pool.bytes -= len;
-    return p;
+  auto fit = pool.free.lower_bound(len);
+  if (fit == pool.free.end()) return nullptr;
+  // The most recently pooled block of the length that fits: the likeliest
+  // in cache.
+  const size_t block = fit->first;
+  auto it = std::prev(pool.free.upper_bound(block));
+  char* p = static_cast<char*>(it->second);
+  pool.free.erase(it);
+  pool.bytes -= block;
+  if (block > len) {  // both parts are whole pages (lengths are 64 KiB multiples)
+    pool.free.emplace(block - len, p + len);
+    pool.bytes += block - len;
   }
-  return nullptr;
+  return p;
 }
 
 bool PoolBlock(void* p, size_t len) {
   ChunkPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mu);
   if (pool.bytes + len > pool.limit) return false;
-  pool.free.emplace_back(p, len);
+  pool.free.emplace(len, p);
   pool.bytes += len;
   return true;
+}
+
+void* MapFresh(size_t len) {
+  ChunkPool& pool = Pool();
+  std::vector<std::pair<void*, size_t>> drop;
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    size_t given = 0;
+    while (given < len && !pool.free.empty()) {
+      auto it = pool.free.begin();
+      drop.emplace_back(it->second, it->first);
+      given += it->first;
+      pool.bytes -= it->first;
+      pool.free.erase(it);
+    }
+  }
+  for (auto [q, l] : drop) ::munmap(q, l);
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  g_fresh_bytes.fetch_add(len, std::memory_order_relaxed);
+  return p;
 }
 
 }  // namespace tracemill::formats

@@ -15,11 +15,17 @@
 // Chunk pool: on this VM first-touching memory runs at 0.16-0.35 GB/s, so the
 // rest arenas (2 MiB chunks, ~0.85 x the input) cost more to fault in than
 // to decode. Freed blocks (arena chunks, and the larger event and key
-// vectors of a run) can therefore be kept, up to a limit the caller sets
+// vectors of a run) are therefore kept, up to a limit the caller sets
 // (`SetChunkPoolLimit`; 0, the default, keeps none), and handed to the next
-// allocation of the same length (rank files of one job are of similar size,
-// so their vectors round to the same multiple of 2 MiB): a convert job whose
-// outputs are written while later inputs decode touches its memory once.
+// allocation that fits: a block of the same length, else the shortest longer
+// one, split (its tail stays pooled). An allocation that no pooled block fits
+// first gives back as many pooled bytes as it maps (the shortest blocks), so
+// the pool never makes the process hold more than it held before: what it
+// keeps is memory that was in use a moment ago. A convert job whose outputs
+// are written while later inputs decode touches its memory once: the
+// 512-rank job mapped 6.4 GB afresh with the pool at half the runs budget
+// and exact lengths only, 2.3 GB (its peak RSS: 1.9 GB) with this
+// (bench/RESULTS.md, session 22).
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -36,12 +42,21 @@ inline constexpr size_t kHugePage = kHugePageBytes;
 void SetChunkPoolLimit(size_t bytes);
 // ChunkPoolBytes: bytes of free blocks in the pool now.
 size_t ChunkPoolBytes();
-// TakePooled returns a free block of exactly `len` bytes (a BlockLength()),
-// or nullptr if the pool has none.
+// FreshMappedBytes: bytes AllocateLarge has mapped afresh (not from the
+// pool) since the process started: memory first touched, not reused.
+uint64_t FreshMappedBytes();
+// TakePooled returns `len` bytes (a BlockLength()) of a pooled block: one of
+// exactly that length (the most recently pooled), else the head of the
+// shortest longer one, whose tail stays pooled; nullptr if no block is that
+// long.
 void* TakePooled(size_t len);
 // PoolBlock keeps the block `p` of `len` bytes if the pool has room; false
 // if it has not (the caller unmaps it).
 bool PoolBlock(void* p, size_t len);
+// MapFresh maps `len` new bytes, first unmapping pooled blocks (the
+// shortest first) of at least `len` bytes in all, or every pooled one.
+// Throws std::bad_alloc on failure.
+void* MapFresh(size_t len);
 inline void* TakePooledChunk() { return TakePooled(kHugePageBytes); }
 inline bool PoolChunk(void* p) { return PoolBlock(p, kHugePageBytes); }
 
@@ -64,9 +79,7 @@ inline void* AllocateLarge(size_t n) {
   if (n < kPooledMinBytes) return ::operator new(n);
   const size_t len = BlockLength(n);
   if (void* p = TakePooled(len)) return p;
-  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  return p;
+  return MapFresh(len);
 }
 
 // FreeLarge releases what AllocateLarge(n) returned.

@@ -56,9 +56,10 @@ DecodeSchedule ScheduleDecodes(ConvertContext& cx, const MemoryPlan& memory);
 std::unique_ptr<merge::SortedRun> ReadAndDecode(InputRecord& r, DecodeWorker& w, const RankMatcher& ranks,
                                                 uint64_t max_inflated_bytes, const DecodeOptions& o);
 
-// ChunkPoolScope: while it lives, freed 2 MiB arena chunks (spilled runs,
-// written outputs) are kept for the next decodes instead of being faulted
-// in again (formats/common/large_alloc.h), within the runs budget; and
+// ChunkPoolScope: while it lives, freed blocks (arena chunks, the event and
+// key vectors of spilled runs and written outputs) are kept for the next
+// decodes instead of being faulted in again (formats/common/large_alloc.h),
+// up to the memory limit (the pool never holds more than was in use); and
 // malloc keeps the free top of its heaps up to limit/64 (128 KiB..8 MiB).
 // The pool is emptied, and malloc's trim threshold set back to its 128 KiB
 // default, when it ends.
@@ -105,6 +106,7 @@ class DecodeStage {
   std::vector<std::unique_ptr<DecodeWorkerSlot>> workers_;
   tbb::concurrent_queue<DecodeWorkerSlot*> idle_;
   std::vector<std::unique_ptr<merge::SpillFile>> spill_files_;  // kept by DoneDecoding(true)
+  const uint64_t fresh_at_start_;  // formats::FreshMappedBytes() when constructed
 };
 
 }  // namespace tracemill::pipeline

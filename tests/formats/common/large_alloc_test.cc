@@ -43,72 +43,79 @@ TEST(ChunkPool, AFreedChunkIsHandedToTheNextAllocation) {
   EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
 }
 
-TEST(ChunkPool, KeepsNoMoreThanItsLimitAndOtherSizesBypassIt) {
+TEST(ChunkPool, KeepsNoMoreThanItsLimit) {
   PoolLimit limit(2 * kHugePageBytes);
   std::vector<void*> chunks;
   for (int i = 0; i < 3; ++i) chunks.push_back(AllocateLarge(kHugePageBytes));
   for (void* p : chunks) FreeLarge(p, kHugePageBytes);
   EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);  // the third went back to the OS
-  void* big = AllocateLarge(2 * kHugePageBytes);  // two chunks' size: its own mapping
-  EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);
-  FreeLarge(big, 2 * kHugePageBytes);
-  EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);
-  SetChunkPoolLimit(kHugePageBytes);  // lowering the limit releases the excess
+  SetChunkPoolLimit(kHugePageBytes);                // lowering the limit releases the excess
   EXPECT_EQ(ChunkPoolBytes(), kHugePageBytes);
 }
 
-// An arena's mid-size chunks (256 KiB-1 MiB) are pooled too, by their
-// 64 KiB-rounded length: a 512 KiB chunk is handed to the next 512 KiB
-// allocation (the same memory, written before), not to a 1 MiB one.
-TEST(ChunkPool, MidSizeBlocksArePooledByTheirLength) {
-  PoolLimit limit(2 * kHugePageBytes);
-  const size_t half = size_t{512} << 10;
-  EXPECT_EQ(BlockLength(half - 1000), half);
-  EXPECT_EQ(BlockLength(kPooledMinBytes + 1), kPooledMinBytes + (size_t{64} << 10));
-  char* a = static_cast<char*>(AllocateLarge(half - 1000));
-  a[half - 1] = 'm';
-  FreeLarge(a, half - 1000);
-  EXPECT_EQ(ChunkPoolBytes(), half);
-  void* mib = AllocateLarge(2 * half);  // another length: a fresh mapping
-  EXPECT_NE(mib, static_cast<void*>(a));
-  EXPECT_EQ(ChunkPoolBytes(), half);
-  char* b = static_cast<char*>(AllocateLarge(half));
-  EXPECT_EQ(b, a);
-  EXPECT_EQ(b[half - 1], 'm');
-  EXPECT_EQ(ChunkPoolBytes(), 0u);
-  FreeLarge(b, half);
-  FreeLarge(mib, 2 * half);
-  EXPECT_EQ(ChunkPoolBytes(), 3 * half);
-}
-
-// A run's event vector (several chunks long) goes back to the pool whole and
-// is handed to the next allocation of the same length, not of another.
-TEST(ChunkPool, LargerBlocksAreReusedByTheSameLengthOnly) {
+// A run's event vector (several chunks long) goes back to the pool whole;
+// a shorter allocation gets its head and leaves the tail pooled, and a
+// block of the exact length is taken before a longer one.
+TEST(ChunkPool, ALongerBlockIsSplitAndAnExactOneTakenFirst) {
   PoolLimit limit(8 * kHugePageBytes);
-  const size_t six = 3 * kHugePageBytes;
+  const size_t six = 3 * kHugePageBytes, half = size_t{512} << 10;
   char* a = static_cast<char*>(AllocateLarge(six - 1000));  // rounds up to 6 MiB
+  a[kHugePageBytes] = 't';
   a[six - 1] = 'z';
   FreeLarge(a, six - 1000);
   EXPECT_EQ(ChunkPoolBytes(), six);
-  void* four = AllocateLarge(2 * kHugePageBytes);  // another length: a fresh mapping
-  EXPECT_NE(four, static_cast<void*>(a));
-  EXPECT_EQ(ChunkPoolBytes(), six);
-  char* b = static_cast<char*>(AllocateLarge(six));
+  const uint64_t fresh = FreshMappedBytes();
+  char* b = static_cast<char*>(AllocateLarge(kHugePageBytes));
   EXPECT_EQ(b, a);
-  EXPECT_EQ(b[six - 1], 'z');
+  EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);
+  char* c = static_cast<char*>(AllocateLarge(2 * kHugePageBytes));  // the tail
+  EXPECT_EQ(c, a + kHugePageBytes);
+  EXPECT_EQ(c[0], 't');
+  EXPECT_EQ(c[2 * kHugePageBytes - 1], 'z');  // the same memory, not zeroed again
   EXPECT_EQ(ChunkPoolBytes(), 0u);
-  FreeLarge(b, six);
-  FreeLarge(four, 2 * kHugePageBytes);
-  EXPECT_EQ(ChunkPoolBytes(), six + 2 * kHugePageBytes);
-  void* over = AllocateLarge(2 * kHugePageBytes);  // takes the 4 MiB block back
+  EXPECT_EQ(FreshMappedBytes(), fresh);
+  FreeLarge(b, kHugePageBytes);
+  FreeLarge(c, 2 * kHugePageBytes);
   EXPECT_EQ(ChunkPoolBytes(), six);
-  void* big = AllocateLarge(4 * kHugePageBytes);
-  FreeLarge(big, 4 * kHugePageBytes);  // 6 + 8 MiB: within the 16 MiB limit
-  EXPECT_EQ(ChunkPoolBytes(), six + 4 * kHugePageBytes);
-  void* fresh = AllocateLarge(2 * kHugePageBytes);  // no 4 MiB block left: a new mapping
-  FreeLarge(over, 2 * kHugePageBytes);              // 14 + 4 MiB > 16 MiB: unmapped
-  EXPECT_EQ(ChunkPoolBytes(), six + 4 * kHugePageBytes);
-  FreeLarge(fresh, 2 * kHugePageBytes);
+  // 512 KiB: the shortest block that fits is b's 2 MiB, not c's 4 MiB.
+  char* d = static_cast<char*>(AllocateLarge(half));
+  EXPECT_EQ(d, a);
+  EXPECT_EQ(ChunkPoolBytes(), six - half);
+  // 1.5 MiB: exactly d's tail, before c's longer block.
+  char* e = static_cast<char*>(AllocateLarge(kHugePageBytes - half));
+  EXPECT_EQ(e, a + half);
+  EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);
+  EXPECT_EQ(FreshMappedBytes(), fresh);
+  FreeLarge(d, half);
+  FreeLarge(e, kHugePageBytes - half);
+  EXPECT_EQ(ChunkPoolBytes(), six);
+}
+
+// An allocation that no pooled block fits maps new memory and first gives
+// back as many pooled bytes (the shortest blocks), so that the pool never
+// makes the process hold more than it held.
+TEST(ChunkPool, AMappingThatNoBlockFitsGivesBackAsManyPooledBytes) {
+  PoolLimit limit(64 * kHugePageBytes);
+  const size_t half = size_t{512} << 10;
+  std::vector<void*> chunks;
+  for (int i = 0; i < 4; ++i) chunks.push_back(AllocateLarge(kHugePageBytes));
+  void* small = AllocateLarge(half);
+  for (void* p : chunks) FreeLarge(p, kHugePageBytes);
+  FreeLarge(small, half);
+  EXPECT_EQ(ChunkPoolBytes(), 4 * kHugePageBytes + half);
+  const uint64_t fresh = FreshMappedBytes();
+  // 3 MiB rounds up to 4 MiB; no pooled block is that long: the 512 KiB
+  // block and two chunks (4.5 MiB) go back, two chunks stay.
+  void* big = AllocateLarge(3 * kHugePageBytes / 2);
+  EXPECT_EQ(FreshMappedBytes(), fresh + 2 * kHugePageBytes);
+  EXPECT_EQ(ChunkPoolBytes(), 2 * kHugePageBytes);
+  // Longer than the whole pool: every pooled block goes back.
+  void* bigger = AllocateLarge(4 * kHugePageBytes);
+  EXPECT_EQ(FreshMappedBytes(), fresh + 6 * kHugePageBytes);
+  EXPECT_EQ(ChunkPoolBytes(), 0u);
+  FreeLarge(big, 3 * kHugePageBytes / 2);
+  FreeLarge(bigger, 4 * kHugePageBytes);
+  EXPECT_EQ(ChunkPoolBytes(), 6 * kHugePageBytes);
 }
 
 TEST(ChunkPool, AnArenaReleasedIntoThePoolIsReusedByTheNext) {
