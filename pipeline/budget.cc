@@ -49,15 +49,14 @@ MemoryPlan MemoryPlan::ForOverlap(uint64_t largest_cost, int threads) const {
   p.runs = limit / 10 * 4;
   p.merge = limit / 10;
   p.overlap = true;
-  const uint64_t want = static_cast<uint64_t>(std::max(threads, 1));
-  if (largest_cost > 0 && p.decode / largest_cost < want) {
-    const uint64_t max_decode = limit / 20 * 15;  // 75%: runs keep at least 15%
-    const uint64_t fit = std::min(want, max_decode / largest_cost);
-    if (fit * largest_cost > p.decode) {
-      p.decode = fit * largest_cost;
-      p.runs = limit - p.merge - p.decode;
-    }
-  }
+  // As many of the largest input as there are threads, within 75% (runs
+  // keep at least 15%); none fits: 50/40/10, and the caller does not overlap.
+  const uint64_t max_decode = limit / 20 * 15;
+  const uint64_t fit =
+      largest_cost ? std::min<uint64_t>(static_cast<uint64_t>(std::max(threads, 1)), max_decode / largest_cost) : 0;
+  if (fit == 0) return p;
+  p.decode = fit * largest_cost;
+  p.runs = limit - p.merge - p.decode;
   return p;
 }
 

@@ -20,15 +20,16 @@
 // (merge/spill_file.h: 4 MiB) and, for direct spill reads, 1 MiB per
 // thread that reads (the I/O threads of merge/io_pool.h).
 // - When outputs are written while later inputs decode (overlap, graph.cc),
-//   both stages run at once: `decode` = 50%, `runs` = 40% (runs wait for
-//   their output, and leave it when written), `merge` = 10% (the buffers of
-//   the outputs being written). If 50% holds fewer of the largest input
-//   than there are threads, `decode` grows to as many as fit in 75% (at
-//   most one per thread) and `runs` shrinks to what is left (at least 15%):
-//   under a small limit, two inputs decoding at once use both cores, where
+//   both stages run at once: `merge` = 10% (the buffers of the outputs
+//   being written), `decode` = what the inputs decoded at once need: as
+//   many of the largest input (DecodeCost) as there are threads, within 75%;
+//   `runs` = the rest (at least 15%; runs wait for their output, and leave
+//   it when written). The 512-rank job on 2 threads: decode 5%, runs 85%
+//   (it was 50% and 40%, and 290 of its 512 runs spilled instead of 84).
+//   Under a small limit, two inputs decoding at once use both cores, where
 //   one decode and a spilling merge left one core mostly idle. (An input
-//   over 60% is rejected before; one of 50-60% is decoded alone, with the
-//   overlap.)
+//   over 60% is rejected before; one over 37.5% is decoded alone, with the
+//   overlap.) Without any input's cost known: 50/40/10.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -54,9 +55,9 @@ struct MemoryPlan {
   uint64_t merge = 0;
   bool overlap = false;          // the split of ForOverlap()
   std::string Describe() const;  // one line for --verbose
-  // ForOverlap: the same limit split for overlapped stages: 50/40/10, or
-  // more for decode when that lets more inputs of `largest_cost` bytes
-  // (DecodeCost) decode at once on `threads` threads (rule above).
+  // ForOverlap: the same limit split for overlapped stages: decode as many
+  // inputs of `largest_cost` bytes (DecodeCost) as `threads` within 75%,
+  // merge 10%, runs the rest (rule above).
   MemoryPlan ForOverlap(uint64_t largest_cost, int threads) const;
 };
 

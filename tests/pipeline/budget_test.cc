@@ -24,16 +24,23 @@ TEST(MemoryPlan, StagedSplitIs60For40) {
   EXPECT_FALSE(p.overlap);
 }
 
-TEST(MemoryPlan, OverlapSplitIs50_40_10WhenEveryThreadFits) {
-  // 4 GiB, 2 threads, inputs of 181 MiB: 50% holds 11 of them.
+TEST(MemoryPlan, OverlapDecodeKeepsWhatEveryThreadsInputNeedsAndRunsTheRest) {
+  // 4 GiB, 2 threads, inputs of 181 MiB: 50% would hold 11 of them, but only
+  // two decode at once; the runs get the rest (the 512-rank job spilled 290
+  // of its runs at 40%, 84 at 85%).
   MemoryPlan p = PlanMemory(4096 * kMiB).ForOverlap(181 * kMiB, 2);
   EXPECT_TRUE(p.overlap);
-  EXPECT_EQ(p.decode, 4096 * kMiB / 10 * 5);
-  EXPECT_EQ(p.runs, 4096 * kMiB / 10 * 4);
+  EXPECT_EQ(p.decode, 2 * 181 * kMiB);
   EXPECT_EQ(p.merge, 4096 * kMiB / 10);
+  EXPECT_EQ(p.runs, 4096 * kMiB - 4096 * kMiB / 10 - 2 * 181 * kMiB);
   EXPECT_EQ(p.Describe(),
-            "memory limit 4096 MiB: decode 2048 MiB (50%), in-memory runs 1638 MiB (40%, the rest "
+            "memory limit 4096 MiB: decode 362 MiB (9%), in-memory runs 3324 MiB (81%, the rest "
             "spills), merge buffers 410 MiB (10%, while decoding)");
+  // Nothing known of the inputs: 50/40/10.
+  MemoryPlan unknown = PlanMemory(4096 * kMiB).ForOverlap(0, 2);
+  EXPECT_EQ(unknown.decode, 4096 * kMiB / 10 * 5);
+  EXPECT_EQ(unknown.runs, 4096 * kMiB / 10 * 4);
+  EXPECT_EQ(unknown.merge, 4096 * kMiB / 10);
 }
 
 TEST(MemoryPlan, OverlapDecodeGrowsSoBothThreadsDecode) {
@@ -54,17 +61,23 @@ TEST(MemoryPlan, OverlapDecodeGrowsSoBothThreadsDecode) {
 
 TEST(MemoryPlan, OverlapDecodeGrowsNoFurtherThan75Percent) {
   const uint64_t limit = 512 * kMiB;
-  // Two of 200 MiB need 78%: one it stays, at 50%.
+  // Two of 200 MiB need 78%: one it is, the runs get the rest.
   MemoryPlan one = PlanMemory(limit).ForOverlap(200 * kMiB, 2);
-  EXPECT_EQ(one.decode, limit / 10 * 5);
-  EXPECT_EQ(one.runs, limit / 10 * 4);
+  EXPECT_EQ(one.decode, 200 * kMiB);
+  EXPECT_EQ(one.runs, limit - limit / 10 - 200 * kMiB);
+  // None fits 75%: 50/40/10 (the caller does not overlap).
+  MemoryPlan none = PlanMemory(limit).ForOverlap(400 * kMiB, 2);
+  EXPECT_EQ(none.decode, limit / 10 * 5);
+  EXPECT_EQ(none.runs, limit / 10 * 4);
+
   // 8 threads, 100 MiB inputs: 50% holds 2, 75% holds 3 (not 8).
   MemoryPlan three = PlanMemory(limit).ForOverlap(100 * kMiB, 8);
   EXPECT_EQ(three.decode, 300 * kMiB);
   EXPECT_EQ(three.runs, limit - limit / 10 - 300 * kMiB);
-  // One thread: nothing to gain.
+  // One thread: its one input's cost, the runs the rest.
   MemoryPlan single = PlanMemory(limit).ForOverlap(180 * kMiB, 1);
-  EXPECT_EQ(single.decode, limit / 10 * 5);
+  EXPECT_EQ(single.decode, 180 * kMiB);
+  EXPECT_EQ(single.runs, limit - limit / 10 - 180 * kMiB);
 }
 
 // Dense events cost more than 3x their text (found by a helper: two 30 MB
