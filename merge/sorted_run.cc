@@ -216,6 +216,7 @@ const formats::Event* SortedRun::Next() {
     // out of memory order: fetch a few events ahead, and the rest of the
     // ones about to be written, so the writer does not wait on memory.
     const auto& events = data_->events;
+    __builtin_prefetch(keys_.data() + std::min(pos_ + kPrefetchKeys, read_end_));
     if (pos_ + kPrefetchEvents < read_end_) __builtin_prefetch(&events[keys_[pos_ + kPrefetchEvents].index]);
     if (pos_ + kPrefetchRest < read_end_) {
       const formats::Event& ahead = events[keys_[pos_ + kPrefetchRest].index];
