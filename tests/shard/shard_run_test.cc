@@ -373,6 +373,32 @@ TEST(ShardRun, TimeRangesSpreadTwoOutputsOverEightShards) {
   EXPECT_EQ(Shell("python3 " + sharded + "/check.py " + sharded), 0);
 }
 
+// A time-range shard's summary line says what it read and wrote: the input
+// of its range is reported by another shard (the range that owns it), so its
+// own input counts are zero, and the events its range file holds are given
+// apart; the owner's line gives its range's events beside the whole input's.
+TEST(ShardRun, ATimeRangeShardSaysWhatItReadAndWrote) {
+  const std::string out = Fresh("range-summary");
+  Result r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--group-by", "rank", "--time-ranges", "4", "--shard",
+                        "2/8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("tracemill: 0 inputs (0 with errors), 0 events read, 0 written, 0 dropped (1 more input read "
+                       "here, counted by shard 1); 1 output in " + out + ", 1,229 events written here ("),
+            std::string::npos)
+      << r.err;
+  r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", out, "--group-by", "rank", "--time-ranges", "4", "--shard", "1/8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("tracemill: 1 input (0 with errors), 4,855 events read, 4,834 written, 21 dropped; 1 output "
+                       "in " + out + ", 1,229 events written here ("),
+            std::string::npos)
+      << r.err;
+  // Not sharded: the line as before.
+  r = Tracemill({"convert", SAMPLE_JOB_DIR, "-o", Fresh("range-summary-one"), "--group-by", "rank"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("read here"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("written here"), std::string::npos) << r.err;
+}
+
 // --time-ranges with --start/--end: the ranges split the window's events
 // (the split from the samples in the window), about the same number each.
 TEST(ShardRun, TimeRangesSplitTheWindow) {

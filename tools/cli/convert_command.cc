@@ -441,19 +441,48 @@ std::string AlsoWritten(const ConvertOptions& opts, const pipeline::RunSummary& 
   return names;
 }
 
+// ShardNotes: what a shard's summary line adds when its own inputs do not
+// tell what it did: " (1 more input read here, counted by shard 1)" after
+// the input counts, when it read inputs that another shard reports (for its
+// time ranges of their outputs, or to learn their output); and ", 1,208
+// events written here" after the outputs, when its outputs hold another
+// number of events than its own inputs had written (a time range holds
+// part of an input's events, and its owner counts them all). Both "" when
+// not so.
+struct ShardNotes {
+  std::string read, written;
+};
+ShardNotes ShardSummaryNotes(const InputCounts& in, const pipeline::RunSummary& s) {
+  ShardNotes n;
+  if (!s.shard.sharded()) return n;
+  if (in.read_for_others) {
+    std::string owners;
+    for (int o : in.other_owners) absl::StrAppend(&owners, owners.empty() ? "" : ", ", o);
+    n.read = absl::StrCat(" (", in.read_for_others, " more input", in.read_for_others == 1 ? "" : "s",
+                          " read here, counted by shard", in.other_owners.size() == 1 ? " " : "s ", owners, ")");
+  }
+  uint64_t here = 0;
+  for (const auto& o : s.outputs)
+    if (!o.reused && o.error.empty()) here += o.events;
+  if (here != in.events_written)
+    n.written = absl::StrCat(", ", formats::GroupedCount(here), " event", here == 1 ? "" : "s", " written here");
+  return n;
+}
+
 // "tracemill: N inputs (...), ... events read ...; M outputs in OUTDIR (T s);
 // also report.html, ...".
 void PrintConvertSummary(const ConvertOptions& opts, const pipeline::RunSummary& s) {
   const InputCounts in = CountInputs(s, /*skip_other_shards=*/true);
   const FailedOutputs failed = CountFailedOutputs(s);
   const size_t written = s.outputs.size() - failed.count;
+  const ShardNotes shard = ShardSummaryNotes(in, s);
   using formats::GroupedCount;
-  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s event%s read, %s written, %s dropped; %zu output%s in %s%s (%.2f s)%s\n",
+  std::fprintf(stderr, "tracemill: %zu input%s (%d with errors), %s event%s read, %s written, %s dropped%s; %zu output%s in %s%s%s (%.2f s)%s\n",
                in.inputs, in.inputs == 1 ? "" : "s", in.with_errors, GroupedCount(in.events_read).c_str(),
                in.events_read == 1 ? "" : "s",
-               GroupedCount(in.events_written).c_str(), GroupedCount(in.events_dropped).c_str(), written,
-               written == 1 ? "" : "s", opts.out_dir.c_str(), failed.note.c_str(), s.wall_seconds,
-               AlsoWritten(opts, s).c_str());
+               GroupedCount(in.events_written).c_str(), GroupedCount(in.events_dropped).c_str(), shard.read.c_str(),
+               written, written == 1 ? "" : "s", opts.out_dir.c_str(), failed.note.c_str(), shard.written.c_str(),
+               s.wall_seconds, AlsoWritten(opts, s).c_str());
   for (const std::string& line : pipeline::SummaryLines(s)) std::fprintf(stderr, "tracemill: %s\n", line.c_str());
   if (opts.verbose) PrintOutputLines("tracemill", s);
 }

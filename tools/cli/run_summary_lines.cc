@@ -1,5 +1,6 @@
 #include "tools/cli/run_summary_lines.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -17,14 +18,20 @@ const char kExitCodesHelp[] =
 InputCounts CountInputs(const pipeline::RunSummary& s, bool skip_other_shards) {
   InputCounts c;
   for (const auto& r : s.inputs) {
-    if (skip_other_shards && r.owner_shard >= 0) continue;  // another shard reports it
     if (r.skipped) continue;  // not a trace: named on the "skipped N files" line, not an input
+    if (skip_other_shards && r.owner_shard >= 0) {  // another shard reports it
+      ++c.read_for_others;
+      c.other_owners.push_back(r.owner_shard);
+      continue;
+    }
     ++c.inputs;
     c.events_read += r.events_read;
     c.events_written += r.events_written;
     c.events_dropped += r.dropped.Total();
     c.with_errors += !r.status.ok();
   }
+  std::sort(c.other_owners.begin(), c.other_owners.end());
+  c.other_owners.erase(std::unique(c.other_owners.begin(), c.other_owners.end()), c.other_owners.end());
   return c;
 }
 

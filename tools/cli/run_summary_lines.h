@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "pipeline/output/manifest.h"
 
@@ -19,6 +20,11 @@ struct InputCounts {
   uint64_t events_read = 0;
   uint64_t events_written = 0;
   uint64_t events_dropped = 0;  // all reasons
+  // With `skip_other_shards`: the inputs left out because another shard
+  // reports them, though this one read them (for its time ranges of their
+  // outputs, or to learn their output), and those shards, ascending.
+  size_t read_for_others = 0;
+  std::vector<int> other_owners;
 };
 
 // CountInputs sums the inputs of `s`, files skipped as no trace left out
