@@ -42,7 +42,9 @@ std::vector<int> RangesInMergeOrder(const std::vector<SortedRun*>& runs, const s
     auto [run, e] = m.Next();
     if (!e) break;
     out.push_back(split.RangeOf(*e, run, shifts[static_cast<size_t>(run)]));
-    if (e->phase == 'M') EXPECT_EQ(out.back(), 0);
+    if (e->phase == 'M') {
+      EXPECT_EQ(out.back(), 0);
+    }
   }
   for (SortedRun* r : runs) r->Close();
   return out;
@@ -72,14 +74,18 @@ TEST(TimeSplit, RangesAreConsecutiveInMergeOrderAndEven) {
       for (size_t i = 0; i < ranges.size(); ++i) {
         ASSERT_GE(ranges[i], 0);
         ASSERT_LT(ranges[i], n);
-        if (i) ASSERT_GE(ranges[i], ranges[i - 1]) << "event " << i;  // never back
+        if (i) {
+          ASSERT_GE(ranges[i], ranges[i - 1]) << "event " << i;  // never back
+        }
         ++sizes[static_cast<size_t>(ranges[i])];
       }
       // About the same number each (samples every <= 256 events per run;
       // with 50 distinct times, keys of many events each).
       const size_t even = ranges.size() / static_cast<size_t>(n);
       for (size_t s : sizes)
-        if (seed % 3 != 0) EXPECT_NEAR(static_cast<double>(s), static_cast<double>(even), 0.05 * ranges.size() + 300);
+        if (seed % 3 != 0) {
+          EXPECT_NEAR(static_cast<double>(s), static_cast<double>(even), 0.05 * ranges.size() + 300);
+        }
     }
     // Spilled, the same split.
     const TimeSplit before = SplitRuns(runs, shifts, 5);
