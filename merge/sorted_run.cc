@@ -5,6 +5,7 @@
 
 #include "formats/common/varint.h"
 #include "merge/io_pool.h"
+#include "merge/key_sort.h"
 
 namespace tracemill::merge {
 namespace {
@@ -41,10 +42,7 @@ std::unique_ptr<SortedRun> SortedRun::Sort(std::unique_ptr<formats::TraceData> d
     run->max_rest_len_ = std::max(run->max_rest_len_, events[i].rest_len);
     run->rest_bytes_ += events[i].rest_len;
   }
-  // A lambda, not the function itself: std::sort then inlines the compare
-  // (through a function pointer it was a call per compare, ~40 % of the sort).
-  if (!sorted)
-    std::sort(run->keys_.begin(), run->keys_.end(), [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
+  if (!sorted) SortKeys(run->keys_);
   run->count_ = events.size();
   run->read_end_ = run->count_;
   run->sample_stride_ = std::clamp<size_t>(run->keys_.size() / 256, 1, kSampleStride);

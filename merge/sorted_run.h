@@ -26,10 +26,12 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "formats/common/large_alloc.h"
 #include "formats/common/trace_data.h"
 #include "merge/spill_file.h"
 
@@ -42,6 +44,25 @@ struct SortKey {
   uint32_t index;  // into TraceData::events
 };
 static_assert(sizeof(SortKey) == 24);
+
+// KeyAllocator: the block pool's allocator (formats/common/large_alloc.h)
+// whose elements start uninitialized: keys are always written before they
+// are read, so resizing a key vector does not zero it first.
+template <typename T>
+struct KeyAllocator : formats::LargeAllocator<T> {
+  KeyAllocator() = default;
+  template <typename U>
+  KeyAllocator(const KeyAllocator<U>&) {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using SortKeyVector = std::vector<SortKey, KeyAllocator<SortKey>>;
 
 // MakeSortKey computes the key of `e` at position `index` (see file comment).
 SortKey MakeSortKey(const formats::Event& e, uint32_t index);
@@ -142,7 +163,7 @@ class SortedRun {
   // event; runs:4 29 -> 27).
   static constexpr size_t kPrefetchEvents = 8, kPrefetchRest = 4, kPrefetchKeys = 32;
   std::unique_ptr<formats::TraceData> data_;
-  std::vector<SortKey, formats::LargeAllocator<SortKey>> keys_;
+  SortKeyVector keys_;
   std::vector<SortKey> samples_;
   size_t sample_stride_ = 1;
   size_t pos_ = 0;
