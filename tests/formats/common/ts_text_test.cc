@@ -2,8 +2,10 @@
 // never through a double.
 #include "formats/common/ts_text.h"
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -190,6 +192,39 @@ TEST(FormatNanosAsMicros, RoundTripsThroughParse) {
                      int64_t{1682725897226747123}, INT64_MAX, -INT64_MAX}) {
     EXPECT_EQ(ParseMicrosToNanos(Format(ns)), ns) << ns;
   }
+}
+
+// Against the plain form (std::to_chars of the whole microseconds, then
+// the fraction's digits less trailing zeros) at every magnitude, both signs:
+// the digits are written in blocks of eight (ts_text.cc WriteDecimal).
+TEST(FormatNanosAsMicros, AgreesWithToCharsAtEveryMagnitude) {
+  std::mt19937_64 rng(5);
+  auto plain = [](int64_t ns) {
+    const uint64_t mag = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+    char buf[32];
+    std::string t = ns < 0 ? "-" : "";
+    t.append(buf, std::to_chars(buf, buf + sizeof(buf), mag / 1000).ptr);
+    std::string frac = std::to_string(mag % 1000 + 1000).substr(1);
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    if (!frac.empty()) t += "." + frac;
+    return t;
+  };
+  int checked = 0;
+  for (int digits = 1; digits <= 19; ++digits) {
+    uint64_t p10 = 1;  // 10^(digits - 1)
+    for (int k = 1; k < digits; ++k) p10 *= 10;
+    const uint64_t lo = digits == 1 ? 0 : p10;
+    const uint64_t hi = digits == 19 ? static_cast<uint64_t>(INT64_MAX) : p10 * 10 - 1;
+    std::uniform_int_distribution<uint64_t> pick(lo, hi);
+    for (int i = 0; i < 2000; ++i) {
+      const int64_t ns = static_cast<int64_t>(i < 2 ? (i ? hi : lo) : pick(rng));
+      ASSERT_EQ(Format(ns), plain(ns)) << ns;
+      ASSERT_EQ(Format(-ns), plain(-ns)) << -ns;
+      checked += 2;
+    }
+  }
+  EXPECT_EQ(Format(INT64_MIN), plain(INT64_MIN));
+  EXPECT_EQ(checked, 19 * 4000);
 }
 
 TEST(FormatNanosAsMicros, WritesAtMost24Bytes) {
