@@ -3,8 +3,10 @@
 // as a by-product of the merge (analysis/schema.h lists them).
 //
 // Built like overview.trace.json (pipeline/output/overview.h): a TablesTap per
-// input is fed from OutputWriter::Keep with every event the output writes, in
-// time order, on the output's merge thread. Per-event rows (framework, system
+// input is fed with every event the output writes, in the input's time
+// order: in the merge's serial stage, or beside the merge on a thread of its
+// own (pipeline/convert/write_output.h TapBeside: taps of different inputs
+// run at once). Per-event rows (framework, system
 // and data-loader metrics) leave the tap in ~1 MiB batches for the SQLite
 // writer thread (formats/sqlite/sqlite_writer.h: a bounded queue, so memory
 // stays fixed); per-input aggregates (steps, phases per step, HTA's breakdowns)

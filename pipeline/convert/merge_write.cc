@@ -88,7 +88,7 @@ absl::Status WriteSerial(const std::vector<merge::SortedRun*>& runs, const std::
     auto [run, e] = merger.Next();
     if (!e) return absl::OkStatus();
     const bool kept = hooks.keeps(run, *e);
-    hooks.seen(run, *e, kept);
+    if (hooks.seen) hooks.seen(run, *e, kept);
     if (!kept) continue;
     if (absl::Status st = WriteOne(w, run, winputs[run], *e); !st.ok()) return st;
   }
@@ -168,9 +168,10 @@ bool MergeBatch(merge::KWayMerger& merger, const std::vector<char>& spilled, con
 // array's first entry.
 template <typename Writer>
 void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w, const MergeHooks& hooks) {
+  const bool see = static_cast<bool>(hooks.seen);
   size_t d = 0;
   for (size_t i = 0; i <= b->events.size(); ++i) {
-    for (; d < b->dropped.size() && b->dropped[d].kept_before == i; ++d)
+    for (; see && d < b->dropped.size() && b->dropped[d].kept_before == i; ++d)
       hooks.seen(b->dropped[d].run, b->dropped[d].e, false);
     if (i == b->events.size()) break;
     auto& [run, e] = b->events[i];
@@ -179,7 +180,7 @@ void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w,
       for (uint32_t& end : b->ends) --end;
       if (b->crc) b->crc = libdeflate_crc32(0, b->bytes.data(), b->bytes.size());
     }
-    hooks.seen(run, e, true);
+    if (see) hooks.seen(run, e, true);
   }
 }
 

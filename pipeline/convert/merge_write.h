@@ -68,7 +68,7 @@ struct MergeHooks {
   std::function<bool(int run, const formats::Event& e)> keeps;
   // seen(run, e, kept): once per event, in merge order, on one thread at a
   // time, after `keeps` said `kept` (the caller counts why an event was
-  // not kept, and taps the kept ones).
+  // not kept, and taps the kept ones). May be empty: nothing to see.
   std::function<void(int run, const formats::Event& e, bool kept)> seen;
 };
 

@@ -4,6 +4,7 @@
 
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <chrono>
@@ -141,12 +142,21 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   auto in_range = [&](int run, const formats::Event& e) {
     return !ranged || by_position || e.phase == 'M' || split.RangeOf(e, run, winputs[run].clock_shift_ns) == range;
   };
-  const MergeHooks hooks{
+  // One range, every run in memory, several threads: the taps go beside
+  // the merge (TapBeside), not in its serial stage. Not with the tests'
+  // write delay, which Seen sleeps in merge order.
+  const bool beside = !ranged && cx_.threads > 1 && cx_.opts.debug_write_delay_ms <= 0 &&
+                      std::none_of(runs.begin(), runs.end(), [](const merge::SortedRun* r) { return r->spilled(); });
+  MergeHooks hooks{
       [&](int run, const formats::Event& e) { return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns); },
       [&](int run, const formats::Event& e, bool kept) {
         if (!ranged) Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
       }};
+  if (beside || ranged) hooks.seen = nullptr;
+  tbb::task_group tapping;
+  if (beside && st.ok()) tapping.run([&] { TapBeside(og, runs, winputs, &taps, &table_taps); });
   if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, cx_.threads, hooks, stats);
+  tapping.wait();
   if (st.ok() && ranged && any_reported) st = TapRuns(og, runs, winputs, reports, &taps, &table_taps, kept);
   if (!ranged)
     for (size_t j = 0; j < og.inputs.size(); ++j) (*kept)[j] = winputs[j].events_written;
@@ -273,6 +283,22 @@ absl::Status OutputWriter::TapRuns(const OutputGroup& og, const std::vector<merg
     });
   });
   return absl::OkStatus();
+}
+
+void OutputWriter::TapBeside(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
+                             const std::vector<formats::WriterInput>& winputs, std::vector<OverviewTap>* taps,
+                             std::vector<analysis::TablesTap>* table_taps) {
+  tbb::parallel_for(size_t{0}, runs.size(), [&](size_t j) {
+    const merge::SortedRun& run = *runs[j];
+    const merge::SortKey* keys = run.keys();
+    const formats::Event* events = run.events();
+    const int64_t shift = winputs[j].clock_shift_ns;
+    uint64_t since_pause = 0;
+    for (size_t k = 0; k < run.size(); ++k) {
+      const formats::Event& e = events[keys[k].index];
+      Seen(og, static_cast<int>(j), e, Keeps(e, shift), shift, &since_pause, taps, table_taps);
+    }
+  });
 }
 
 bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {
