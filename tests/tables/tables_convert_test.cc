@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -181,6 +182,47 @@ TEST_F(TablesConvertTest, AFileSizeLimitLeavesNoPartialTables) {
   // Every event written but the records of the 2 x 7 unused GPUs (empty_process).
   EXPECT_EQ(m->Int("/totals/dropped_by_reason/empty_process"), 42);
   EXPECT_EQ(m->Int("/totals/events_written"), m->Int("/totals/events_read") - 42);
+}
+
+// The taps beside the merge (two threads, one output of runs in memory:
+// OutputWriter::TapBeside) see what the merge's own stage sees at one
+// thread: the same overview bytes, the same rows in every table (rows of
+// different inputs may come in another order), the same counts, with a
+// window that drops events too.
+TEST_F(TablesConvertTest, TapsBesideTheMergeSeeWhatTheMergeSees) {
+  for (const std::vector<std::string>& window :
+       {std::vector<std::string>{}, std::vector<std::string>{"--start", "1682725898900000", "--end", "1682725899000000"}}) {
+    SCOPED_TRACE(window.empty() ? "whole" : "window");
+    std::vector<Run> runs;
+    for (const char* threads : {"1", "2"}) {
+      std::vector<std::string> args = {DataPath("hta/trace_filter"), "--group-by", "all", "--tables=full", "-q",
+                                       "--threads", threads};
+      args.insert(args.end(), window.begin(), window.end());
+      runs.push_back(Convert(args));
+      ASSERT_EQ(runs.back().exit_code, 0) << runs.back().err;
+    }
+    EXPECT_EQ(ReadFileBytes(runs[1].Output("overview.trace.json")), ReadFileBytes(runs[0].Output("overview.trace.json")));
+    for (const char* table : {"framework_metrics", "steps", "phase_by_step", "idle_gaps", "op_summary",
+                              "kernel_breakdown", "temporal_breakdown", "inputs"}) {
+      SCOPED_TRACE(table);
+      const std::string sql = std::string("SELECT * FROM ") + table;
+      Rows one = Query(runs[0].Output("tables.sqlite"), sql), two = Query(runs[1].Output("tables.sqlite"), sql);
+      if (std::string(table) == "framework_metrics" || std::string(table) == "inputs") {
+        ASSERT_GT(one.size(), 2u);
+      }
+      std::sort(one.begin(), one.end());
+      std::sort(two.begin(), two.end());
+      EXPECT_EQ(two, one);
+    }
+    for (int k = 0; k < 2; ++k) {
+      const std::string in = Manifest::InputPointer(k, "");
+      EXPECT_EQ(runs[1].manifest->Int(in + "/events_written"), runs[0].manifest->Int(in + "/events_written"));
+      EXPECT_EQ(runs[1].manifest->Json(in + "/dropped_by_reason"), runs[0].manifest->Json(in + "/dropped_by_reason"));
+    }
+    // The window drops 4,616 of rank 0's events (counted in the taps).
+    const std::string reasons = runs[1].manifest->Json(Manifest::InputPointer(0, "/dropped_by_reason"));
+    EXPECT_EQ(reasons.find("window") != std::string::npos, !window.empty()) << reasons;
+  }
 }
 
 // Two shards and `manifest merge` give the rows one process writes.
