@@ -142,10 +142,11 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   auto in_range = [&](int run, const formats::Event& e) {
     return !ranged || by_position || e.phase == 'M' || split.RangeOf(e, run, winputs[run].clock_shift_ns) == range;
   };
-  // One range, every run in memory, several threads: the taps go beside
-  // the merge (TapBeside), not in its serial stage. Not with the tests'
-  // write delay, which Seen sleeps in merge order.
-  const bool beside = !ranged && cx_.threads > 1 && cx_.opts.debug_write_delay_ms <= 0 &&
+  // Every run in memory, several threads: the taps go beside the merge
+  // (TapBeside), not in its serial stage (one range) nor after it (TapRuns,
+  // several). Not with the tests' write delay, which Seen sleeps in merge
+  // order.
+  const bool beside = cx_.threads > 1 && cx_.opts.debug_write_delay_ms <= 0 && any_reported &&
                       std::none_of(runs.begin(), runs.end(), [](const merge::SortedRun* r) { return r->spilled(); });
   MergeHooks hooks{
       [&](int run, const formats::Event& e) { return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns); },
@@ -154,10 +155,11 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
       }};
   if (beside || ranged) hooks.seen = nullptr;
   tbb::task_group tapping;
-  if (beside && st.ok()) tapping.run([&] { TapBeside(og, runs, winputs, &taps, &table_taps); });
+  if (beside && st.ok())
+    tapping.run([&] { TapBeside(og, runs, winputs, reports, &taps, &table_taps, ranged ? kept : nullptr); });
   if (st.ok()) st = WriteMerged(runs, shifts, winputs, w, cx_.threads, hooks, stats);
   tapping.wait();
-  if (st.ok() && ranged && any_reported) st = TapRuns(og, runs, winputs, reports, &taps, &table_taps, kept);
+  if (st.ok() && ranged && any_reported && !beside) st = TapRuns(og, runs, winputs, reports, &taps, &table_taps, kept);
   if (!ranged)
     for (size_t j = 0; j < og.inputs.size(); ++j) (*kept)[j] = winputs[j].events_written;
   if (overview_ && any_reported)
@@ -286,9 +288,11 @@ absl::Status OutputWriter::TapRuns(const OutputGroup& og, const std::vector<merg
 }
 
 void OutputWriter::TapBeside(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
-                             const std::vector<formats::WriterInput>& winputs, std::vector<OverviewTap>* taps,
-                             std::vector<analysis::TablesTap>* table_taps) {
+                             const std::vector<formats::WriterInput>& winputs, const std::vector<char>& reports,
+                             std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
+                             std::vector<uint64_t>* kept) {
   tbb::parallel_for(size_t{0}, runs.size(), [&](size_t j) {
+    if (!reports[j]) return;
     const merge::SortedRun& run = *runs[j];
     const merge::SortKey* keys = run.keys();
     const formats::Event* events = run.events();
@@ -296,7 +300,9 @@ void OutputWriter::TapBeside(const OutputGroup& og, const std::vector<merge::Sor
     uint64_t since_pause = 0;
     for (size_t k = 0; k < run.size(); ++k) {
       const formats::Event& e = events[keys[k].index];
-      Seen(og, static_cast<int>(j), e, Keeps(e, shift), shift, &since_pause, taps, table_taps);
+      const bool keep = Keeps(e, shift);
+      if (kept) (*kept)[j] += keep;  // written in one range's file (its metadata counted once)
+      Seen(og, static_cast<int>(j), e, keep, shift, &since_pause, taps, table_taps);
     }
   });
 }

@@ -88,14 +88,17 @@ class OutputWriter {
                        const std::vector<formats::WriterInput>& winputs, const std::vector<char>& reports,
                        std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
                        std::vector<uint64_t>* kept);
-  // TapBeside (one time range, every run in memory, several threads): the
-  // same counts and taps as Seen in merge order, each run read by position
-  // on its own thread while the merge writes (a run's events reach the
-  // merge in its own order, and each input's counts and taps see only its
-  // own), so the merge's serial stage only counts what it writes.
+  // TapBeside (every run in memory, several threads): what Seen does in
+  // merge order (or TapRuns after the merge, several time ranges), each run
+  // this writer reports (`reports`) read whole by position on its own
+  // thread while the merge writes: a run's events reach the merge in its
+  // own order, and each input's counts and taps see only its own. So the
+  // merge's serial stage only counts what it writes. `kept` (several
+  // ranges; else null): each run's events the window keeps, added.
   void TapBeside(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
-                 const std::vector<formats::WriterInput>& winputs, std::vector<OverviewTap>* taps,
-                 std::vector<analysis::TablesTap>* table_taps);
+                 const std::vector<formats::WriterInput>& winputs, const std::vector<char>& reports,
+                 std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
+                 std::vector<uint64_t>* kept);
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keeps: the merge's filter (the window; reads only, any thread). Seen:
