@@ -150,10 +150,11 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
                       std::none_of(runs.begin(), runs.end(), [](const merge::SortedRun* r) { return r->spilled(); });
   MergeHooks hooks{
       [&](int run, const formats::Event& e) { return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns); },
-      [&](int run, const formats::Event& e, bool kept) {
-        if (!ranged) Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
-      }};
-  if (beside || ranged) hooks.seen = nullptr;
+      nullptr};
+  if (!beside && !ranged)
+    hooks.seen = [&](int run, const formats::Event& e, bool kept) {
+      Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
+    };
   tbb::task_group tapping;
   if (beside && st.ok())
     tapping.run([&] { TapBeside(og, runs, winputs, reports, &taps, &table_taps, ranged ? kept : nullptr); });
@@ -277,11 +278,7 @@ absl::Status OutputWriter::TapRuns(const OutputGroup& og, const std::vector<merg
       const int run = static_cast<int>(j);
       const int64_t shift = winputs[j].clock_shift_ns;
       uint64_t since_pause = 0;
-      while (const formats::Event* e = runs[j]->Next()) {
-        const bool keep = Keeps(*e, shift);
-        (*kept)[j] += keep;  // written in one range's file (its metadata counted once)
-        Seen(og, run, *e, keep, shift, &since_pause, taps, table_taps);
-      }
+      while (const formats::Event* e = runs[j]->Next()) TapOne(og, run, *e, shift, &since_pause, taps, table_taps, kept);
     });
   });
   return absl::OkStatus();
@@ -298,13 +295,17 @@ void OutputWriter::TapBeside(const OutputGroup& og, const std::vector<merge::Sor
     const formats::Event* events = run.events();
     const int64_t shift = winputs[j].clock_shift_ns;
     uint64_t since_pause = 0;
-    for (size_t k = 0; k < run.size(); ++k) {
-      const formats::Event& e = events[keys[k].index];
-      const bool keep = Keeps(e, shift);
-      if (kept) (*kept)[j] += keep;  // written in one range's file (its metadata counted once)
-      Seen(og, static_cast<int>(j), e, keep, shift, &since_pause, taps, table_taps);
-    }
+    for (size_t k = 0; k < run.size(); ++k)
+      TapOne(og, static_cast<int>(j), events[keys[k].index], shift, &since_pause, taps, table_taps, kept);
   });
+}
+
+void OutputWriter::TapOne(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns,
+                          uint64_t* since_pause, std::vector<OverviewTap>* taps,
+                          std::vector<analysis::TablesTap>* table_taps, std::vector<uint64_t>* kept) {
+  const bool keep = Keeps(e, shift_ns);
+  if (kept) (*kept)[static_cast<size_t>(run)] += keep;  // written in one range's file (its metadata counted once)
+  Seen(og, run, e, keep, shift_ns, since_pause, taps, table_taps);
 }
 
 bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {

@@ -99,6 +99,11 @@ class OutputWriter {
                  const std::vector<formats::WriterInput>& winputs, const std::vector<char>& reports,
                  std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
                  std::vector<uint64_t>* kept);
+  // TapOne: one event of run `run` as TapRuns and TapBeside see it: kept
+  // by the window or not (counted in `kept` if given), then Seen.
+  void TapOne(const OutputGroup& og, int run, const formats::Event& e, int64_t shift_ns, uint64_t* since_pause,
+              std::vector<OverviewTap>* taps, std::vector<analysis::TablesTap>* table_taps,
+              std::vector<uint64_t>* kept);
   // OpenRuns gives each of the group's spilled runs a read buffer.
   absl::Status OpenRuns(const std::vector<merge::SortedRun*>& runs);
   // Keeps: the merge's filter (the window; reads only, any thread). Seen:
