@@ -110,14 +110,19 @@ absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
 }
 
 absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
-                                           std::optional<uint32_t> crc) {
+                                           std::optional<uint32_t> crc, DirectRing::Reservation* reserved) {
   if (!out_->gzip()) {
     if (!buf_.empty()) {
       absl::Status s = Emit(buf_);
       buf_.clear();
       if (!s.ok()) return s;
     }
-    return Emit(bytes, crc);
+    if (!reserved || !crc) return Emit(bytes, crc);
+    absl::StatusOr<DirectRing::Reservation> r = out_->ReserveWithCrc(bytes, *crc);
+    if (!r.ok()) return r.status();
+    appended_ += bytes.size();
+    *reserved = *r;
+    return absl::OkStatus();
   }
   // Where WriteEvent's MaybeFlush would have flushed: after the first event
   // that brings the buffer to kFlushBytes.

@@ -74,9 +74,13 @@ class ChromeWriter {
   // buffer), so its bytes do not depend on the batching; a plain one is
   // appended as is. Reports the file's write errors.
   // `crc`, if given, is the CRC-32 of `bytes` (computed where they were
-  // formatted: OutputFile::AppendWithCrc).
+  // formatted: OutputFile::AppendWithCrc). With `crc` and `reserved`, a
+  // plain file written with direct I/O leaves the copy of `bytes` into its
+  // ring to the caller (*reserved, OutputFile::ReserveWithCrc); otherwise
+  // *reserved stays none.
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
-                               std::optional<uint32_t> crc = std::nullopt);
+                               std::optional<uint32_t> crc = std::nullopt,
+                               DirectRing::Reservation* reserved = nullptr);
   // Whether the file is gzip (its CRC is of the members, not of the bytes).
   bool gzip() const { return out_->gzip(); }
   int64_t ts_offset_ns() const { return ts_offset_ns_; }

@@ -76,7 +76,7 @@ absl::Status OutputFile::FinishDirect() {
     (void)ClearDirect(fd_);
     e = PwriteAll(fd_, d.filling() + aligned, d.fill_len() - aligned, d.offset() + aligned);
   }
-  direct_.reset();
+  CloseRing();
   if (e) return absl::ErrnoToStatus(e, absl::StrCat("cannot write ", temp_path_));
   return absl::OkStatus();
 }
@@ -150,11 +150,29 @@ void OutputFile::DropBehind() {
   DropBehindStep(fd_, job, bytes_written_, &dropped_windows_);
 }
 
-int64_t OutputFile::disk_wait_ns() const { return direct_ ? direct_->waited_ns() : 0; }
+int64_t OutputFile::disk_wait_ns() const {
+  const DirectRing* ring = direct_ ? direct_.get() : closed_ring_.get();
+  return ring ? ring->waited_ns() : 0;
+}
 
 absl::Status OutputFile::AppendWithCrc(std::string_view bytes, uint32_t crc) {
   if (gzip_ || (fd_ < 0 && !in_memory_) || bytes.empty()) return Append(bytes);
   return WriteAll(bytes.data(), bytes.size(), crc);
+}
+
+absl::StatusOr<DirectRing::Reservation> OutputFile::ReserveWithCrc(std::string_view bytes, uint32_t crc) {
+  if (!direct_ || gzip_ || fd_ < 0 || bytes.empty()) {
+    if (absl::Status s = AppendWithCrc(bytes, crc); !s.ok()) return s;
+    return DirectRing::Reservation{};
+  }
+  const DirectRing::Reservation r = direct_->Reserve(bytes.data(), bytes.size());
+  if (!r.ring) {  // an earlier write failed: its error
+    if (absl::Status s = AppendWithCrc(bytes, crc); !s.ok()) return s;
+    return r;
+  }
+  crc32_ = static_cast<uint32_t>(crc32_combine(crc32_, crc, static_cast<z_off_t>(bytes.size())));
+  bytes_written_ += bytes.size();
+  return r;
 }
 
 absl::Status OutputFile::Append(std::string_view bytes) {
@@ -207,7 +225,7 @@ absl::Status OutputFile::Seal() {
   if (direct_) {
     if (absl::Status s = FinishDirect(); !s.ok()) return s;
   }
-  direct_.reset();
+  CloseRing();
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) {
@@ -237,8 +255,14 @@ absl::Status OutputFile::Commit() {
   return absl::OkStatus();
 }
 
+void OutputFile::CloseRing() {
+  if (!direct_) return;
+  direct_->Close();
+  closed_ring_ = std::move(direct_);
+}
+
 void OutputFile::Abort() {
-  direct_.reset();  // writes what was handed off, then stops
+  CloseRing();  // writes what was handed off, then stops
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;

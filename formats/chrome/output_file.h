@@ -82,6 +82,13 @@ class OutputFile {
   // the caller on another thread; combined here in O(log n) instead of a
   // pass over the bytes). A gzip file ignores it.
   absl::Status AppendWithCrc(std::string_view bytes, uint32_t crc);
+  // ReserveWithCrc: AppendWithCrc, except that with direct I/O the copy of
+  // `bytes` into the ring is left to `Copy` on the reservation it returns
+  // (direct_io.h: any thread, beside later appends); `bytes` must stay
+  // valid until then. Without direct I/O, or for a gzip file, the bytes are
+  // appended at once and the reservation is none. A write error shows at a
+  // later append or at Seal.
+  absl::StatusOr<DirectRing::Reservation> ReserveWithCrc(std::string_view bytes, uint32_t crc);
   // EnableDropBehind: count this output's bytes into `job_bytes` (shared by
   // the outputs of one job, must outlive them) and drop its page cache
   // behind it once the job's total passes DropBehindAfter(). Off by default.
@@ -108,8 +115,8 @@ class OutputFile {
   // CRC-32 (gzip's, libdeflate_crc32) of the bytes written so far, as they
   // are on disk (compressed for gzip): `--resume` checks outputs against it.
   uint32_t crc32() const { return crc32_; }
-  // Nanoseconds appends have waited for the disk (DirectRing::waited_ns;
-  // 0 for a file written through the page cache, or once sealed).
+  // Nanoseconds appends and reservations' copies have waited for the disk
+  // (DirectRing::waited_ns; 0 for a file written through the page cache).
   int64_t disk_wait_ns() const;
   const std::string& final_path() const { return final_path_; }
   const std::string& temp_path() const { return temp_path_; }
@@ -125,6 +132,9 @@ class OutputFile {
   // buffers; FinishDirect drains it, writes the aligned part of the last
   // buffer directly and its tail (< kDirectAlign) buffered.
   absl::Status FinishDirect();
+  // CloseRing closes the ring (DirectRing::Close) and keeps it in
+  // closed_ring_.
+  void CloseRing();
   absl::Status CompressPending();
   // Past the threshold above, after each kDropWindow bytes:
   // posix_fadvise(DONTNEED) on the window just
@@ -149,6 +159,9 @@ class OutputFile {
   std::vector<std::string> compressed_;  // their gzip members
   int cleanup_slot_ = -1;  // formats/common/cleanup.h
   std::unique_ptr<DirectRing> direct_;
+  // The ring once closed (Seal, Abort): kept for the reservations' late
+  // Copy calls, which find nothing left to do.
+  std::unique_ptr<DirectRing> closed_ring_;
 };
 
 // TempPrefixFor returns the prefix of temporaries for outputs in a directory

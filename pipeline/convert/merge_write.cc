@@ -48,6 +48,9 @@ struct Batch {
   // The CRC-32 of `bytes`, computed by the formatting thread (a plain
   // output: the append stage then only combines it).
   std::optional<uint32_t> crc;
+  // What the append stage left to the copy stage: `bytes`' copy into the
+  // file's direct-I/O ring (none: appended already).
+  formats::DirectRing::Reservation reserved;
 
   void Clear() {
     events.clear();
@@ -56,6 +59,7 @@ struct Batch {
     bytes.clear();
     ends.clear();
     crc.reset();
+    reserved = {};
   }
   // Drop records an event not kept (its rest not kept either: valid only
   // until its run's next event when the run is spilled).
@@ -75,10 +79,12 @@ absl::Status WriteOne(formats::ChromeWriter& w, int, formats::WriterInput& in, c
 absl::Status WriteOne(OutputParts& w, int run, formats::WriterInput& in, const formats::Event& e) {
   return w.WriteEvent(run, in, e);
 }
-absl::Status AppendBatch(formats::ChromeWriter& w, const Batch& b) {
-  return w.AppendFormatted(b.bytes, b.ends, b.crc);
+absl::Status AppendBatch(formats::ChromeWriter& w, Batch& b) {
+  return w.AppendFormatted(b.bytes, b.ends, b.crc, &b.reserved);
 }
-absl::Status AppendBatch(OutputParts& w, const Batch& b) { return w.AppendFormatted(b.bytes, b.ends, b.events, b.crc); }
+absl::Status AppendBatch(OutputParts& w, Batch& b) {
+  return w.AppendFormatted(b.bytes, b.ends, b.events, b.crc, &b.reserved);
+}
 
 template <typename Writer>
 absl::Status WriteSerial(const std::vector<merge::SortedRun*>& runs, const std::vector<int64_t>& shifts_ns,
@@ -203,14 +209,14 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
   // serial stages' turns).
   const size_t tokens = std::clamp<size_t>(static_cast<size_t>(threads), kBatchTokens, kMaxBatchTokens);
   // Batches are reused: each token holds one from the cut stage until the
-  // append stage gives it back, so `tokens` of them are enough.
+  // copy stage gives it back, so `tokens` of them are enough.
   std::vector<std::unique_ptr<Batch>> owned;
   tbb::concurrent_queue<Batch*> free_batches;
   for (size_t i = 0; i < tokens; ++i) {
     owned.push_back(std::make_unique<Batch>());
     free_batches.push(owned.back().get());
   }
-  // Called by the (serial) cut stage only. The append stage gives a batch
+  // Called by the (serial) cut stage only. The copy stage gives a batch
   // back before its token is released, so one is always free; a new one
   // only if that ever failed to hold.
   auto take = [&]() -> Batch* {
@@ -254,19 +260,25 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
     FormatRange(b, winputs, offset, hooks, with_crc);
     return b;
   };
-  // Stage 3 (serial, in order): count, see, append to the file.
+  // Stage 3 (serial, in order): count, see, append to the file (a plain
+  // direct-I/O file: reserve the bytes' place, the copy is stage 4's).
   auto append_stage = [&](Batch* b) {
     if (status.ok()) {
       auto t0 = Clock::now();
       CountRange(b, winputs, w, hooks);
       stats.count_ns += since(t0);
       t0 = Clock::now();
-      const int64_t waited = w.disk_wait_ns();
       if (!b->events.empty()) status = AppendBatch(w, *b);
       stats.append_ns += since(t0);
-      stats.disk_wait_ns += w.disk_wait_ns() - waited;
       if (!status.ok()) failed.store(true, std::memory_order_relaxed);
     }
+    return b;
+  };
+  // Stage 4 (parallel): copy the range's bytes into the file's direct-I/O
+  // ring where the append stage reserved their place (a write error shows
+  // at a later append or at Finish), then give the batch back.
+  auto copy_stage = [&](Batch* b) {
+    if (b->reserved.ring) b->reserved.ring->Copy(b->reserved);
     free_batches.push(b);
   };
   // Isolated: while this thread waits for the pipeline it runs only the
@@ -277,8 +289,10 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
     tbb::parallel_pipeline(
         tokens, tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order, cut_stage) &
                           tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, format_stage) &
-                          tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, append_stage));
+                          tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order, append_stage) &
+                          tbb::make_filter<Batch*, void>(tbb::filter_mode::parallel, copy_stage));
   });
+  stats.disk_wait_ns = w.disk_wait_ns();
   return status;
 }
 

@@ -87,7 +87,9 @@ struct MergeStats {
   int64_t cut_ns = 0;
   int64_t count_ns = 0;
   int64_t append_ns = 0;
-  int64_t disk_wait_ns = 0;  // of append_ns: waiting for the disk
+  // Waiting for the disk, by the appends and the copies (stage 4, beside
+  // the serial stages): the output's file's total.
+  int64_t disk_wait_ns = 0;
 };
 
 // WriteMerged merges `runs` (opened; `shifts_ns` empty or one per run, as

@@ -60,13 +60,14 @@ absl::Status OutputParts::WriteEvent(int run, formats::WriterInput& in, const fo
 
 absl::Status OutputParts::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                           const std::vector<std::pair<int, formats::Event>>& events,
-                                          std::optional<uint32_t> crc) {
+                                          std::optional<uint32_t> crc,
+                                          formats::DirectRing::Reservation* reserved) {
   // Far from the bound (or never split): the whole batch at once.
   const bool far = opts_.max_bytes == 0 ||
                    writers_.back()->bytes_produced() + bytes.size() + kClosingBytes <= opts_.max_bytes;
   if (far && timed_seen_ && !writers_.back()->array_empty()) {
     if (opts_.max_bytes) for (const auto& [run, e] : events) Track(run, e);
-    return writers_.back()->AppendFormatted(bytes, ends, crc);
+    return writers_.back()->AppendFormatted(bytes, ends, crc, reserved);
   }
   size_t start = 0;
   for (size_t k = 0; k < events.size(); ++k) {

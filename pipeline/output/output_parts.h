@@ -84,13 +84,16 @@ class OutputParts {
   // (a push_back moves its array under the reader: a use after free, UBSan).
   bool CountEvent(formats::WriterInput& in) { return first_writer_->CountEvent(in); }
   absl::Status WriteEvent(int run, formats::WriterInput& in, const formats::Event& e);
+  // `reserved`: as ChromeWriter::AppendFormatted's, when the batch goes
+  // into the current part whole.
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                const std::vector<std::pair<int, formats::Event>>& events,
-                               std::optional<uint32_t> crc = std::nullopt);
+                               std::optional<uint32_t> crc = std::nullopt,
+                               formats::DirectRing::Reservation* reserved = nullptr);
   bool gzip() const { return opts_.compress; }
   int64_t ts_offset_ns() const { return opts_.ts_offset_ns; }
-  // Nanoseconds the parts' appends have waited for the disk (OutputFile's;
-  // a sealed part's no longer counts). Called by the append stage only.
+  // Nanoseconds the parts' appends and copies have waited for the disk
+  // (OutputFile's). Called by the append stage, or after it.
   int64_t disk_wait_ns() const {
     int64_t ns = 0;
     for (const auto& f : files_) ns += f->disk_wait_ns();

@@ -6,8 +6,12 @@
 #include <libdeflate.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/testing/convert_harness.h"
@@ -139,6 +143,139 @@ TEST(OutputFileDirect, AbortWithAWriteInFlightRemovesTheTemporary) {
   }
   EXPECT_NE(::access(temp.c_str(), F_OK), 0);
   EXPECT_NE(::access(tmp.Join("gone").c_str(), F_OK), 0);
+}
+
+
+// Spans of `bytes` cut at every buffer and block edge and in between.
+std::vector<std::string_view> Spans(const std::string& bytes) {
+  const size_t B = kDirectBufferBytes, A = kDirectAlign;
+  const std::vector<size_t> sizes = {1, A - 1, A, A + 1, B - 1, B, B + 1, 256 << 10, 3 * B + 17, 77};
+  std::vector<std::string_view> spans;
+  for (size_t at = 0, k = 0; at < bytes.size(); ++k) {
+    const size_t n = std::min(sizes[k % sizes.size()], bytes.size() - at);
+    spans.push_back(std::string_view(bytes).substr(at, n));
+    at += n;
+  }
+  return spans;
+}
+
+// Reserves every span in order, then copies them on `threads` threads in
+// the order `order` gives; commits.
+void ReserveThenCopy(OutputFile* f, const std::vector<std::string_view>& spans, const std::vector<size_t>& order,
+                     int threads) {
+  std::vector<DirectRing::Reservation> reserved;
+  for (std::string_view s : spans) {
+    auto r = f->ReserveWithCrc(s, libdeflate_crc32(0, s.data(), s.size()));
+    ASSERT_TRUE(r.ok());
+    ASSERT_NE(r->ring, nullptr);
+    reserved.push_back(*r);
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (size_t k; (k = next.fetch_add(1)) < order.size();) EXPECT_EQ(reserved[order[k]].ring->Copy(reserved[order[k]]), 0);
+    });
+  for (auto& t : pool) t.join();
+  ASSERT_TRUE(f->Commit().ok());
+}
+
+// The parallel append (merge_write.cc's copy stage): bytes reserved in
+// file order and copied by several threads in any order, later spans
+// before earlier ones (a copy whose buffer still holds earlier bytes
+// copies the earlier spans itself), with and without a writer thread: the
+// file and its CRC-32 are those of plain appends.
+TEST(OutputFileDirect, ReservedSpansCopiedInAnyOrderGiveTheSameBytes) {
+  TempDir tmp;
+  const std::string bytes = Pattern((3 * kDirectBuffers + 1) * kDirectBufferBytes + 3 * kDirectAlign + 5, 11);
+  const std::vector<std::string_view> spans = Spans(bytes);
+  std::vector<size_t> forward(spans.size()), backward, shuffled;
+  for (size_t i = 0; i < spans.size(); ++i) forward[i] = i;
+  backward.assign(forward.rbegin(), forward.rend());
+  shuffled = forward;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(5));
+  struct Restore {
+    ~Restore() { SetNoDirectWriterThreadsForTesting(false); }
+  } restore;
+  int k = 0;
+  for (bool no_thread : {false, true}) {
+    SetNoDirectWriterThreadsForTesting(no_thread);
+    for (const auto* order : {&forward, &backward, &shuffled}) {
+      for (int threads : {1, 4}) {
+        SCOPED_TRACE(::testing::Message() << "case " << k << ", " << threads << " threads");
+        const std::string name = "r" + std::to_string(k++);
+        auto f = OutputFile::Create(tmp.Join(name), /*gzip=*/false);
+        ASSERT_TRUE(f.ok());
+        if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+        ReserveThenCopy(f->get(), spans, *order, threads);
+        EXPECT_EQ(ReadFileBytes(tmp.Join(name)), bytes);
+        EXPECT_EQ((*f)->bytes_written(), bytes.size());
+        EXPECT_EQ((*f)->crc32(), libdeflate_crc32(0, bytes.data(), bytes.size()));
+      }
+    }
+  }
+}
+
+// Appends between reservations, and a Seal (an output part's cut) before
+// the reservations' copies: Seal copies them, the late copies find nothing
+// to do; the bytes are complete and in order.
+TEST(OutputFileDirect, SealCopiesWhatIsReservedAndLateCopiesDoNothing) {
+  TempDir tmp;
+  const std::string bytes = Pattern(2 * kDirectBufferBytes * kDirectBuffers + 999, 13);
+  const std::vector<std::string_view> spans = Spans(bytes);
+  auto f = OutputFile::Create(tmp.Join("sealed"), /*gzip=*/false);
+  ASSERT_TRUE(f.ok());
+  if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  std::vector<DirectRing::Reservation> reserved;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (i % 3 == 2) {
+      ASSERT_TRUE((*f)->Append(spans[i]).ok());  // a serial append: copies the earlier spans first
+      continue;
+    }
+    auto r = (*f)->ReserveWithCrc(spans[i], libdeflate_crc32(0, spans[i].data(), spans[i].size()));
+    ASSERT_TRUE(r.ok());
+    reserved.push_back(*r);
+  }
+  ASSERT_TRUE((*f)->Seal().ok());
+  for (const auto& r : reserved) EXPECT_EQ(r.ring->Copy(r), 0);
+  ASSERT_TRUE((*f)->Commit().ok());
+  EXPECT_EQ(ReadFileBytes(tmp.Join("sealed")), bytes);
+  EXPECT_EQ((*f)->crc32(), libdeflate_crc32(0, bytes.data(), bytes.size()));
+}
+
+// Given up with reservations nobody copied (a failed output): no hang, the
+// temporary removed, no final file.
+TEST(OutputFileDirect, AbortWithReservationsNotCopiedRemovesTheTemporary) {
+  TempDir tmp;
+  const std::string bytes = Pattern(3 * kDirectBufferBytes * kDirectBuffers, 17);
+  std::string temp;
+  {
+    auto f = OutputFile::Create(tmp.Join("dropped"), /*gzip=*/false);
+    ASSERT_TRUE(f.ok());
+    if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+    temp = (*f)->temp_path();
+    const std::vector<std::string_view> spans = Spans(bytes);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      auto r = (*f)->ReserveWithCrc(spans[i], 0);
+      ASSERT_TRUE(r.ok());
+      if (i < 3) EXPECT_EQ(r->ring->Copy(*r), 0);
+    }
+  }
+  EXPECT_NE(::access(temp.c_str(), F_OK), 0);
+  EXPECT_NE(::access(tmp.Join("dropped").c_str(), F_OK), 0);
+}
+
+// Not direct (through the page cache, in memory, gzip): the bytes are
+// appended at once and the reservation is none.
+TEST(OutputFileDirect, WithoutDirectIoAReservationIsAnAppend) {
+  TempDir tmp;
+  auto f = OutputFile::Create(tmp.Join("plain"), /*gzip=*/false);
+  ASSERT_TRUE(f.ok());
+  auto r = (*f)->ReserveWithCrc("abc", libdeflate_crc32(0, "abc", 3));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ring, nullptr);
+  ASSERT_TRUE((*f)->Commit().ok());
+  EXPECT_EQ(ReadFileBytes(tmp.Join("plain")), "abc");
 }
 
 }  // namespace
