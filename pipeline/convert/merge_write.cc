@@ -51,6 +51,8 @@ struct Batch {
   // What the append stage left to the copy stage: `bytes`' copy into the
   // file's direct-I/O ring (none: appended already).
   formats::DirectRing::Reservation reserved;
+  // Its kept events as an output in parts tracks them (OutputParts::tracks).
+  OutputParts::Tracked tracked;
 
   void Clear() {
     events.clear();
@@ -60,6 +62,7 @@ struct Batch {
     ends.clear();
     crc.reset();
     reserved = {};
+    tracked.Clear();
   }
   // Drop records an event not kept (its rest not kept either: valid only
   // until its run's next event when the run is spilled).
@@ -83,7 +86,14 @@ absl::Status AppendBatch(formats::ChromeWriter& w, Batch& b) {
   return w.AppendFormatted(b.bytes, b.ends, b.crc, &b.reserved);
 }
 absl::Status AppendBatch(OutputParts& w, Batch& b) {
-  return w.AppendFormatted(b.bytes, b.ends, b.events, b.crc, &b.reserved);
+  return w.AppendFormatted(b.bytes, b.ends, b.events, b.crc, &b.reserved, w.tracks() ? &b.tracked : nullptr);
+}
+// TrackBatch (the parallel stage): what an output in parts tracks of the
+// batch's kept events; a single file tracks nothing.
+void TrackBatch(const formats::ChromeWriter&, const std::vector<formats::WriterInput>&, Batch*) {}
+void TrackBatch(const OutputParts& w, const std::vector<formats::WriterInput>& winputs, Batch* b) {
+  if (!w.tracks()) return;
+  for (const auto& [run, e] : b->events) b->tracked.Add(run, e, winputs[run].clock_shift_ns);
 }
 
 template <typename Writer>
@@ -258,6 +268,7 @@ absl::Status WriteParallel(const std::vector<merge::SortedRun*>& runs, const std
   const bool with_crc = !w.gzip();  // a gzip file's CRC is of its members
   auto format_stage = [&](Batch* b) {
     FormatRange(b, winputs, offset, hooks, with_crc);
+    TrackBatch(w, winputs, b);
     return b;
   };
   // Stage 3 (serial, in order): count, see, append to the file (a plain

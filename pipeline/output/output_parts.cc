@@ -61,12 +61,13 @@ absl::Status OutputParts::WriteEvent(int run, formats::WriterInput& in, const fo
 absl::Status OutputParts::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                           const std::vector<std::pair<int, formats::Event>>& events,
                                           std::optional<uint32_t> crc,
-                                          formats::DirectRing::Reservation* reserved) {
+                                          formats::DirectRing::Reservation* reserved, const Tracked* tracked) {
   // Far from the bound (or never split): the whole batch at once.
   const bool far = opts_.max_bytes == 0 ||
                    writers_.back()->bytes_produced() + bytes.size() + kClosingBytes <= opts_.max_bytes;
   if (far && timed_seen_ && !writers_.back()->array_empty()) {
-    if (opts_.max_bytes) for (const auto& [run, e] : events) Track(run, e);
+    if (opts_.max_bytes && tracked) Apply(*tracked);
+    else if (opts_.max_bytes) for (const auto& [run, e] : events) Track(run, e);
     return writers_.back()->AppendFormatted(bytes, ends, crc, reserved);
   }
   size_t start = 0;
@@ -95,22 +96,41 @@ absl::Status OutputParts::Add(int run, const formats::Event& e, std::string_view
   return AppendEntry(bytes);
 }
 
-void OutputParts::Track(int run, const formats::Event& e) {
-  ++current_.events;
+void OutputParts::Tracked::Add(int run, const formats::Event& e, int64_t shift_ns) {
+  ++events;
   if (e.phase == 'M' || !(e.flags & formats::kHasTs)) return;
-  const int64_t ts = e.ts_ns + winputs_[run].clock_shift_ns;
+  const int64_t ts = e.ts_ns + shift_ns;
   const int64_t end = e.phase == 'X' && (e.flags & formats::kHasDur) ? ts + e.dur_ns : ts;
-  current_.first_ts_ns = current_.has_span ? std::min(current_.first_ts_ns, ts) : ts;
-  current_.last_ts_ns = current_.has_span ? std::max(current_.last_ts_ns, end) : end;
-  current_.last_start_ns = current_.has_span ? std::max(current_.last_start_ns, ts) : ts;
-  current_.has_span = true;
-  if (e.flags & formats::kHasSpan) open_spans_ += e.phase == 'B' ? 1 : e.phase == 'E' ? -1 : 0;
-  if (const uint64_t key = FlowKey(run, e)) {
-    const int part = static_cast<int>(parts_.size());
+  first_ts_ns = has_span ? std::min(first_ts_ns, ts) : ts;
+  last_ts_ns = has_span ? std::max(last_ts_ns, end) : end;
+  last_start_ns = has_span ? std::max(last_start_ns, ts) : ts;
+  has_span = true;
+  if (e.flags & formats::kHasSpan) open_spans += e.phase == 'B' ? 1 : e.phase == 'E' ? -1 : 0;
+  if (const uint64_t key = FlowKey(run, e))
+    flows.emplace_back(key, e.phase == 'f' || (e.flags & formats::kHasBindId));
+}
+
+void OutputParts::Track(int run, const formats::Event& e) {
+  one_.Clear();
+  one_.Add(run, e, winputs_[run].clock_shift_ns);
+  Apply(one_);
+}
+
+void OutputParts::Apply(const Tracked& t) {
+  current_.events += t.events;
+  if (t.has_span) {
+    current_.first_ts_ns = current_.has_span ? std::min(current_.first_ts_ns, t.first_ts_ns) : t.first_ts_ns;
+    current_.last_ts_ns = current_.has_span ? std::max(current_.last_ts_ns, t.last_ts_ns) : t.last_ts_ns;
+    current_.last_start_ns = current_.has_span ? std::max(current_.last_start_ns, t.last_start_ns) : t.last_start_ns;
+    current_.has_span = true;
+  }
+  open_spans_ += t.open_spans;
+  const int part = static_cast<int>(parts_.size());
+  for (const auto& [key, ends] : t.flows) {
     auto [it, fresh] = open_flows_.try_emplace(key, part);
     if (!fresh) {
       if (it->second != part) ++current_.flows_across_parts;
-      if (e.phase == 'f' || (e.flags & formats::kHasBindId)) open_flows_.erase(it);
+      if (ends) open_flows_.erase(it);
     }
   }
 }

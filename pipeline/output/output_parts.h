@@ -84,12 +84,35 @@ class OutputParts {
   // (a push_back moves its array under the reader: a use after free, UBSan).
   bool CountEvent(formats::WriterInput& in) { return first_writer_->CountEvent(in); }
   absl::Status WriteEvent(int run, formats::WriterInput& in, const formats::Event& e);
+  // Tracked: what a part records of consecutive events (their count, times,
+  // B/E balance and flow events in order), made on any thread (Add) and
+  // added to the current part in order: the same as tracking each event.
+  struct Tracked {
+    uint64_t events = 0;
+    bool has_span = false;  // the times below are set
+    int64_t first_ts_ns = 0, last_ts_ns = 0, last_start_ns = 0;
+    int64_t open_spans = 0;                          // B minus E
+    std::vector<std::pair<uint64_t, bool>> flows;   // flow key, and whether the event ends its flow
+    void Clear() {  // keeps the flows' capacity
+      events = 0;
+      has_span = false;
+      first_ts_ns = last_ts_ns = last_start_ns = open_spans = 0;
+      flows.clear();
+    }
+    // Add: event `e` of run `run`, whose clock is shifted by `shift_ns`.
+    void Add(int run, const formats::Event& e, int64_t shift_ns);
+  };
+  // tracks: whether AppendFormatted wants a batch's Tracked (the output
+  // may be cut into parts).
+  bool tracks() const { return opts_.max_bytes != 0; }
   // `reserved`: as ChromeWriter::AppendFormatted's, when the batch goes
-  // into the current part whole.
+  // into the current part whole; `tracked` (if tracks()): the batch's
+  // events tracked where they were formatted.
   absl::Status AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                const std::vector<std::pair<int, formats::Event>>& events,
                                std::optional<uint32_t> crc = std::nullopt,
-                               formats::DirectRing::Reservation* reserved = nullptr);
+                               formats::DirectRing::Reservation* reserved = nullptr,
+                               const Tracked* tracked = nullptr);
   bool gzip() const { return opts_.compress; }
   int64_t ts_offset_ns() const { return opts_.ts_offset_ns; }
   // Nanoseconds the parts' appends and copies have waited for the disk
@@ -127,7 +150,9 @@ class OutputParts {
   // the first of the part's array.
   absl::Status AppendEntry(std::string_view bytes);
   bool CutDue(const formats::Event& e, size_t bytes) const;
+  // Track: one event into the current part (Apply of its Tracked).
   void Track(int run, const formats::Event& e);
+  void Apply(const Tracked& t);
 
   Options opts_;
   std::vector<formats::WriterInput>& winputs_;
@@ -142,6 +167,7 @@ class OutputParts {
   // Flow ids (run, id) -> part where they were first seen, while open.
   absl::flat_hash_map<uint64_t, int> open_flows_;
   std::string scratch_;
+  Tracked one_;  // Track's
 };
 
 }  // namespace tracemill::pipeline

@@ -238,15 +238,45 @@ TEST_F(ViewTest, PartsHoldTheEventsOfTheUnsplitOutput) {
   // 4 threads: the merge in time ranges (merge_write.h), the same parts.
   Run four = Convert({job, "--group-by", "all", "--max-output-bytes", "256K", "--threads", "4", "--verbose"});
   EXPECT_NE(four.err.find(" ranges, serial stages: cut "), std::string::npos) << four.err;
+  // What the manifest says of each part, too (with 4 threads each range's
+  // events are tracked where it is formatted, OutputParts::Tracked).
   for (size_t k = 0; k < n; ++k) {
-    const std::string name = m.Str("/outputs/0/parts/" + std::to_string(k) + "/path");
+    const std::string part = "/outputs/0/parts/" + std::to_string(k);
+    const std::string name = m.Str(part + "/path");
     EXPECT_EQ(ReadFileBytes(one.Output(name)), ReadFileBytes(parted.Output(name))) << name;
     EXPECT_EQ(ReadFileBytes(four.Output(name)), ReadFileBytes(parted.Output(name))) << name;
+    EXPECT_EQ(one.manifest->Json(part), m.Json(part)) << name;
+    EXPECT_EQ(four.manifest->Json(part), m.Json(part)) << name;
   }
   // Rerun unsplit into the same folder: the parts go.
   CommandResult again = Tracemill({"convert", job, "-o", parted.out_dir, "--group-by", "all", "-q"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(ListDir(parted.out_dir), (std::vector<std::string>{"all.trace.json", "manifest.json"}));
+}
+
+// A real trace's flows (9,096 `s`/`f` pairs) in parts: each part's record
+// (flows reaching into an earlier part, spans, times, events) is the same
+// whether its events were tracked one by one (1 thread) or each range where
+// it was formatted (4 threads), and so are the bytes.
+TEST_F(ViewTest, PartsOfARealTraceSayTheSameWhateverTheThreads) {
+  const std::string input = DataPath("kineto-tb-plugin/resnet50_run2");
+  Run one = Convert({input, "--max-output-bytes", "1M", "--threads", "1"});
+  Run four = Convert({input, "--max-output-bytes", "1M", "--threads", "4", "--verbose"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_NE(four.err.find(" ranges, serial stages: cut "), std::string::npos) << four.err;
+  const size_t n = one.manifest->ArraySize("/outputs/0/parts");
+  ASSERT_GE(n, 5u);
+  ASSERT_EQ(four.manifest->ArraySize("/outputs/0/parts"), n);
+  uint64_t flows_across = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string part = "/outputs/0/parts/" + std::to_string(k);
+    const std::string name = one.manifest->Str(part + "/path");
+    EXPECT_EQ(four.manifest->Json(part), one.manifest->Json(part)) << name;
+    EXPECT_EQ(ReadFileBytes(four.Output(name)), ReadFileBytes(one.Output(name))) << name;
+    flows_across += static_cast<uint64_t>(one.manifest->Int(part + "/flows_across_parts"));
+  }
+  EXPECT_GT(flows_across, 0u);
 }
 
 // A span that runs to the end in part 1: its time_span_ns reaches past part
