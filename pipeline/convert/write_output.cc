@@ -356,7 +356,7 @@ void OutputWriter::Succeeded(const OutputGroup& og, int range, const std::vector
   }
   if (cx_.opts.verbose)
     cx_.job.Say(absl::StrFormat("wrote %s (%d events, %d bytes, %.2f s%s)", out.path, out.events, out.bytes, seconds,
-                                stats.ranges ? absl::StrFormat("; %d %s, serial stages: %s %.2f s, count %.2f s, append %.2f s; "
+                                stats.ranges ? absl::StrFormat("; %d %s, serial stages: %s %.3f s, count %.3f s, append %.3f s; "
                                                                "appends and copies waited %.2f s for the disk",
                                                                stats.ranges,
                                                                stats.merged_serially ? "batches merged in order"
