@@ -203,6 +203,20 @@ int DirectRing::Copy(const Reservation& r) {
 }
 
 int DirectRing::Stage(const char* p, size_t n) {
+  {
+    // The serial caller's common case (a spill file's events, one by one):
+    // nothing reserved waits and the bytes fit in the filling buffer, whose
+    // slot is already its own: copied here, without a piece.
+    std::lock_guard lk(mu_);
+    if (error_) return error_;
+    if (pieces_.empty() && !closed_ && n < bytes_ - fill_len_ && gen_[filling_] == cur_gen_) {
+      std::memcpy(buf(filling_) + fill_len_, p, n);
+      fill_len_ += n;
+      copied_[filling_] += n;
+      slot_offset_[filling_] = offset_;
+      return 0;
+    }
+  }
   const Reservation r = Reserve(p, n);
   if (r.ring) return Copy(r);
   std::lock_guard lk(mu_);
