@@ -2,7 +2,14 @@
 
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
 #include <deque>
+#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -95,7 +102,14 @@ struct TefDecoder::Impl {
     std::string_view key;  // raw key body (escaped, no quotes)
     std::string_view raw;  // raw value text
     uint32_t sig;          // KeySig(key): equal keys have equal signatures
+    // The scan path's copy of a container value, checked clean and without
+    // whitespace: `clean_len` bytes at `clean_off` in `clean`; 0: none.
+    uint32_t clean_off = 0, clean_len = 0;
   };
+  // clean: the scan path's copies of the current event's container values
+  // (Member::clean_off); `clean_used` bytes of `clean_cap` in use.
+  std::unique_ptr<char[]> clean;
+  size_t clean_used = 0, clean_cap = 0;
   // KeySig: length, first and last byte of a key; distinct for the usual
   // keys (ph, ts, dur, cat, pid, tid, name, args, id, bind_id), so the
   // duplicate scan compares bytes only when a key may really repeat.
@@ -127,15 +141,21 @@ struct TefDecoder::Impl {
   // the direct rest if the key and the value need no repair; false (and
   // nothing kept) otherwise. `key` is the raw key body inside the input,
   // its quotes around it.
-  bool AppendCleanMember(std::string_view key, std::string_view raw, size_t* args_begin, size_t* args_end) {
+  bool AppendCleanMember(const Member& m, size_t* args_begin, size_t* args_end) {
+    const std::string_view key = m.key;
     char* o = rest_direct + rest_len;
     if (rest_len) *o++ = ',';
     o = CopyCleanJsonString(std::string_view(key.data() - 1, key.size() + 2), o);
     if (!o) return false;
     *o++ = ':';
     const size_t value_begin = static_cast<size_t>(o - rest_direct);
-    o = CopyCleanJsonValue(raw, o);
-    if (!o) return false;
+    if (m.clean_len) {  // copied and checked by the scan path
+      std::memcpy(o, clean.get() + m.clean_off, m.clean_len);
+      o += m.clean_len;
+    } else {
+      o = CopyCleanJsonValue(m.raw, o);
+      if (!o) return false;
+    }
     rest_len = static_cast<size_t>(o - rest_direct);
     if (KeyIs(key, "args")) {
       *args_begin = value_begin;
@@ -261,16 +281,9 @@ struct TefDecoder::Impl {
   // event keeps its last value, as JSON.parse and Python's json do, so the
   // output never repeats a key (tests/malformed/duplicate_keys.json).
   Outcome DecodeEvent(od::object obj, uint64_t offset, error_code* err) {
-    Event e{};
-    rest.clear();
-    rest_direct = nullptr;
-    rest_len = 0;
-    rest_on_scratch = false;
     members.clear();
-    size_t args_begin = 0, args_end = 0;
-    bool have_ph = false, ts_bad = false, dur_bad = false, duplicates = false;
+    bool duplicates = false;
     uint64_t sig_bits = 0;  // duplicate scan: KeySig filter of the members so far
-    std::string_view ts_text, dur_text;
     for (auto field : obj) {
       od::raw_json_string key;
       od::value v;
@@ -285,30 +298,55 @@ struct TefDecoder::Impl {
       // `ph`, `ts` and `dur` are read, never copied through the sanitizer, so
       // a container there must be checked like any skipped one
       // (`"ts":{{...}}`, tef_decoder_array_fuzzer, tests/fuzz/regress/).
-      if (fast && !raw.empty() && (raw[0] == '{' || raw[0] == '[') &&
-          (KeyIs(key_body, "ph") || KeyIs(key_body, "ts") || KeyIs(key_body, "dur"))) {
+      if (fast && !raw.empty() && (raw[0] == '{' || raw[0] == '[') && IsReadKey(key_body)) {
         if ((*err = CheckSkipped(raw))) return Outcome::kSimdjsonError;
       }
-      // Duplicate scan: linear over the few members of a usual event, a hash
-      // set past 16 (an object with 10^6 keys must not take 10^12 steps).
-      const uint32_t sig = KeySig(key_body);
-      // One bit per signature (64-bit filter): the scan runs only when the
-      // bit was set already, i.e. when the key may repeat.
-      const uint64_t sig_bit = uint64_t{1} << ((sig * 0x9E3779B1u) >> 26);
-      if (members.size() < 16) {
-        if (sig_bits & sig_bit) {
-          for (const Member& m : members) duplicates |= m.sig == sig && m.key == key_body;
-        }
-        sig_bits |= sig_bit;
-      } else {
-        if (members.size() == 16) {
-          key_set.clear();
-          for (const Member& m : members) key_set.insert(m.key);
-        }
-        duplicates |= !key_set.insert(key_body).second;
-      }
-      members.push_back({key_body, raw, sig});
+      AddMember(key_body, raw, &sig_bits, &duplicates);
     }
+    return Interpret(offset, duplicates, err);
+  }
+
+  // IsReadKey: `ph`, `ts` or `dur`, whose values are read, not copied.
+  static bool IsReadKey(std::string_view key) { return KeyIs(key, "ph") || KeyIs(key, "ts") || KeyIs(key, "dur"); }
+
+  // AddMember appends one member of the current event to `members` and
+  // sets `*duplicates` if its key is there already. Linear over the few
+  // members of a usual event, a hash set past 16 (an object with 10^6 keys
+  // must not take 10^12 steps).
+  [[gnu::always_inline]] void AddMember(std::string_view key_body, std::string_view raw, uint64_t* sig_bits,
+                                         bool* duplicates, uint32_t clean_off = 0, uint32_t clean_len = 0) {
+    const uint32_t sig = KeySig(key_body);
+    // One bit per signature (64-bit filter): the scan runs only when the
+    // bit was set already, i.e. when the key may repeat.
+    const uint64_t sig_bit = uint64_t{1} << ((sig * 0x9E3779B1u) >> 26);
+    if (members.size() < 16) {
+      if (*sig_bits & sig_bit) {
+        for (const Member& m : members) *duplicates |= m.sig == sig && m.key == key_body;
+      }
+      *sig_bits |= sig_bit;
+    } else {
+      if (members.size() == 16) {
+        key_set.clear();
+        for (const Member& m : members) key_set.insert(m.key);
+      }
+      *duplicates |= !key_set.insert(key_body).second;
+    }
+    members.push_back({key_body, raw, sig, clean_off, clean_len});
+  }
+
+  // Interpret makes the event of `members` (DecodeEvent's or the scan
+  // path's) and adds it to the builder. kSimdjsonError (in `*err`) when the
+  // fast path must start over on the tolerant one, or the scan path over on
+  // the fast one.
+  Outcome Interpret(uint64_t offset, bool duplicates, error_code* err) {
+    Event e{};
+    rest.clear();
+    rest_direct = nullptr;
+    rest_len = 0;
+    rest_on_scratch = false;
+    size_t args_begin = 0, args_end = 0;
+    bool have_ph = false, ts_bad = false, dur_bad = false;
+    std::string_view ts_text, dur_text;
     if (duplicates) {  // the last occurrence of each key
       last_index.clear();
       for (size_t i = 0; i < members.size(); ++i) last_index[members[i].key] = i;
@@ -404,7 +442,11 @@ struct TefDecoder::Impl {
       // while every member is clean, else repaired in the scratch string.
       if (!rest_on_scratch) {
         if (!rest_direct) rest_direct = b->rest_arena().Reserve(RestBound(i));
-        if (AppendCleanMember(key, raw, &args_begin, &args_end)) continue;
+        if (AppendCleanMember(members[i], &args_begin, &args_end)) continue;
+        if (scanning) {  // the fast path repairs it (and warns) as before
+          *err = simdjson::TAPE_ERROR;
+          return Outcome::kSimdjsonError;
+        }
         rest.assign(rest_direct, rest_len);
         rest_on_scratch = true;
       }
@@ -595,6 +637,270 @@ struct TefDecoder::Impl {
     check.clear();
     return AppendSanitizedJson(raw, &check) == SanitizeResult::kMalformed ? simdjson::TAPE_ERROR
                                                                           : SUCCESS;
+  }
+
+  // ---------------- scan path ----------------
+  //
+  // The common case without simdjson: a JSON object of strictly valid JSON
+  // whose traceEvents are objects with distinct keys and values that need
+  // no repair (Kineto's files). Scan finds each member's key and value text
+  // with byte loops (the string scans a block at a time) and hands them to
+  // Interpret, the same members On-Demand gives DecodeEvent, so the events
+  // and the report are the fast path's. It saves simdjson's structural pass
+  // over the whole input and On-Demand's walk over each member; the args
+  // are still checked where Interpret copies them. At anything else
+  // (duplicate keys, a value to repair, the array form, trailing text) it
+  // declines: false, and the caller discards what it built and runs Fast.
+  // Being strict, it never accepts a document Fast would refuse.
+  bool scanning = false;      // on the scan path: Interpret declines instead of repairing
+  bool scan_enabled = true;   // TefDecoder::set_scan_path
+  bool scanned = false;       // the last input was decoded by Scan
+
+  // PlainEnd: the first byte at or after `i` that a JSON string cannot hold
+  // as is (JsonStringSpecial), inline for the short strings of an event's
+  // keys and values: 16 bytes a step, reading into the input's padding
+  // (the scan path runs on padded inputs only); past the end: json.size().
+  static size_t PlainEnd(std::string_view json, size_t i) {
+#if defined(__SSE2__)
+    for (; i < json.size(); i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(json.data() + i));
+      const __m128i special = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+          _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+      if (const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(special)))
+        return std::min(json.size(), i + static_cast<size_t>(__builtin_ctz(m)));
+    }
+    return json.size();
+#else
+    return JsonStringSpecial(json, i);
+#endif
+  }
+
+  // Space: SkipWhitespace, inline.
+  static size_t Space(std::string_view json, size_t i) {
+    while (i < json.size() && IsJsonWhitespace(static_cast<unsigned char>(json[i]))) ++i;
+    return i;
+  }
+
+  // ScanString: the end (after the closing quote) of the clean JSON string
+  // at json[pos] (its opening quote); npos if it is not one.
+  static size_t ScanString(std::string_view json, size_t pos) {
+    size_t end = PlainEnd(json, pos + 1);
+    if (end < json.size() && json[end] == '"') return end + 1;  // plain
+    end = JsonStringEnd(json, pos + 1);
+    if (end >= json.size() || !IsCleanJsonString(json.substr(pos, end + 1 - pos))) return std::string_view::npos;
+    return end + 1;
+  }
+
+  // ScanContainerEnd: the end of the object or array at json[pos], found
+  // by its brackets and strings; npos if the input ends first. Its content
+  // is checked by whoever copies it.
+  static size_t ScanContainerEnd(std::string_view json, size_t pos) {
+    const size_t n = json.size();
+    size_t depth = 0;
+    for (size_t i = pos; i < n; ++i) {
+      const char c = json[i];
+      if (c == '"') {
+        i = JsonStringEnd(json, i + 1);
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+
+  // ScanValue: the end of the value at json[pos]: a clean string, a
+  // container (unchecked: see ScanContainerEnd) or a literal or number;
+  // npos if it is none of these.
+  static size_t ScanValue(std::string_view json, size_t pos) {
+    const size_t n = json.size();
+    if (pos >= n) return std::string_view::npos;
+    const char c = json[pos];
+    if (c == '"') return ScanString(json, pos);
+    if (c == '{' || c == '[') return ScanContainerEnd(json, pos);
+    return ScanScalar(json, pos);
+  }
+
+  // ScanScalar: the end of the literal or number (RFC 8259's grammar) at
+  // json[pos]; npos if there is none. What follows is the caller's to
+  // check (`1x` is `1`, then `x` where `,` or `}` must be: declined).
+  static size_t ScanScalar(std::string_view json, size_t pos) {
+    constexpr size_t npos = std::string_view::npos;
+    const size_t n = json.size();
+    auto word = [&](std::string_view w) { return json.substr(pos, w.size()) == w ? pos + w.size() : npos; };
+    auto digit = [&](size_t i) { return i < n && json[i] >= '0' && json[i] <= '9'; };
+    switch (json[pos]) {
+      case 't': return word("true");
+      case 'f': return word("false");
+      case 'n': return word("null");
+      default: break;
+    }
+    size_t i = pos + (json[pos] == '-');
+    if (!digit(i)) return npos;
+    if (json[i] == '0') {
+      ++i;
+    } else {
+      while (digit(i)) ++i;
+    }
+    if (i < n && json[i] == '.') {
+      if (!digit(++i)) return npos;
+      while (digit(i)) ++i;
+    }
+    if (i < n && (json[i] == 'e' || json[i] == 'E')) {
+      ++i;
+      if (i < n && (json[i] == '+' || json[i] == '-')) ++i;
+      if (!digit(i)) return npos;
+      while (digit(i)) ++i;
+    }
+    return i;
+  }
+
+  // ScanKey: at json[*pos] a clean key string, `:` and the start of its
+  // value; `*key` its body, `*pos` the value's first byte. False if not.
+  static bool ScanKey(std::string_view json, size_t* pos, std::string_view* key) {
+    if (*pos >= json.size() || json[*pos] != '"') return false;
+    const size_t end = ScanString(json, *pos);
+    if (end == std::string_view::npos) return false;
+    *key = json.substr(*pos + 1, end - *pos - 2);
+    size_t p = Space(json, end);
+    if (p >= json.size() || json[p] != ':') return false;
+    *pos = Space(json, p + 1);
+    return true;
+  }
+
+  // kCleanWindow: the most input one container copy of the scan path looks
+  // at (so `clean` stays small whatever the input's size).
+  static constexpr size_t kCleanWindow = size_t{256} << 10;
+
+  // GrowClean: room for `more` bytes after the `clean_used` in `clean`.
+  void GrowClean(size_t more) {
+    const size_t cap = std::max(clean_used + more, 2 * clean_cap);
+    std::unique_ptr<char[]> grown(new char[cap]);
+    if (clean_used) std::memcpy(grown.get(), clean.get(), clean_used);
+    clean = std::move(grown);
+    clean_cap = cap;
+  }
+
+  // IsCleanValue: `raw` is one JSON value that needs no repair.
+  bool IsCleanValue(std::string_view raw) {
+    check.resize(raw.size());
+    return CopyCleanJsonValue(raw, check.data()) != nullptr;
+  }
+
+  // ScanEvent decodes the event object at json[*pos] (its `{`) and moves
+  // `*pos` past it; false to decline.
+  bool ScanEvent(std::string_view json, size_t* pos) {
+    const size_t n = json.size();
+    const size_t start = *pos;
+    members.clear();
+    clean_used = 0;
+    bool duplicates = false;
+    uint64_t sig_bits = 0;
+    size_t p = Space(json, start + 1);
+    if (p < n && json[p] != '}') {
+      while (true) {
+        std::string_view key;
+        if (!ScanKey(json, &p, &key)) return false;
+        uint32_t clean_off = 0, clean_len = 0;
+        size_t end;
+        if (p < n && (json[p] == '{' || json[p] == '[')) {
+          // A container is copied (and so checked) as it is found: args
+          // are walked once. Room for what is left of the input, up to
+          // kCleanWindow bytes; a larger value is found by its brackets
+          // and checked by Interpret's copy.
+          const size_t window = std::min(n - p, kCleanWindow);
+          if (clean_cap - clean_used < window) GrowClean(window);
+          size_t consumed = 0;
+          char* o = CopyCleanJsonPrefix(json.substr(p, window), clean.get() + clean_used, &consumed);
+          if (o) {
+            end = p + consumed;
+            clean_off = static_cast<uint32_t>(clean_used);
+            clean_len = static_cast<uint32_t>(o - (clean.get() + clean_used));
+            clean_used += clean_len;
+          } else if (window == n - p || (end = ScanContainerEnd(json, p)) == std::string_view::npos) {
+            return false;  // not clean
+          }
+        } else {
+          end = ScanValue(json, p);
+          if (end == std::string_view::npos) return false;
+        }
+        const std::string_view raw = json.substr(p, end - p);
+        // A container where a value is read (ph, ts, dur, id2's side
+        // parse) must be clean: Interpret checks only what it copies.
+        if ((raw[0] == '{' || raw[0] == '[') && (IsReadKey(key) || KeyIs(key, "id2")) && !clean_len &&
+            !IsCleanValue(raw))
+          return false;
+        AddMember(key, raw, &sig_bits, &duplicates, clean_off, clean_len);
+        if (duplicates) return false;
+        p = Space(json, end);
+        if (p < n && json[p] == ',') {
+          p = Space(json, p + 1);
+          continue;
+        }
+        break;
+      }
+    }
+    if (p >= n || json[p] != '}') return false;
+    *pos = p + 1;
+    error_code err = SUCCESS;
+    return Interpret(static_cast<uint64_t>(json.data() + start - base), false, &err) != Outcome::kSimdjsonError;
+  }
+
+  // ScanEvents: the traceEvents array at json[*pos] (its `[`); `*pos` past it.
+  bool ScanEvents(std::string_view json, size_t* pos) {
+    const size_t n = json.size();
+    size_t p = Space(json, *pos + 1);
+    if (p < n && json[p] == ']') {
+      *pos = p + 1;
+      return true;
+    }
+    while (true) {
+      if (p >= n || json[p] != '{') return false;
+      ++report->events_read;
+      if (!ScanEvent(json, &p)) return false;
+      p = Space(json, p);
+      if (p < n && json[p] == ',') {
+        p = Space(json, p + 1);
+        continue;
+      }
+      if (p >= n || json[p] != ']') return false;
+      *pos = p + 1;
+      return true;
+    }
+  }
+
+  // Scan: the whole document (the object form); false to decline.
+  bool Scan(std::string_view json, bool* is_trace) {
+    const size_t n = json.size();
+    size_t p = Space(json, 0);
+    if (p >= n || json[p] != '{') return false;
+    p = Space(json, p + 1);
+    if (p < n && json[p] == '}') return Space(json, p + 1) == n;
+    while (true) {
+      std::string_view key;
+      if (!ScanKey(json, &p, &key)) return false;
+      if (key == "traceEvents") {
+        if (p >= n || json[p] != '[') return false;
+        *is_trace = true;
+        if (!ScanEvents(json, &p)) return false;
+      } else {
+        const size_t end = ScanValue(json, p);
+        if (end == std::string_view::npos) return false;
+        const std::string_view raw = json.substr(p, end - p);
+        if ((raw[0] == '{' || raw[0] == '[') && !IsCleanValue(raw)) return false;
+        if (!TopLevel(key, raw)) return false;
+        p = end;
+      }
+      p = Space(json, p);
+      if (p < n && json[p] == ',') {
+        p = Space(json, p + 1);
+        continue;
+      }
+      if (p >= n || json[p] != '}') return false;
+      return Space(json, p + 1) == n;
+    }
   }
 
   // ---------------- fast path ----------------
@@ -980,6 +1286,9 @@ struct TefDecoder::Impl {
 TefDecoder::TefDecoder() : impl_(new Impl) {}
 TefDecoder::~TefDecoder() { delete impl_; }
 
+void TefDecoder::set_scan_path(bool on) { impl_->scan_enabled = on; }
+bool TefDecoder::scanned() const { return impl_->scanned; }
+
 DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBuilder* builder) {
   DecodeReport report;
   Impl& m = *impl_;
@@ -998,19 +1307,32 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
   // input regrows the vector once or twice.
   builder->ReserveEvents(json.size() / 160);
   builder->DeriveMemoryCounters(true);
-  error_code err = capacity >= json.size() + simdjson::SIMDJSON_PADDING
-                       ? m.Fast(json.substr(skip), capacity - skip, &is_trace)
-                       : simdjson::INSUFFICIENT_PADDING;
-  m.fast = false;
-  if (err != SUCCESS) {
-    // Start over on the tolerant path: nothing from the fast pass is kept.
+  // StartOver: nothing from a path that gave up is kept.
+  auto start_over = [&] {
     builder->Reset();
     m.ForgetLastStrings();
     report = DecodeReport{};
-    report.tolerant = true;
     m.warned_duplicate = m.warned_id2 = m.warned_repair = m.nuls_kept = false;
     m.logger_warnings = 0;
     is_trace = false;
+  };
+  const bool padded = capacity >= json.size() + simdjson::SIMDJSON_PADDING;
+  // The scan path where the fast path would run (and within its 4 GiB).
+  m.scanned = false;
+  if (m.scan_enabled && padded && json.size() < m.parser.max_capacity()) {
+    m.scanning = true;
+    m.scanned = m.Scan(json.substr(skip), &is_trace);
+    m.scanning = false;
+    if (!m.scanned) start_over();
+  }
+  error_code err = m.scanned ? SUCCESS
+                   : padded  ? m.Fast(json.substr(skip), capacity - skip, &is_trace)
+                             : simdjson::INSUFFICIENT_PADDING;
+  m.fast = false;
+  if (err != SUCCESS) {
+    // Start over on the tolerant path.
+    start_over();
+    report.tolerant = true;
     m.Tolerant(json, &is_trace);
     if (report.status.ok() && err != simdjson::TRAILING_CONTENT && report.warnings.size() == m.logger_warnings &&
         report.dropped.Total() == 0) {

@@ -9,7 +9,9 @@
 // `ERROR`/`WARNING` arrays, which become warnings of the input; every key,
 // before or after `traceEvents`, kept in `InputMetadata::top_level`).
 //
-// Two paths over one event decoder:
+// Three paths over one event decoder:
+// - scan: byte loops over a strictly valid object of clean events (Kineto's
+//   files), no simdjson; declines at anything else, and the fast path runs;
 // - fast: simdjson On-Demand over the whole padded buffer, zero-copy;
 // - tolerant: when simdjson refuses the document (truncated tail, unterminated
 //   array, trailing comma, invalid UTF-8, raw control characters), a small
@@ -47,6 +49,12 @@ class TefDecoder {
   // (`TraceBuilder::DeriveMemoryCounters`), counted in the report's
   // events_read. `json` must stay alive until `builder->Finish()`.
   DecodeReport Decode(std::string_view json, size_t capacity, TraceBuilder* builder);
+
+  // set_scan_path: whether Decode tries the scan path first (default on;
+  // off for the tests that compare it with the fast path).
+  void set_scan_path(bool on);
+  // scanned: the last Decode took the scan path (it declined nothing).
+  bool scanned() const;
 
  private:
   struct Impl;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 // The x86 kernels (byte_kernel.h): SSE2 is the x86-64 baseline, the wider
@@ -200,7 +201,7 @@ TM_TARGET_REGION_END
 struct Kernel {
   size_t (*find_string_special)(std::string_view s, size_t i);
   size_t (*string_end)(std::string_view s, size_t i);
-  char* (*copy_clean_json)(std::string_view in, char* out);
+  char* (*copy_clean_json)(std::string_view in, char* out, const char** stop);
   char* (*copy_clean_token)(std::string_view token, char* out);
 };
 
@@ -221,11 +222,27 @@ constexpr Kernel kKernels[kByteKernelCount] = {
 inline const Kernel& Active() { return kKernels[static_cast<int>(ActiveByteKernel())]; }
 
 size_t FindStringSpecial(std::string_view s, size_t i) { return Active().find_string_special(s, i); }
-char* CopyCleanJson(std::string_view in, char* out) { return Active().copy_clean_json(in, out); }
+char* CopyCleanJson(std::string_view in, char* out) { return Active().copy_clean_json(in, out, nullptr); }
 
 }  // namespace
 
 size_t JsonStringEnd(std::string_view s, size_t i) { return Active().string_end(s, i); }
+
+size_t JsonStringSpecial(std::string_view s, size_t i) { return FindStringSpecial(s, i); }
+
+bool IsCleanJsonString(std::string_view token) {
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+  if (FindStringSpecial(token, 1) == token.size() - 1) return true;  // plain ASCII, no escape
+  // Escapes or UTF-8: the copy's own check, into a scratch buffer.
+  char stack[256];
+  std::unique_ptr<char[]> heap;
+  char* out = stack;
+  if (token.size() > sizeof stack) {
+    heap.reset(new char[token.size()]);
+    out = heap.get();
+  }
+  return CopyCleanJsonString(token, out) != nullptr;
+}
 
 namespace {
 
@@ -321,6 +338,13 @@ bool AppendSanitizedStringBody(std::string_view s, std::string* out) {
 
 
 char* CopyCleanJsonValue(std::string_view in, char* out) { return CopyCleanJson(in, out); }
+
+char* CopyCleanJsonPrefix(std::string_view in, char* out, size_t* consumed) {
+  const char* stop = nullptr;
+  char* end = Active().copy_clean_json(in, out, &stop);
+  if (end) *consumed = static_cast<size_t>(stop - in.data());
+  return end;
+}
 
 char* CopyCleanJsonString(std::string_view token, char* out) { return Active().copy_clean_token(token, out); }
 

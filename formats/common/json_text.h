@@ -60,6 +60,11 @@ SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out);
 // The bytes are the ones AppendSanitizedJson appends with kOk.
 char* CopyCleanJsonValue(std::string_view in, char* out);
 
+// CopyCleanJsonPrefix: CopyCleanJsonValue for the value at the start of
+// `in`, which may go on after it: `*consumed` is set to the offset after
+// the value's last byte. nullptr also when `in` ends inside the value.
+char* CopyCleanJsonPrefix(std::string_view in, char* out, size_t* consumed);
+
 // CopyCleanJsonString: the same for `token`, a JSON string with its quotes
 // (a member's key as it appears in the input): copied as it is if it is one
 // clean string (no control character, invalid escape or UTF-8), else
@@ -77,6 +82,16 @@ SanitizeResult AppendSanitizedJsonGeneral(std::string_view in, std::string* out)
 // whose body starts at text[pos] (escapes skipped: `\"` does not close it),
 // or text.size() if the text ends first. 16 bytes per step (SSE2).
 size_t JsonStringEnd(std::string_view text, size_t pos);
+
+// JsonStringSpecial returns the offset of the first byte at or after `pos`
+// that a JSON string cannot hold as is: `"`, `\\`, a control character or
+// a non-ASCII byte; text.size() if there is none. A block per step (the
+// byte kernel's width): the scan path's test for a clean string body.
+size_t JsonStringSpecial(std::string_view text, size_t pos);
+
+// IsCleanJsonString: `token` (with its quotes) is one JSON string that needs
+// no repair: the strings CopyCleanJsonString copies.
+bool IsCleanJsonString(std::string_view token);
 
 // IsJsonLiteralOrNumber: `true`, `false`, `null` or a JSON number (RFC 8259
 // grammar, any length).

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -148,6 +149,29 @@ void CheckTrace(const formats::TraceData& data, const formats::DecodeReport& rep
   }
 }
 
+std::string DecodeDump(const formats::TraceData& d, const formats::DecodeReport& r) {
+  std::ostringstream s;
+  auto str = [&](uint32_t id) { return id < d.strings.size() ? d.strings[id] : std::string_view("?"); };
+  for (const formats::Event& e : d.events) {
+    s << "E " << str(e.ph) << "|" << str(e.name) << "|" << str(e.cat) << "|" << e.pid << "|" << e.tid << "|" << e.id
+      << "|" << e.bind_id << "|" << e.id2 << "|" << e.ts_ns << "|" << e.dur_ns << "|" << static_cast<int>(e.flags)
+      << "|" << std::string_view(e.rest, e.rest_len) << "\n";
+  }
+  s << "strings " << d.strings.size() << " ids " << d.id_count << " derived " << d.derived_events << "\n";
+  for (const formats::ProcessInfo& p : d.processes) {
+    s << "P " << p.pid_token << "|" << p.name << "|" << p.has_name << "|" << p.sort_index << "|" << p.labels << "|"
+      << p.empty << "\n";
+  }
+  const formats::InputMetadata& m = d.meta;
+  s << "M " << m.rank.value_or(-1) << "|" << m.world_size.value_or(-1) << "|" << m.backend << "|" << m.device_count
+    << "|" << m.base_time_ns << "|" << m.display_time_unit << "\n";
+  for (const auto& [k, v] : m.top_level) s << "T " << k << "=" << v << "\n";
+  s << "R read " << r.events_read << " dropped " << r.dropped.Total() << " tolerant " << r.tolerant << " status "
+    << r.status.ToString() << " at " << r.error_offset << "\n";
+  for (const std::string& w : r.warnings) s << "W " << w << "\n";
+  return s.str();
+}
+
 namespace {
 
 // Decodes `json` once with `capacity`, checks it (`CheckTrace`) and returns
@@ -168,6 +192,19 @@ void DecodeAndCheck(std::string_view prefix, std::string_view data) {
   static formats::TefDecoder decoder;
   formats::ByteBuffer buf;
   Padded(prefix, data, &buf);
+  {  // the scan path takes the input as the fast path decodes it, or declines
+    std::string dumps[2];
+    bool scanned = false;
+    for (int scan = 1; scan >= 0; --scan) {
+      decoder.set_scan_path(scan != 0);
+      formats::TraceBuilder builder;
+      formats::DecodeReport rep = decoder.Decode(buf.view(), buf.capacity(), &builder);
+      if (scan) scanned = decoder.scanned();
+      dumps[scan] = DecodeDump(*builder.Finish(), rep);
+    }
+    decoder.set_scan_path(true);
+    if (scanned) TM_FUZZ_CHECK(dumps[1] == dumps[0]);
+  }
   size_t fast_kept = 0, tolerant_kept = 0;
   formats::DecodeReport fast = DecodeOnce(decoder, buf.view(), buf.capacity(), &fast_kept);
   formats::DecodeReport tolerant = DecodeOnce(decoder, buf.view(), buf.size(), &tolerant_kept);

@@ -8,8 +8,9 @@
 //   kept event's `rest` and every top-level value is strict JSON; every kept
 //   time is within +-2^62 ns (ts_text.h), durations are not negative; steps
 //   are well-formed.
-// - `DecodeAndCheck`: TefDecoder on both paths (fast with padding, tolerant
-//   when the capacity leaves no padding), each checked by `CheckTrace`.
+// - `DecodeAndCheck`: TefDecoder on its paths (scan, which must decode as
+//   the fast path or decline; fast with padding; tolerant when the capacity
+//   leaves no padding), each checked by `CheckTrace`.
 // - `WriteAndCheck`: a sorted run through namespacing, the k-way merge and
 //   ChromeWriter into memory; the output must be strict JSON with every
 //   timed event in non-decreasing `ts` and as many events as the run holds.
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace tracemill {
@@ -57,7 +59,12 @@ bool StrictJson(std::string_view json);
 // `TraceBuilder::Finish`) and the decoder's report `rep` (see above).
 void CheckTrace(const formats::TraceData& data, const formats::DecodeReport& rep);
 
-// DecodeAndCheck decodes `prefix + data` with TefDecoder on the fast path
+// DecodeDump: everything a decode leaves, as text (events in order with
+// their strings and rest, processes, metadata, the report), to compare two.
+std::string DecodeDump(const formats::TraceData& data, const formats::DecodeReport& rep);
+
+// DecodeAndCheck decodes `prefix + data` with TefDecoder on the scan path
+// (which must decode it as the fast path does, or decline), on the fast path
 // (falling back as the product does) and on the tolerant path alone, checks
 // both (`CheckTrace`); a document the fast path accepts must decode to the
 // same events on the tolerant path.

@@ -65,7 +65,7 @@ TEST(SortKeys, EqualsStdSortForEverySpan) {
   for (uint64_t span : {uint64_t{0}, uint64_t{1}, uint64_t{2047}, uint64_t{2048}, uint64_t{5'000'000'000},
                         uint64_t{1} << 44, uint64_t{1} << 63}) {
     for (int meta : {0, 50}) {
-      SCOPED_TRACE(testing::Message() << "span " << span << " metadata " << meta);
+      SCOPED_TRACE(::testing::Message() << "span " << span << " metadata " << meta);
       const int64_t base = span >= (uint64_t{1} << 63) ? -(int64_t{1} << 62) : -1000;
       ExpectSameAsStdSort(Keys(20000, rng, base, span, 0, meta));
     }

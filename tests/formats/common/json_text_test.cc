@@ -315,6 +315,16 @@ TEST(ByteKernels, EveryKernelGivesTheScalarBytes) {
     const std::string_view t(in.data(), q == std::string::npos ? in.size() : q + 1);
     char* end = CopyCleanJsonString(t, token.data());
     r += end ? std::string(token.data(), end) : std::string("null");
+    r += "|" + std::to_string(IsCleanJsonString(t)) + "|";
+    for (size_t at = 0; at < in.size(); at += 5) r += std::to_string(JsonStringSpecial(in, at)) + ",";
+    // The scan path's copy of a value that text may follow, from each `{`/`[`.
+    for (size_t at = 0; at < in.size(); ++at) {
+      if (in[at] != '{' && in[at] != '[') continue;
+      size_t consumed = 0;
+      std::string copy(in.size(), '\0');
+      char* e = CopyCleanJsonPrefix(std::string_view(in).substr(at), copy.data(), &consumed);
+      r += e ? std::to_string(consumed) + ":" + std::string(copy.data(), e) : std::string("null");
+    }
     return r;
   };
   for (int round = 0; round < 3000; ++round) {
@@ -333,6 +343,32 @@ TEST(ByteKernels, EveryKernelGivesTheScalarBytes) {
     }
   }
   ASSERT_TRUE(SetByteKernel(before));
+}
+
+// The scan path's helpers: CopyCleanJsonPrefix copies the value at the
+// start and says where it ended; IsCleanJsonString is CopyCleanJsonString's
+// verdict.
+TEST(CopyCleanJsonPrefix, CopiesTheFirstValueAndSaysWhereItEnds) {
+  std::string out(64, '\0');
+  size_t consumed = 0;
+  const std::string_view in = R"({"a": [1, 2.5e3, "x\n"], "b": {}} , "next": 1})";
+  char* end = CopyCleanJsonPrefix(in, out.data(), &consumed);
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(std::string(out.data(), end), R"({"a":[1,2.5e3,"x\n"],"b":{}})");
+  EXPECT_EQ(consumed, 33u);
+  EXPECT_EQ(in.substr(consumed, 3), " , ");
+  EXPECT_EQ(CopyCleanJsonPrefix(R"({"a": [1, 2)", out.data(), &consumed), nullptr);   // cut
+  EXPECT_EQ(CopyCleanJsonPrefix(R"({"a": NaN} x)", out.data(), &consumed), nullptr);  // needs repair
+  EXPECT_EQ(CopyCleanJsonPrefix(R"([1}, 2])", out.data(), &consumed), nullptr);        // brackets
+  EXPECT_TRUE(IsCleanJsonString(R"("a\u00e9 \" b")"));
+  EXPECT_TRUE(IsCleanJsonString("\"caf\xC3\xA9\""));
+  EXPECT_FALSE(IsCleanJsonString(R"("a\q")"));
+  EXPECT_FALSE(IsCleanJsonString("\"a\tb\""));
+  EXPECT_FALSE(IsCleanJsonString("\"a\xC3\""));
+  EXPECT_FALSE(IsCleanJsonString(R"("a"b")"));
+  EXPECT_EQ(JsonStringSpecial("abc\"d", 0), 3u);
+  EXPECT_EQ(JsonStringSpecial("abcdefghijklmnopqrstuvwxyz\x01", 2), 26u);
+  EXPECT_EQ(JsonStringSpecial("abc", 0), 3u);
 }
 
 TEST(ByteKernels, NamesAndChoice) {

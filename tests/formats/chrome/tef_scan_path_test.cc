@@ -1,0 +1,137 @@
+// TefDecoder's scan path (issue 38): it either decodes an input exactly as
+// the fast path does (the same events, strings, rest bytes, processes,
+// metadata and report) or declines and lets the fast path run. Each input is
+// decoded twice, scan path on and off, and compared in full; the real
+// Kineto traces must take the scan path (else this would test nothing).
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "formats/chrome/tef_decoder.h"
+#include "formats/common/trace_data.h"
+#include "tests/fuzz/fuzz_util.h"
+#include "tests/testing/convert_harness.h"
+
+namespace tracemill::formats {
+namespace {
+
+using ::tracemill::testing::DataPath;
+
+// Text: a file's bytes (gunzipped if it ends in .gz).
+std::string Text(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  EXPECT_TRUE(f) << path;
+  std::string r;
+  if (!f) return r;
+  char buf[1 << 16];
+  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) r.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return r;
+}
+
+struct Decoded {
+  std::string dump;
+  bool scanned = false;
+};
+
+Decoded Decode(const std::string& text, bool scan) {
+  std::string padded = text;
+  padded.append(simdjson::SIMDJSON_PADDING, '\0');
+  TefDecoder dec;
+  dec.set_scan_path(scan);
+  TraceBuilder b;
+  const DecodeReport r = dec.Decode(std::string_view(padded.data(), text.size()), padded.size(), &b);
+  const bool scanned = dec.scanned();
+  auto data = b.Finish();
+  return {fuzz::DecodeDump(*data, r), scanned};
+}
+
+// ExpectSame: the scan path on and off give the same decode; returns
+// whether the scan path took the input.
+bool ExpectSame(const std::string& text, const std::string& what) {
+  const Decoded on = Decode(text, true), off = Decode(text, false);
+  EXPECT_FALSE(off.scanned) << what;
+  if (on.dump != off.dump) {  // the first line that differs (a dump may be megabytes)
+    std::istringstream a(on.dump), b(off.dump);
+    std::string la, lb;
+    size_t line = 1;
+    while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+    ADD_FAILURE() << what << ": line " << line << " differs:\nscan: " << la.substr(0, 2000)
+                  << "\nfast: " << lb.substr(0, 2000);
+  }
+  return on.scanned;
+}
+
+TEST(TefScanPath, RealTracesTakeItAndDecodeAsTheFastPath) {
+  const char* kRealTraces[] = {
+      "kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+      "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+      "hta/nccl_parser_config/nccl_data.json.gz",
+      "hta/trace_filter/sampled_rank-0.json.gz",
+      "kineto-2026/newest_layout.json",
+      "kineto-2026/memory_instants.json",
+      "kineto-2026/logger_buckets.json",
+      "kineto-2026/trailing_keys.json",
+      "perfetto/flow_events_json_v2.json",
+  };
+  for (const char* rel : kRealTraces) {
+    const std::string text = Text(DataPath(rel));
+    ASSERT_GT(text.size(), 1000u) << rel;
+    EXPECT_TRUE(ExpectSame(text, rel)) << rel << ": declined";
+  }
+}
+
+TEST(TefScanPath, MalformedCorpusDecodesAsBefore) {
+  int scanned = 0, files = 0;
+  for (const char* name :
+       {"crlf.json", "duplicate_keys.json", "dur_negative.json", "empty.json", "id2_global_reused_across_events.json",
+        "id2_local_and_global.json", "not_a_trace.json", "nul_bytes.json", "nul_run_between_events.json",
+        "nul_run_inside_event.json", "nul_hole_quotes_in_step.json", "ph_missing.json", "ph_unknown.json"}) {
+    const std::string text = Text(DataPath(absl::StrCat("../malformed/", name)));
+    ++files;
+    scanned += ExpectSame(text, name);
+  }
+  EXPECT_EQ(files, 13);
+  EXPECT_GT(scanned, 0);  // the well-formed ones among them
+}
+
+TEST(TefScanPath, DeclinesWhatItDoesNotTakeAndTheFastPathDecodes) {
+  const std::string ok = R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "args": {"k": [1, 2.5e3, "x", true, null]}}]})";
+  EXPECT_TRUE(ExpectSame(ok, "clean"));
+  const std::vector<std::string> declined = {
+      // a value the fast path repairs (and warns about)
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "args": {"k": NaN}}]})",
+      // a key given twice (the last value is kept)
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "ts": 5}]})",
+      // the array form
+      R"([{"ph": "X", "name": "a", "ts": 1}])",
+      // text after the document
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1}]} x)",
+      // an invalid escape, a control character, invalid UTF-8 in a name
+      "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\\q\", \"ts\": 1}]}",
+      "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\tb\", \"ts\": 1}]}",
+      "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\xC3\", \"ts\": 1}]}",
+      // a number glued to a string; a bare word where ts is read
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1"x"}]})",
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": tid}]})",
+      // a container where ph is read, needing repair
+      R"({"traceEvents": [{"ph": [NaN], "name": "a", "ts": 1}]})",
+      // a cut input, an element that is not an object
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1}, {"ph": "X", "na)",
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1}, 5]})",
+      // brackets of two kinds closing each other in args
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "args": {"k": [1}]}]})",
+  };
+  for (const std::string& text : declined) EXPECT_FALSE(ExpectSame(text, text)) << text;
+  // UTF-8 and escapes that need no repair are taken.
+  EXPECT_TRUE(ExpectSame("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"\xC3\xA9\\n\\u0041\", \"ts\": 1}]}", "utf8"));
+}
+
+}  // namespace
+}  // namespace tracemill::formats
