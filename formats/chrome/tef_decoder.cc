@@ -641,17 +641,19 @@ struct TefDecoder::Impl {
 
   // ---------------- scan path ----------------
   //
-  // The common case without simdjson: a JSON object of strictly valid JSON
-  // whose traceEvents are objects with distinct keys and values that need
-  // no repair (Kineto's files). Scan finds each member's key and value text
-  // with byte loops (the string scans a block at a time) and hands them to
-  // Interpret, the same members On-Demand gives DecodeEvent, so the events
-  // and the report are the fast path's. It saves simdjson's structural pass
-  // over the whole input and On-Demand's walk over each member; the args
-  // are still checked where Interpret copies them. At anything else
-  // (duplicate keys, a value to repair, the array form, trailing text) it
-  // declines: false, and the caller discards what it built and runs Fast.
-  // Being strict, it never accepts a document Fast would refuse.
+  // The common case without simdjson: a document of strictly valid JSON
+  // (either form) whose events are objects with distinct keys and values
+  // that need no repair (Kineto's files, Chrome's and Horovod's arrays).
+  // Scan finds each member's key and value text with byte loops (the string
+  // scans a block at a time) and hands them to Interpret, the same members
+  // On-Demand gives DecodeEvent, so the events and the report are the fast
+  // path's. It saves simdjson's structural pass over the whole input and
+  // On-Demand's walk over each member; a container value is copied and
+  // checked as it is found (args are walked once). At anything else
+  // (duplicate keys, a value to repair, an element that is not an object,
+  // trailing text) it declines: false, and the caller discards what it
+  // built and runs Fast. Being strict, it never accepts a document Fast
+  // would refuse.
   bool scanning = false;      // on the scan path: Interpret declines instead of repairing
   bool scan_enabled = true;   // TefDecoder::set_scan_path
   bool scanned = false;       // the last input was decoded by Scan
@@ -871,10 +873,14 @@ struct TefDecoder::Impl {
     }
   }
 
-  // Scan: the whole document (the object form); false to decline.
+  // Scan: the whole document (either form); false to decline.
   bool Scan(std::string_view json, bool* is_trace) {
     const size_t n = json.size();
     size_t p = Space(json, 0);
+    if (p < n && json[p] == '[') {  // the array form: the events alone
+      *is_trace = true;
+      return ScanEvents(json, &p) && Space(json, p) == n;
+    }
     if (p >= n || json[p] != '{') return false;
     p = Space(json, p + 1);
     if (p < n && json[p] == '}') return Space(json, p + 1) == n;

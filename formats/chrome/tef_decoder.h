@@ -10,8 +10,9 @@
 // before or after `traceEvents`, kept in `InputMetadata::top_level`).
 //
 // Three paths over one event decoder:
-// - scan: byte loops over a strictly valid object of clean events (Kineto's
-//   files), no simdjson; declines at anything else, and the fast path runs;
+// - scan: byte loops over a strictly valid document of clean events
+//   (Kineto's files), no simdjson; declines at anything else, and the fast
+//   path runs;
 // - fast: simdjson On-Demand over the whole padded buffer, zero-copy;
 // - tolerant: when simdjson refuses the document (truncated tail, unterminated
 //   array, trailing comma, invalid UTF-8, raw control characters), a small

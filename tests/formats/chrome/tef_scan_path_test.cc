@@ -79,6 +79,9 @@ TEST(TefScanPath, RealTracesTakeItAndDecodeAsTheFastPath) {
       "kineto-2026/logger_buckets.json",
       "kineto-2026/trailing_keys.json",
       "perfetto/flow_events_json_v2.json",
+      // the array form
+      "smdebug/horovod_timeline_small.json",
+      "smdebug/1589314018481947000_1234-testhost_model_timeline.json",
   };
   for (const char* rel : kRealTraces) {
     const std::string text = Text(DataPath(rel));
@@ -104,13 +107,16 @@ TEST(TefScanPath, MalformedCorpusDecodesAsBefore) {
 TEST(TefScanPath, DeclinesWhatItDoesNotTakeAndTheFastPathDecodes) {
   const std::string ok = R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "args": {"k": [1, 2.5e3, "x", true, null]}}]})";
   EXPECT_TRUE(ExpectSame(ok, "clean"));
+  EXPECT_TRUE(ExpectSame(R"( [{"ph": "X", "name": "a", "ts": 1}, {"ph": "i", "ts": 2, "s": "g"}] )", "array"));
+  EXPECT_TRUE(ExpectSame("[]", "empty array"));
   const std::vector<std::string> declined = {
       // a value the fast path repairs (and warns about)
       R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "args": {"k": NaN}}]})",
       // a key given twice (the last value is kept)
       R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "ts": 5}]})",
-      // the array form
-      R"([{"ph": "X", "name": "a", "ts": 1}])",
+      // the array form with an element that is not an object, or text after it
+      R"([{"ph": "X", "name": "a", "ts": 1}, []])",
+      R"([{"ph": "X", "name": "a", "ts": 1}] [])",
       // text after the document
       R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1}]} x)",
       // an invalid escape, a control character, invalid UTF-8 in a name
