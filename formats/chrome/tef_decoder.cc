@@ -102,14 +102,7 @@ struct TefDecoder::Impl {
     std::string_view key;  // raw key body (escaped, no quotes)
     std::string_view raw;  // raw value text
     uint32_t sig;          // KeySig(key): equal keys have equal signatures
-    // The scan path's copy of a container value, checked clean and without
-    // whitespace: `clean_len` bytes at `clean_off` in `clean`; 0: none.
-    uint32_t clean_off = 0, clean_len = 0;
   };
-  // clean: the scan path's copies of the current event's container values
-  // (Member::clean_off); `clean_used` bytes of `clean_cap` in use.
-  std::unique_ptr<char[]> clean;
-  size_t clean_used = 0, clean_cap = 0;
   // KeySig: length, first and last byte of a key; distinct for the usual
   // keys (ph, ts, dur, cat, pid, tid, name, args, id, bind_id), so the
   // duplicate scan compares bytes only when a key may really repeat.
@@ -141,21 +134,15 @@ struct TefDecoder::Impl {
   // the direct rest if the key and the value need no repair; false (and
   // nothing kept) otherwise. `key` is the raw key body inside the input,
   // its quotes around it.
-  bool AppendCleanMember(const Member& m, size_t* args_begin, size_t* args_end) {
-    const std::string_view key = m.key;
+  bool AppendCleanMember(std::string_view key, std::string_view raw, size_t* args_begin, size_t* args_end) {
     char* o = rest_direct + rest_len;
     if (rest_len) *o++ = ',';
     o = CopyCleanJsonString(std::string_view(key.data() - 1, key.size() + 2), o);
     if (!o) return false;
     *o++ = ':';
     const size_t value_begin = static_cast<size_t>(o - rest_direct);
-    if (m.clean_len) {  // copied and checked by the scan path
-      std::memcpy(o, clean.get() + m.clean_off, m.clean_len);
-      o += m.clean_len;
-    } else {
-      o = CopyCleanJsonValue(m.raw, o);
-      if (!o) return false;
-    }
+    o = CopyCleanJsonValue(raw, o);
+    if (!o) return false;
     rest_len = static_cast<size_t>(o - rest_direct);
     if (KeyIs(key, "args")) {
       *args_begin = value_begin;
@@ -314,7 +301,7 @@ struct TefDecoder::Impl {
   // members of a usual event, a hash set past 16 (an object with 10^6 keys
   // must not take 10^12 steps).
   [[gnu::always_inline]] void AddMember(std::string_view key_body, std::string_view raw, uint64_t* sig_bits,
-                                         bool* duplicates, uint32_t clean_off = 0, uint32_t clean_len = 0) {
+                                         bool* duplicates) {
     const uint32_t sig = KeySig(key_body);
     // One bit per signature (64-bit filter): the scan runs only when the
     // bit was set already, i.e. when the key may repeat.
@@ -331,7 +318,7 @@ struct TefDecoder::Impl {
       }
       *duplicates |= !key_set.insert(key_body).second;
     }
-    members.push_back({key_body, raw, sig, clean_off, clean_len});
+    members.push_back({key_body, raw, sig});
   }
 
   // Interpret makes the event of `members` (DecodeEvent's or the scan
@@ -341,10 +328,10 @@ struct TefDecoder::Impl {
   Outcome Interpret(uint64_t offset, bool duplicates, error_code* err) {
     Event e{};
     rest.clear();
-    rest_direct = nullptr;
-    rest_len = 0;
+    rest_direct = prebuilt.area;
+    rest_len = prebuilt.len;
     rest_on_scratch = false;
-    size_t args_begin = 0, args_end = 0;
+    size_t args_begin = prebuilt.args_begin, args_end = prebuilt.args_end;
     bool have_ph = false, ts_bad = false, dur_bad = false;
     std::string_view ts_text, dur_text;
     if (duplicates) {  // the last occurrence of each key
@@ -438,11 +425,16 @@ struct TefDecoder::Impl {
         handled = false;
       }
       if (handled) continue;
+      if (prebuilt.area) {  // the scan path wrote every member of a non-core key
+        if (!IsCoreKey(key)) continue;
+        *err = simdjson::TAPE_ERROR;  // a core key's value kept in the rest: the fast path's
+        return Outcome::kSimdjsonError;
+      }
       // A `rest` member: `"key":value`. Written straight into the rest arena
       // while every member is clean, else repaired in the scratch string.
       if (!rest_on_scratch) {
         if (!rest_direct) rest_direct = b->rest_arena().Reserve(RestBound(i));
-        if (AppendCleanMember(members[i], &args_begin, &args_end)) continue;
+        if (AppendCleanMember(key, raw, &args_begin, &args_end)) continue;
         if (scanning) {  // the fast path repairs it (and warns) as before
           *err = simdjson::TAPE_ERROR;
           return Outcome::kSimdjsonError;
@@ -772,17 +764,30 @@ struct TefDecoder::Impl {
     return true;
   }
 
-  // kCleanWindow: the most input one container copy of the scan path looks
-  // at (so `clean` stays small whatever the input's size).
-  static constexpr size_t kCleanWindow = size_t{256} << 10;
+  // kRestWindow: the room the scan path takes at the rest arena's end for
+  // one event's rest (an event whose rest needs more is scanned on and its
+  // rest made by Interpret; 16 KiB leave at most 1 % of a chunk unused).
+  static constexpr size_t kRestWindow = size_t{16} << 10;
 
-  // GrowClean: room for `more` bytes after the `clean_used` in `clean`.
-  void GrowClean(size_t more) {
-    const size_t cap = std::max(clean_used + more, 2 * clean_cap);
-    std::unique_ptr<char[]> grown(new char[cap]);
-    if (clean_used) std::memcpy(grown.get(), clean.get(), clean_used);
-    clean = std::move(grown);
-    clean_cap = cap;
+  // Prebuilt: the current event's rest as the scan path wrote it at the
+  // rest arena's end (`len` bytes at `area`, the args value at [args_begin,
+  // args_end)); area == nullptr: none, Interpret makes the rest.
+  struct Prebuilt {
+    char* area = nullptr;
+    size_t len = 0, args_begin = 0, args_end = 0;
+  };
+  Prebuilt prebuilt;
+
+  // IsCoreKey: a key Interpret reads (ph, ts, dur, name, cat, pid, tid, id,
+  // bind_id, id2), not only copies into the rest.
+  static bool IsCoreKey(std::string_view k) {
+    switch (k.size()) {
+      case 2: return KeyIs(k, "ph") || KeyIs(k, "ts") || KeyIs(k, "id");
+      case 3: return KeyIs(k, "dur") || KeyIs(k, "cat") || KeyIs(k, "pid") || KeyIs(k, "tid") || KeyIs(k, "id2");
+      case 4: return KeyIs(k, "name");
+      case 7: return KeyIs(k, "bind_id");
+      default: return false;
+    }
   }
 
   // IsCleanValue: `raw` is one JSON value that needs no repair.
@@ -791,50 +796,84 @@ struct TefDecoder::Impl {
     return CopyCleanJsonValue(raw, check.data()) != nullptr;
   }
 
+  // ScanMemberValue: the end of the value at json[p] of member `key`; npos
+  // to decline. While `*pb` has an area, a member of a non-core key is
+  // written there as Interpret would (`,"key":value`, the value checked and
+  // without whitespace: a container is copied as it is found, so args are
+  // walked once); if the area runs out, `*pb` is dropped and Interpret makes
+  // the rest from the members.
+  size_t ScanMemberValue(std::string_view json, size_t p, std::string_view key, Prebuilt* pb) {
+    const size_t n = json.size();
+    const bool container = json[p] == '{' || json[p] == '[';
+    if (!pb->area || IsCoreKey(key)) {
+      if (!container) return ScanValue(json, p);
+      const size_t end = ScanContainerEnd(json, p);
+      // Where a value is read (ph, ts, dur, id2's side parse), a container
+      // must be clean: Interpret checks only what it copies.
+      if (end != std::string_view::npos && (IsReadKey(key) || KeyIs(key, "id2")) &&
+          !IsCleanValue(json.substr(p, end - p)))
+        return std::string_view::npos;
+      return end;
+    }
+    // `,"key":` then the value; the key was checked clean by ScanKey.
+    const size_t head = (pb->len ? 1 : 0) + key.size() + 3;
+    const size_t room = kRestWindow - pb->len;
+    if (room > head) {
+      char* o = pb->area + pb->len;
+      if (pb->len) *o++ = ',';
+      *o++ = '"';
+      std::memcpy(o, key.data(), key.size());
+      o += key.size();
+      *o++ = '"';
+      *o++ = ':';
+      size_t end = std::string_view::npos;
+      char* value_end = nullptr;
+      if (container) {
+        // The copy is never longer than the input it reads: it reads at
+        // most what the area has left.
+        const size_t window = std::min(n - p, room - head);
+        size_t consumed = 0;
+        value_end = CopyCleanJsonPrefix(json.substr(p, window), o, &consumed);
+        if (value_end) end = p + consumed;
+        else if (window == n - p) return std::string_view::npos;  // not clean
+      } else {
+        end = ScanValue(json, p);
+        if (end == std::string_view::npos) return end;
+        if (end - p <= room - head) value_end = CopyCleanJsonValue(json.substr(p, end - p), o);
+        if (!value_end && end - p <= room - head) return std::string_view::npos;  // e.g. a number past 1,000 digits
+      }
+      if (value_end) {
+        if (KeyIs(key, "args")) {
+          pb->args_begin = static_cast<size_t>(o - pb->area);
+          pb->args_end = static_cast<size_t>(value_end - pb->area);
+        }
+        pb->len = static_cast<size_t>(value_end - pb->area);
+        return end;
+      }
+    }
+    // The area is full: Interpret makes this event's rest.
+    *pb = Prebuilt{};
+    return container ? ScanContainerEnd(json, p) : ScanValue(json, p);
+  }
+
   // ScanEvent decodes the event object at json[*pos] (its `{`) and moves
   // `*pos` past it; false to decline.
   bool ScanEvent(std::string_view json, size_t* pos) {
     const size_t n = json.size();
     const size_t start = *pos;
     members.clear();
-    clean_used = 0;
     bool duplicates = false;
     uint64_t sig_bits = 0;
+    Prebuilt pb;
+    pb.area = b->rest_arena().Reserve(kRestWindow);
     size_t p = Space(json, start + 1);
     if (p < n && json[p] != '}') {
       while (true) {
         std::string_view key;
-        if (!ScanKey(json, &p, &key)) return false;
-        uint32_t clean_off = 0, clean_len = 0;
-        size_t end;
-        if (p < n && (json[p] == '{' || json[p] == '[')) {
-          // A container is copied (and so checked) as it is found: args
-          // are walked once. Room for what is left of the input, up to
-          // kCleanWindow bytes; a larger value is found by its brackets
-          // and checked by Interpret's copy.
-          const size_t window = std::min(n - p, kCleanWindow);
-          if (clean_cap - clean_used < window) GrowClean(window);
-          size_t consumed = 0;
-          char* o = CopyCleanJsonPrefix(json.substr(p, window), clean.get() + clean_used, &consumed);
-          if (o) {
-            end = p + consumed;
-            clean_off = static_cast<uint32_t>(clean_used);
-            clean_len = static_cast<uint32_t>(o - (clean.get() + clean_used));
-            clean_used += clean_len;
-          } else if (window == n - p || (end = ScanContainerEnd(json, p)) == std::string_view::npos) {
-            return false;  // not clean
-          }
-        } else {
-          end = ScanValue(json, p);
-          if (end == std::string_view::npos) return false;
-        }
-        const std::string_view raw = json.substr(p, end - p);
-        // A container where a value is read (ph, ts, dur, id2's side
-        // parse) must be clean: Interpret checks only what it copies.
-        if ((raw[0] == '{' || raw[0] == '[') && (IsReadKey(key) || KeyIs(key, "id2")) && !clean_len &&
-            !IsCleanValue(raw))
-          return false;
-        AddMember(key, raw, &sig_bits, &duplicates, clean_off, clean_len);
+        if (!ScanKey(json, &p, &key) || p >= n) return false;
+        const size_t end = ScanMemberValue(json, p, key, &pb);
+        if (end == std::string_view::npos) return false;
+        AddMember(key, json.substr(p, end - p), &sig_bits, &duplicates);
         if (duplicates) return false;
         p = Space(json, end);
         if (p < n && json[p] == ',') {
@@ -847,7 +886,10 @@ struct TefDecoder::Impl {
     if (p >= n || json[p] != '}') return false;
     *pos = p + 1;
     error_code err = SUCCESS;
-    return Interpret(static_cast<uint64_t>(json.data() + start - base), false, &err) != Outcome::kSimdjsonError;
+    prebuilt = pb;
+    const Outcome o = Interpret(static_cast<uint64_t>(json.data() + start - base), false, &err);
+    prebuilt = Prebuilt{};
+    return o != Outcome::kSimdjsonError;
   }
 
   // ScanEvents: the traceEvents array at json[*pos] (its `[`); `*pos` past it.

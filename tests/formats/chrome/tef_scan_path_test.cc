@@ -131,10 +131,22 @@ TEST(TefScanPath, DeclinesWhatItDoesNotTakeAndTheFastPathDecodes) {
       // a cut input, an element that is not an object
       R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1}, {"ph": "X", "na)",
       R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1}, 5]})",
+      // a core key whose value Interpret keeps in the rest (name not a string)
+      R"({"traceEvents": [{"ph": "X", "name": {"a": 1}, "ts": 1}]})",
+      // a number of 1,001 digits in the rest (the fast path writes it as a string)
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "n": )" + std::string(1001, '7') + "}]}",
       // brackets of two kinds closing each other in args
       R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "args": {"k": [1}]}]})",
   };
   for (const std::string& text : declined) EXPECT_FALSE(ExpectSame(text, text)) << text;
+  // A rest larger than the scan path's room at the arena's end (16 KiB):
+  // the rest of that event is made by Interpret, the events around it as
+  // usual.
+  const std::string big(40000, 'x');
+  EXPECT_TRUE(ExpectSame(R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "args": {"k": [1]}},
+      {"ph": "X", "name": "b", "ts": 2, "s": "g", "args": {"long": ")" + big + R"(", "n": [1, 2]}, "z": 5},
+      {"ph": "X", "name": "c", "ts": 3, "args": {"k": ")" + big + R"("}, "args2": [1]},
+      {"ph": "X", "name": "d", "ts": 4, "args": {"k": 2}}]})", "a large rest"));
   // UTF-8 and escapes that need no repair are taken.
   EXPECT_TRUE(ExpectSame("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"\xC3\xA9\\n\\u0041\", \"ts\": 1}]}", "utf8"));
 }
