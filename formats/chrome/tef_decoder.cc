@@ -919,6 +919,12 @@ struct TefDecoder::Impl {
   bool Scan(std::string_view json, bool* is_trace) {
     const size_t n = json.size();
     size_t p = Space(json, 0);
+    // A document cut short (a crashed or running job, Horovod's unclosed
+    // timelines) does not end with the bracket it opens with: declined at
+    // once rather than after a scan of the whole input.
+    size_t last = n;
+    while (last > p && IsJsonWhitespace(static_cast<unsigned char>(json[last - 1]))) --last;
+    if (p >= n || last <= p || json[last - 1] != (json[p] == '[' ? ']' : '}')) return false;
     if (p < n && json[p] == '[') {  // the array form: the events alone
       *is_trace = true;
       return ScanEvents(json, &p) && Space(json, p) == n;
