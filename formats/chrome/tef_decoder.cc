@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <memory>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
