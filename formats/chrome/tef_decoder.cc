@@ -118,6 +118,40 @@ constexpr bool UsualKeysTakeDistinctBits() {
 }
 static_assert(UsualKeysTakeDistinctBits(), "pick a SigBit multiplier that keeps the usual keys apart");
 
+// KeyKind: the keys the decoder reads (each once, when its member is
+// added), so that interpreting a member is one switch, not a chain of
+// compares; kOther: copied into the rest.
+enum class KeyKind : uint8_t { kOther, kPh, kTs, kDur, kName, kCat, kPid, kTid, kId, kBindId, kId2, kArgs };
+constexpr KeyKind KindOf(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (k == "ph") return KeyKind::kPh;
+      if (k == "ts") return KeyKind::kTs;
+      if (k == "id") return KeyKind::kId;
+      break;
+    case 3:
+      if (k == "dur") return KeyKind::kDur;
+      if (k == "cat") return KeyKind::kCat;
+      if (k == "pid") return KeyKind::kPid;
+      if (k == "tid") return KeyKind::kTid;
+      if (k == "id2") return KeyKind::kId2;
+      break;
+    case 4:
+      if (k == "name") return KeyKind::kName;
+      if (k == "args") return KeyKind::kArgs;
+      break;
+    case 7:
+      if (k == "bind_id") return KeyKind::kBindId;
+      break;
+    default:
+      break;
+  }
+  return KeyKind::kOther;
+}
+// IsCoreKind: a key Interpret reads (ph, ts, dur, name, cat, pid, tid, id,
+// bind_id, id2), not only copies into the rest.
+constexpr bool IsCoreKind(KeyKind k) { return k != KeyKind::kOther && k != KeyKind::kArgs; }
+
 }  // namespace
 
 struct TefDecoder::Impl {
@@ -130,6 +164,7 @@ struct TefDecoder::Impl {
     std::string_view key;  // raw key body (escaped, no quotes)
     std::string_view raw;  // raw value text
     uint32_t sig;          // KeySig(key): equal keys have equal signatures
+    KeyKind kind;          // KindOf(key)
   };
   std::vector<Member> members;  // scratch: the current event's members
 
@@ -308,7 +343,7 @@ struct TefDecoder::Impl {
       if (fast && !raw.empty() && (raw[0] == '{' || raw[0] == '[') && IsReadKey(key_body)) {
         if ((*err = CheckSkipped(raw))) return Outcome::kSimdjsonError;
       }
-      AddMember(key_body, raw, &sig_bits, &duplicates);
+      AddMember(key_body, KindOf(key_body), raw, &sig_bits, &duplicates);
     }
     return Interpret(offset, duplicates, err);
   }
@@ -316,12 +351,12 @@ struct TefDecoder::Impl {
   // IsReadKey: `ph`, `ts` or `dur`, whose values are read, not copied.
   static bool IsReadKey(std::string_view key) { return KeyIs(key, "ph") || KeyIs(key, "ts") || KeyIs(key, "dur"); }
 
-  // AddMember appends one member of the current event to `members` and
+  // AddMember appends one member of the current event (`kind`: KindOf(key)) to `members` and
   // sets `*duplicates` if its key is there already. Linear over the few
   // members of a usual event, a hash set past 16 (an object with 10^6 keys
   // must not take 10^12 steps).
-  [[gnu::always_inline]] void AddMember(std::string_view key_body, std::string_view raw, uint64_t* sig_bits,
-                                         bool* duplicates) {
+  [[gnu::always_inline]] void AddMember(std::string_view key_body, KeyKind kind, std::string_view raw,
+                                         uint64_t* sig_bits, bool* duplicates) {
     const uint32_t sig = KeySig(key_body);
     // One bit per signature (64-bit filter): the scan runs only when the
     // bit was set already, i.e. when the key may repeat.
@@ -338,7 +373,48 @@ struct TefDecoder::Impl {
       }
       *duplicates |= !key_set.insert(key_body).second;
     }
-    members.push_back({key_body, raw, sig});
+    members.push_back({key_body, raw, sig, kind});
+  }
+
+  // Id2Global: an `id2` value holding "global" ({"global": x}) read into
+  // `e` (*handled then true); kSimdjsonError on the fast path when the value
+  // is malformed.
+  Outcome Id2Global(std::string_view raw, uint64_t offset, Event* ep, bool* handled, error_code* err) {
+    Event& e = *ep;
+    // {"global": x}: process-independent, so made unique per input. The
+    // spec gives id2 either `local` or `global`; with both, global is
+    // kept (the wider scope) and the input warned about.
+    // The side parser reads only `global`: check the whole value first,
+    // as the fast path's skip did not (`{"global": ""10x}`,
+    // tef_decoder_array_fuzzer in CI, tests/fuzz/regress/).
+    od::document doc;
+    od::object o;
+    std::string_view g;
+    *handled = false;
+    check.clear();
+    if (AppendSanitizedJson(raw, &check) == SanitizeResult::kMalformed) {
+      if (fast) {
+        *err = simdjson::TAPE_ERROR;
+        return Outcome::kSimdjsonError;
+      }
+    } else if (!ParseSide(check).get(doc) && !doc.get_object().get(o)) {
+      od::value gv;
+      if (!o.find_field_unordered("global").get(gv) && !RawValue(gv, &g) && !g.empty() &&
+          g[0] != '{' && g[0] != '[') {
+        // `g` points into the side buffer, which the next side document
+        // overwrites: intern a copy (the `e` of an async pair got a new
+        // id after any process_name in between).
+        e.id2 = b->InternIdCopy(g);
+        e.flags |= kHasId2Global;
+        *handled = true;
+        if (raw.find("\"local\"") != std::string_view::npos && !warned_id2) {
+          warned_id2 = true;
+          Warn(absl::StrCat("id2 with both local and global in the event at byte ", offset,
+                            " (and maybe others): global kept, local dropped"));
+        }
+      }
+    }
+    return Outcome::kEvent;
   }
 
   // Interpret makes the event of `members` (DecodeEvent's or the scan
@@ -379,74 +455,83 @@ struct TefDecoder::Impl {
       }
       // Core keys first; everything else goes to `rest`.
       bool handled = true;
-      if (KeyIs(key, "ph")) {
-        if (auto body = JsonStringBody(raw); body && !body->empty()) {
-          e.ph = last_ph.Intern(b, *body);
-          e.phase = (*body)[0];
-          have_ph = true;
-        }
-      } else if (KeyIs(key, "ts")) {
-        ts_text = raw;
-      } else if (KeyIs(key, "dur")) {
-        dur_text = raw;
-      } else if (KeyIs(key, "name") && JsonStringBody(raw)) {
-        e.name = last_name.Intern(b, *JsonStringBody(raw));
-        NulsKeptIfNew(e.name, raw);
-      } else if (KeyIs(key, "cat") && JsonStringBody(raw)) {
-        e.cat = last_cat.Intern(b, *JsonStringBody(raw));
-        NulsKeptIfNew(e.cat, raw);
-      } else if (KeyIs(key, "pid") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
-        e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
-        e.flags |= kHasPid;
-      } else if (KeyIs(key, "tid") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
-        e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw);
-        e.flags |= kHasTid;
-      } else if (KeyIs(key, "id") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
-        e.id = b->InternId(raw);
-        e.flags |= kHasId;
-      } else if (KeyIs(key, "bind_id") && !raw.empty() && raw[0] != '{' && raw[0] != '[') {
-        e.bind_id = b->InternId(raw);
-        e.flags |= kHasBindId;
-      } else if (KeyIs(key, "id2") && raw.find("\"global\"") != std::string_view::npos) {
-        // {"global": x}: process-independent, so made unique per input. The
-        // spec gives id2 either `local` or `global`; with both, global is
-        // kept (the wider scope) and the input warned about.
-        // The side parser reads only `global`: check the whole value first,
-        // as the fast path's skip did not (`{"global": ""10x}`,
-        // tef_decoder_array_fuzzer in CI, tests/fuzz/regress/).
-        od::document doc;
-        od::object o;
-        std::string_view g;
-        handled = false;
-        check.clear();
-        if (AppendSanitizedJson(raw, &check) == SanitizeResult::kMalformed) {
-          if (fast) {
-            *err = simdjson::TAPE_ERROR;
-            return Outcome::kSimdjsonError;
+      const bool scalar = !raw.empty() && raw[0] != '{' && raw[0] != '[';
+      switch (members[i].kind) {
+        case KeyKind::kPh:
+          if (auto body = JsonStringBody(raw); body && !body->empty()) {
+            e.ph = last_ph.Intern(b, *body);
+            e.phase = (*body)[0];
+            have_ph = true;
           }
-        } else if (!ParseSide(check).get(doc) && !doc.get_object().get(o)) {
-          od::value gv;
-          if (!o.find_field_unordered("global").get(gv) && !RawValue(gv, &g) && !g.empty() &&
-              g[0] != '{' && g[0] != '[') {
-            // `g` points into the side buffer, which the next side document
-            // overwrites: intern a copy (the `e` of an async pair got a new
-            // id after any process_name in between).
-            e.id2 = b->InternIdCopy(g);
-            e.flags |= kHasId2Global;
-            handled = true;
-            if (raw.find("\"local\"") != std::string_view::npos && !warned_id2) {
-              warned_id2 = true;
-              Warn(absl::StrCat("id2 with both local and global in the event at byte ", offset,
-                                " (and maybe others): global kept, local dropped"));
-            }
+          break;
+        case KeyKind::kTs:
+          ts_text = raw;
+          break;
+        case KeyKind::kDur:
+          dur_text = raw;
+          break;
+        case KeyKind::kName:
+          if (auto body = JsonStringBody(raw)) {
+            e.name = last_name.Intern(b, *body);
+            NulsKeptIfNew(e.name, raw);
+          } else {
+            handled = false;
           }
-        }
-      } else {
-        handled = false;
+          break;
+        case KeyKind::kCat:
+          if (auto body = JsonStringBody(raw)) {
+            e.cat = last_cat.Intern(b, *body);
+            NulsKeptIfNew(e.cat, raw);
+          } else {
+            handled = false;
+          }
+          break;
+        case KeyKind::kPid:
+          if (scalar) {
+            e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
+            e.flags |= kHasPid;
+          } else {
+            handled = false;
+          }
+          break;
+        case KeyKind::kTid:
+          if (scalar) {
+            e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw);
+            e.flags |= kHasTid;
+          } else {
+            handled = false;
+          }
+          break;
+        case KeyKind::kId:
+          if (scalar) {
+            e.id = b->InternId(raw);
+            e.flags |= kHasId;
+          } else {
+            handled = false;
+          }
+          break;
+        case KeyKind::kBindId:
+          if (scalar) {
+            e.bind_id = b->InternId(raw);
+            e.flags |= kHasBindId;
+          } else {
+            handled = false;
+          }
+          break;
+        case KeyKind::kId2:
+          if (raw.find("\"global\"") == std::string_view::npos) {
+            handled = false;
+            break;
+          }
+          if (Id2Global(raw, offset, &e, &handled, err) == Outcome::kSimdjsonError) return Outcome::kSimdjsonError;
+          break;
+        default:
+          handled = false;
+          break;
       }
       if (handled) continue;
       if (prebuilt.area) {  // the scan path wrote every member of a non-core key
-        if (!IsCoreKey(key)) continue;
+        if (!IsCoreKind(members[i].kind)) continue;
         *err = simdjson::TAPE_ERROR;  // a core key's value kept in the rest: the fast path's
         return Outcome::kSimdjsonError;
       }
@@ -798,17 +883,6 @@ struct TefDecoder::Impl {
   };
   Prebuilt prebuilt;
 
-  // IsCoreKey: a key Interpret reads (ph, ts, dur, name, cat, pid, tid, id,
-  // bind_id, id2), not only copies into the rest.
-  static bool IsCoreKey(std::string_view k) {
-    switch (k.size()) {
-      case 2: return KeyIs(k, "ph") || KeyIs(k, "ts") || KeyIs(k, "id");
-      case 3: return KeyIs(k, "dur") || KeyIs(k, "cat") || KeyIs(k, "pid") || KeyIs(k, "tid") || KeyIs(k, "id2");
-      case 4: return KeyIs(k, "name");
-      case 7: return KeyIs(k, "bind_id");
-      default: return false;
-    }
-  }
 
   // IsCleanValue: `raw` is one JSON value that needs no repair.
   bool IsCleanValue(std::string_view raw) {
@@ -822,15 +896,16 @@ struct TefDecoder::Impl {
   // without whitespace: a container is copied as it is found, so args are
   // walked once); if the area runs out, `*pb` is dropped and Interpret makes
   // the rest from the members.
-  size_t ScanMemberValue(std::string_view json, size_t p, std::string_view key, Prebuilt* pb) {
+  size_t ScanMemberValue(std::string_view json, size_t p, std::string_view key, KeyKind kind, Prebuilt* pb) {
     const size_t n = json.size();
     const bool container = json[p] == '{' || json[p] == '[';
-    if (!pb->area || IsCoreKey(key)) {
+    if (!pb->area || IsCoreKind(kind)) {
       if (!container) return ScanValue(json, p);
       const size_t end = ScanContainerEnd(json, p);
       // Where a value is read (ph, ts, dur, id2's side parse), a container
       // must be clean: Interpret checks only what it copies.
-      if (end != std::string_view::npos && (IsReadKey(key) || KeyIs(key, "id2")) &&
+      if (end != std::string_view::npos &&
+          (kind == KeyKind::kPh || kind == KeyKind::kTs || kind == KeyKind::kDur || kind == KeyKind::kId2) &&
           !IsCleanValue(json.substr(p, end - p)))
         return std::string_view::npos;
       return end;
@@ -863,7 +938,7 @@ struct TefDecoder::Impl {
         if (!value_end && end - p <= room - head) return std::string_view::npos;  // e.g. a number past 1,000 digits
       }
       if (value_end) {
-        if (KeyIs(key, "args")) {
+        if (kind == KeyKind::kArgs) {
           pb->args_begin = static_cast<size_t>(o - pb->area);
           pb->args_end = static_cast<size_t>(value_end - pb->area);
         }
@@ -891,9 +966,10 @@ struct TefDecoder::Impl {
       while (true) {
         std::string_view key;
         if (!ScanKey(json, &p, &key) || p >= n) return false;
-        const size_t end = ScanMemberValue(json, p, key, &pb);
+        const KeyKind kind = KindOf(key);
+        const size_t end = ScanMemberValue(json, p, key, kind, &pb);
         if (end == std::string_view::npos) return false;
-        AddMember(key, json.substr(p, end - p), &sig_bits, &duplicates);
+        AddMember(key, kind, json.substr(p, end - p), &sig_bits, &duplicates);
         if (duplicates) return false;
         p = Space(json, end);
         if (p < n && json[p] == ',') {
