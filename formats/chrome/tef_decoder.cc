@@ -486,37 +486,22 @@ struct TefDecoder::Impl {
             handled = false;
           }
           break;
+        // pid, tid, id, bind_id: a scalar token (a container goes to the rest).
         case KeyKind::kPid:
-          if (scalar) {
-            e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw);
-            e.flags |= kHasPid;
-          } else {
-            handled = false;
-          }
+          handled = scalar;
+          if (scalar) { e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw); e.flags |= kHasPid; }
           break;
         case KeyKind::kTid:
-          if (scalar) {
-            e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw);
-            e.flags |= kHasTid;
-          } else {
-            handled = false;
-          }
+          handled = scalar;
+          if (scalar) { e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw); e.flags |= kHasTid; }
           break;
         case KeyKind::kId:
-          if (scalar) {
-            e.id = b->InternId(raw);
-            e.flags |= kHasId;
-          } else {
-            handled = false;
-          }
+          handled = scalar;
+          if (scalar) { e.id = b->InternId(raw); e.flags |= kHasId; }
           break;
         case KeyKind::kBindId:
-          if (scalar) {
-            e.bind_id = b->InternId(raw);
-            e.flags |= kHasBindId;
-          } else {
-            handled = false;
-          }
+          handled = scalar;
+          if (scalar) { e.bind_id = b->InternId(raw); e.flags |= kHasBindId; }
           break;
         case KeyKind::kId2:
           if (raw.find("\"global\"") == std::string_view::npos) {
