@@ -776,15 +776,34 @@ struct TefDecoder::Impl {
     return end + 1;
   }
 
+  // ScanContainerEnd: the end of the object or array at json[pos], found
+  // by its brackets and strings; npos if the input ends first. Its content
+  // is checked by whoever copies it.
+  static size_t ScanContainerEnd(std::string_view json, size_t pos) {
+    const size_t n = json.size();
+    size_t depth = 0;
+    for (size_t i = pos; i < n; ++i) {
+      const char c = json[i];
+      if (c == '"') {
+        i = JsonStringEnd(json, i + 1);
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+
   // ScanValue: the end of the value at json[pos]: a clean string, a
-  // container (found by its brackets, unchecked) or a literal or number;
+  // container (unchecked: see ScanContainerEnd) or a literal or number;
   // npos if it is none of these.
   static size_t ScanValue(std::string_view json, size_t pos) {
     const size_t n = json.size();
     if (pos >= n) return std::string_view::npos;
     const char c = json[pos];
     if (c == '"') return ScanString(json, pos);
-    if (c == '{' || c == '[') return SkipJsonValue(json, pos);
+    if (c == '{' || c == '[') return ScanContainerEnd(json, pos);
     return ScanScalar(json, pos);
   }
 
@@ -867,7 +886,7 @@ struct TefDecoder::Impl {
     const bool container = json[p] == '{' || json[p] == '[';
     if (!pb->area || IsCoreKind(kind)) {
       if (!container) return ScanValue(json, p);
-      const size_t end = SkipJsonValue(json, p);
+      const size_t end = ScanContainerEnd(json, p);
       // Where a value is read (ph, ts, dur, id2's side parse), a container
       // must be clean: Interpret checks only what it copies.
       if (end != std::string_view::npos &&
@@ -914,7 +933,7 @@ struct TefDecoder::Impl {
     }
     // The area is full: Interpret makes this event's rest.
     *pb = Prebuilt{};
-    return container ? SkipJsonValue(json, p) : ScanValue(json, p);
+    return container ? ScanContainerEnd(json, p) : ScanValue(json, p);
   }
 
   // ScanEvent decodes the event object at json[*pos] (its `{`) and moves

@@ -130,9 +130,18 @@ size_t SkipJsonValue(std::string_view t, size_t pos) {
   while (pos < n) {
     unsigned char c = static_cast<unsigned char>(t[pos]);
     if (c == '"') {
-      pos = JsonStringEnd(t, pos + 1);  // escapes skipped, a block at a time
-      if (pos >= n) return std::string_view::npos;
-      ++pos;  // closing quote
+      ++pos;
+      while (true) {
+        // Fast skip to the next quote or backslash.
+        while (pos < n && t[pos] != '"' && t[pos] != '\\') ++pos;
+        if (pos >= n) return std::string_view::npos;
+        if (t[pos] == '\\') {
+          pos += 2;
+          continue;
+        }
+        ++pos;  // closing quote
+        break;
+      }
       if (depth == 0) return pos;
     } else if (c == '{' || c == '[') {
       ++depth;
