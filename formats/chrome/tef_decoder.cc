@@ -936,6 +936,44 @@ struct TefDecoder::Impl {
     return container ? ScanContainerEnd(json, p) : ScanValue(json, p);
   }
 
+  // MemberLead: the bytes from the end of an event's previous value (or
+  // from its `{`) to the start of member i's value as an earlier event
+  // with a member i wrote them (`, "cat": `), with that member's key.
+  // Kineto writes every event of a kind with the same whitespace and key
+  // order, so most members' leads repeat byte for byte; a lead that does is
+  // the same key and punctuation and needs no scan (ScanEvent). 32 bytes
+  // at most; kLeadWays per member position, as Kineto's usual events differ
+  // from the second member on (ph then cat, s or id: four kinds of event).
+  struct MemberLead {
+    alignas(16) char text[32] = {};
+    uint8_t len = 0;  // 0: none yet
+    uint8_t key_begin = 0, key_len = 0;
+    KeyKind kind = KeyKind::kOther;
+  };
+  static constexpr size_t kLeads = 16, kLeadWays = 4;
+  MemberLead leads[kLeads][kLeadWays];
+  uint8_t lead_victim[kLeads] = {};  // the way a new lead replaces next
+
+  // LeadMatches: json[q...] begins with `lead`'s bytes (the input is
+  // padded: the 16-byte loads may read past json.size()).
+  static bool LeadMatches(std::string_view json, size_t q, const MemberLead& lead) {
+    if (lead.len == 0 || json.size() - q < lead.len) return false;
+#if defined(__SSE2__)
+    const char* in = json.data() + q;
+    auto block = [&](int k) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16 * k));
+      const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(lead.text + 16 * k));
+      return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)));
+    };
+    const uint32_t want = lead.len >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << lead.len) - 1;
+    uint32_t same = block(0);
+    if (lead.len > 16) same |= block(1) << 16;
+    return (same & want) == want;
+#else
+    return std::memcmp(json.data() + q, lead.text, lead.len) == 0;
+#endif
+  }
+
   // ScanEvent decodes the event object at json[*pos] (its `{`) and moves
   // `*pos` past it; false to decline.
   bool ScanEvent(std::string_view json, size_t* pos) {
@@ -946,23 +984,49 @@ struct TefDecoder::Impl {
     uint64_t sig_bits = 0;
     Prebuilt pb;
     pb.area = b->rest_arena().Reserve(kRestWindow);
-    size_t p = Space(json, start + 1);
-    if (p < n && json[p] != '}') {
-      while (true) {
-        std::string_view key;
-        if (!ScanKey(json, &p, &key) || p >= n) return false;
-        const KeyKind kind = KindOf(key);
-        const size_t end = ScanMemberValue(json, p, key, kind, &pb);
-        if (end == std::string_view::npos) return false;
-        AddMember(key, kind, json.substr(p, end - p), &sig_bits, &duplicates);
-        if (duplicates) return false;
-        p = Space(json, end);
-        if (p < n && json[p] == ',') {
+    size_t q = start + 1;  // after the `{` or the previous value
+    size_t p;
+    for (size_t i = 0;; ++i) {
+      std::string_view key;
+      KeyKind kind;
+      const MemberLead* hit = nullptr;
+      if (i < kLeads)
+        for (const MemberLead& lead : leads[i])
+          if (LeadMatches(json, q, lead)) {
+            hit = &lead;
+            break;
+          }
+      if (hit) {
+        key = json.substr(q + hit->key_begin, hit->key_len);
+        kind = hit->kind;
+        p = Space(json, q + hit->len);
+      } else {
+        p = Space(json, q);
+        if (i > 0) {
+          if (p >= n || json[p] != ',') break;
           p = Space(json, p + 1);
-          continue;
+        } else if (p < n && json[p] == '}') {
+          break;
         }
-        break;
+        const size_t key_at = p;
+        if (!ScanKey(json, &p, &key) || p >= n) return false;
+        kind = KindOf(key);
+        if (i < kLeads && p - q <= sizeof(MemberLead::text)) {
+          MemberLead& lead = leads[i][lead_victim[i]];
+          lead_victim[i] = static_cast<uint8_t>((lead_victim[i] + 1) % kLeadWays);
+          std::memcpy(lead.text, json.data() + q, p - q);
+          lead.len = static_cast<uint8_t>(p - q);
+          lead.key_begin = static_cast<uint8_t>(key_at + 1 - q);
+          lead.key_len = static_cast<uint8_t>(key.size());
+          lead.kind = kind;
+        }
       }
+      if (p >= n) return false;
+      const size_t end = ScanMemberValue(json, p, key, kind, &pb);
+      if (end == std::string_view::npos) return false;
+      AddMember(key, kind, json.substr(p, end - p), &sig_bits, &duplicates);
+      if (duplicates) return false;
+      q = end;
     }
     if (p >= n || json[p] != '}') return false;
     *pos = p + 1;
