@@ -417,6 +417,22 @@ struct TefDecoder::Impl {
     return Outcome::kEvent;
   }
 
+  // ScannedTime: a ts or dur value the scan path parsed as it found it
+  // (ScanMicrosToNanos), for the token at `at`; Interpret takes it instead of
+  // parsing the text again (Micros).
+  struct ScannedTime {
+    const char* at = nullptr;
+    int64_t ns = 0;
+  };
+  ScannedTime scanned_ts, scanned_dur;
+
+  // Micros: a ts or dur member's value in ns (ParseMicrosToNanos), the
+  // scan path's parse where it made one for this very token.
+  static std::optional<int64_t> Micros(std::string_view raw, const ScannedTime& scanned) {
+    if (raw.data() == scanned.at) return scanned.ns;
+    return ParseMicrosToNanos(NumberText(raw));
+  }
+
   // Interpret makes the event of `members` (DecodeEvent's or the scan
   // path's) and adds it to the builder. kSimdjsonError (in `*err`) when the
   // fast path must start over on the tolerant one, or the scan path over on
@@ -570,7 +586,7 @@ struct TefDecoder::Impl {
       return Outcome::kDropped;
     }
     if (!ts_text.empty()) {
-      if (auto ns = ParseMicrosToNanos(NumberText(ts_text)); ns && InTimeRange(*ns)) {
+      if (auto ns = Micros(ts_text, scanned_ts); ns && InTimeRange(*ns)) {
         e.ts_ns = *ns;
         e.flags |= kHasTs;
       } else {
@@ -578,7 +594,7 @@ struct TefDecoder::Impl {
       }
     }
     if (!dur_text.empty()) {
-      auto ns = ParseMicrosToNanos(NumberText(dur_text));
+      auto ns = Micros(dur_text, scanned_dur);
       if (ns && *ns >= 0 && InTimeRange(*ns)) {
         e.dur_ns = *ns;
         e.flags |= kHasDur;
@@ -885,7 +901,16 @@ struct TefDecoder::Impl {
     const size_t n = json.size();
     const bool container = json[p] == '{' || json[p] == '[';
     if (!pb->area || IsCoreKind(kind)) {
-      if (!container) return ScanValue(json, p);
+      if (!container) {
+        if (kind == KeyKind::kTs || kind == KeyKind::kDur) {
+          size_t end;
+          if (const std::optional<int64_t> ns = ScanMicrosToNanos(json, p, &end)) {
+            (kind == KeyKind::kTs ? scanned_ts : scanned_dur) = {json.data() + p, *ns};
+            return end;
+          }
+        }
+        return ScanValue(json, p);
+      }
       const size_t end = ScanContainerEnd(json, p);
       // Where a value is read (ph, ts, dur, id2's side parse), a container
       // must be clean: Interpret checks only what it copies.
@@ -1034,6 +1059,7 @@ struct TefDecoder::Impl {
     prebuilt = pb;
     const Outcome o = Interpret(static_cast<uint64_t>(json.data() + start - base), false, &err);
     prebuilt = Prebuilt{};
+    scanned_ts = scanned_dur = ScannedTime{};
     return o != Outcome::kSimdjsonError;
   }
 
@@ -1522,6 +1548,7 @@ DecodeReport TefDecoder::Decode(std::string_view json, size_t capacity, TraceBui
     m.scanning = true;
     m.scanned = m.Scan(json.substr(skip), &is_trace);
     m.scanning = false;
+    m.scanned_ts = m.scanned_dur = Impl::ScannedTime{};  // a declined event's
     if (!m.scanned) start_over();
   }
   error_code err = m.scanned ? SUCCESS

@@ -31,13 +31,13 @@ inline uint64_t ParseEightDigits(const char* p) {
 
 // The common form, `-?d+(.d+)?` with at most 19 - `scale` integer digits
 // (Kineto's `1682725898003041.2`), in uint64 arithmetic (below 10^19 + 10^9,
-// no overflow): the result is the same as ParseScaledToNanos's general path
-// (tests/formats/common/ts_text_test.cc FastPathAgreesWithGeneralPath).
-// nullopt means "not this form or not in int64": the caller takes the
-// general path, which decides.
-std::optional<int64_t> ParseScaledFast(std::string_view s, int scale) {
-  const char* p = s.data();
-  const char* end = p + s.size();
+// no overflow), read from [p, end) as far as it goes: `*stop` is the first
+// byte after it. The result is the same as ParseScaledToNanos's general path
+// on that text (tests/formats/common/ts_text_test.cc
+// FastPathAgreesWithGeneralPath). nullopt means "not this form or not in
+// int64": the caller takes the general path, which decides.
+[[gnu::always_inline]] inline std::optional<int64_t> ParseScaledPrefix(const char* p, const char* end, int scale,
+                                                                   const char** stop) {
   const bool neg = p < end && *p == '-';
   p += neg;
   const char* int_begin = p;
@@ -47,8 +47,7 @@ std::optional<int64_t> ParseScaledFast(std::string_view s, int scale) {
   const long int_digits = p - int_begin;
   if (int_digits == 0 || int_digits > 19 - scale) return std::nullopt;
   v *= static_cast<uint64_t>(kPow10[scale]);
-  if (p < end) {
-    if (*p != '.') return std::nullopt;
+  if (p < end && *p == '.') {
     ++p;
     const char* frac_begin = p;
     uint64_t frac = 0;
@@ -62,11 +61,20 @@ std::optional<int64_t> ParseScaledFast(std::string_view s, int scale) {
         round_up = *p >= '5';  // half up, on the first dropped digit
       }
     }
-    if (p == frac_begin || p != end) return std::nullopt;
+    if (p == frac_begin) return std::nullopt;
     v += frac * static_cast<uint64_t>(kPow10[scale - taken]) + round_up;
   }
   if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;  // general path: maybe INT64_MIN
+  *stop = p;
   return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+
+// ParseScaledFast: the common form filling the whole of `s`.
+std::optional<int64_t> ParseScaledFast(std::string_view s, int scale) {
+  const char* stop = nullptr;
+  const auto v = ParseScaledPrefix(s.data(), s.data() + s.size(), scale, &stop);
+  if (!v || stop != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 // Parses a decimal number and returns it x 10^`scale` (3: us -> ns, 9: s -> ns).
@@ -143,6 +151,19 @@ std::optional<int64_t> ParseScaledToNanos(std::string_view s, int scale) {
 }  // namespace
 
 std::optional<int64_t> ParseMicrosToNanos(std::string_view s) { return ParseScaledToNanos(s, 3); }
+
+std::optional<int64_t> ScanMicrosToNanos(std::string_view json, size_t pos, size_t* end) {
+  const char* const begin = json.data() + pos;
+  const char* stop = nullptr;
+  const auto v = ParseScaledPrefix(begin, json.data() + json.size(), 3, &stop);
+  if (!v) return std::nullopt;
+  // RFC 8259: no leading zero, no exponent (left to the caller's scan).
+  const char* digits = begin + (*begin == '-');
+  if (*digits == '0' && digits + 1 < stop && IsDigit(digits[1])) return std::nullopt;
+  if (stop < json.data() + json.size() && (*stop == 'e' || *stop == 'E')) return std::nullopt;
+  *end = static_cast<size_t>(stop - json.data());
+  return v;
+}
 std::optional<int64_t> ParseMillisToNanos(std::string_view s) { return ParseScaledToNanos(s, 6); }
 std::optional<int64_t> ParseSecondsToNanos(std::string_view s) { return ParseScaledToNanos(s, 9); }
 

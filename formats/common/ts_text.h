@@ -32,6 +32,15 @@ inline bool InTimeRange(int64_t ns) { return ns >= -kMaxAbsTimeNs && ns <= kMaxA
 // value does not fit in int64 ns (|ts| > ~9.2e15 us, about year 2262).
 std::optional<int64_t> ParseMicrosToNanos(std::string_view text);
 
+// ScanMicrosToNanos reads the JSON number token (RFC 8259) at json[pos] and
+// parses it as ParseMicrosToNanos would, in one pass, when it has the common
+// form `-?(0|[1-9]d*)(.d+)?` with at most 16 integer digits and its value
+// fits in int64 ns: sets `*end` to the offset after the token and returns
+// the value. nullopt (and `*end` untouched) otherwise, e.g. for an exponent,
+// a leading zero or a string: the caller scans the token and parses it the
+// usual way. The TEF scan path's `ts` and `dur` (tef_decoder.cc).
+std::optional<int64_t> ScanMicrosToNanos(std::string_view json, size_t pos, size_t* end);
+
 // ParseSecondsToNanos: as ParseMicrosToNanos, for a number of seconds
 // (run event logs: `"time": 12.000250001` is exactly 12000250001 ns); digits
 // past the ninth fraction digit round half away from zero.

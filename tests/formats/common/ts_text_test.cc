@@ -89,6 +89,60 @@ TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
   EXPECT_EQ(ParseSecondsToNanos("999999999.9999999995"), 1000000000000000000);
 }
 
+// ScanMicrosToNanos (the TEF scan path's ts and dur): where it takes a
+// token, the token ends where RFC 8259's grammar ends it and the value is
+// ParseMicrosToNanos's; it leaves exponents, leading zeros, 17 integer
+// digits and what is not a number to the caller.
+TEST(ScanMicrosToNanos, TakesTheCommonFormAsParseMicrosToNanos) {
+  uint64_t x = 88172645463325252ull;  // xorshift64
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  int taken = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string t = next() % 2 ? "-" : "";
+    const int int_len = 1 + static_cast<int>(next() % 17), frac_len = static_cast<int>(next() % 8);
+    t.push_back(static_cast<char>('1' + next() % 9));
+    for (int k = 1; k < int_len; ++k) t.push_back(static_cast<char>('0' + next() % 10));
+    if (frac_len) t.push_back('.');
+    for (int k = 0; k < frac_len; ++k) t.push_back("9945"[next() % 4]);
+    const char* after[] = {",", "}", " ,", "]", "", "x"};
+    const std::string json = "[" + t + after[next() % 6];
+    size_t end = 0;
+    const std::optional<int64_t> v = ScanMicrosToNanos(json, 1, &end);
+    if (int_len > 16) {
+      EXPECT_EQ(v, std::nullopt) << t;
+      continue;
+    }
+    if (!v) {  // past int64 ns at 16 digits: the general path decides
+      EXPECT_EQ(int_len, 16) << t;
+      EXPECT_TRUE(!ParseMicrosToNanos(t) || *ParseMicrosToNanos(t) == INT64_MIN) << t;
+      continue;
+    }
+    EXPECT_EQ(end, 1 + t.size()) << json;
+    EXPECT_EQ(v, ParseMicrosToNanos(t)) << t;
+    ++taken;
+  }
+  EXPECT_GT(taken, 15000);
+  size_t end = 7;
+  for (const char* left : {"0123", "-01", "1e3", "1.5E-2", "-", "1.", ".5", "-.5", "\"12\"", "true", "x",
+                           "12345678901234567", "9999999999999999.9995"}) {
+    EXPECT_EQ(ScanMicrosToNanos(std::string(left) + ",", 0, &end), std::nullopt) << left;
+    EXPECT_EQ(end, 7u) << left;
+  }
+  EXPECT_EQ(ScanMicrosToNanos("0,", 0, &end), 0);
+  EXPECT_EQ(end, 1u);
+  EXPECT_EQ(ScanMicrosToNanos("-0.0004}", 0, &end), 0);
+  EXPECT_EQ(end, 7u);
+  EXPECT_EQ(ScanMicrosToNanos("\"ts\": 1623142623461462.5, ", 6, &end), 1623142623461462500);
+  EXPECT_EQ(end, 24u);
+  EXPECT_EQ(ScanMicrosToNanos("9223372036854775.807]", 0, &end), INT64_MAX);
+  EXPECT_EQ(end, 20u);
+}
+
 TEST(ParseMicrosToNanos, ExponentsShiftTheDecimalPointExactly) {
   EXPECT_EQ(ParseMicrosToNanos("1e3"), 1000000);
   EXPECT_EQ(ParseMicrosToNanos("1E3"), 1000000);
