@@ -50,17 +50,23 @@ TEST(ParseMicrosToNanos, FourthFractionDigitRoundsHalfAwayFromZero) {
   EXPECT_EQ(ParseMicrosToNanos("1682725897226747.1235"), 1682725897226747124);
 }
 
-// Plain `-?d+(.d+)?` text takes an int64 fast path; the same text with
-// `e0` appended takes the general one. Both must give the same nanoseconds,
-// for scales 3 (us) and 9 (s), around the fast path's 18-digit edge too.
-TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
-  uint64_t x = 88172645463325252ull;  // xorshift64
-  auto next = [&x] {
+// XorShift64: a fixed sequence of pseudo-random numbers (Marsaglia's
+// xorshift64), for test inputs that are the same on every run.
+struct XorShift64 {
+  uint64_t x = 88172645463325252ull;
+  uint64_t operator()() {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     return x;
-  };
+  }
+};
+
+// Plain `-?d+(.d+)?` text takes an int64 fast path; the same text with
+// `e0` appended takes the general one. Both must give the same nanoseconds,
+// for scales 3 (us) and 9 (s), around the fast path's 18-digit edge too.
+TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
+  XorShift64 next;
   int compared = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string t = next() % 2 ? "-" : "";
@@ -94,13 +100,7 @@ TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
 // ParseMicrosToNanos's; it leaves exponents, leading zeros, 17 integer
 // digits and what is not a number to the caller.
 TEST(ScanMicrosToNanos, TakesTheCommonFormAsParseMicrosToNanos) {
-  uint64_t x = 88172645463325252ull;  // xorshift64
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  XorShift64 next;
   int taken = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string t = next() % 2 ? "-" : "";
