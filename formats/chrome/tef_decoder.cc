@@ -357,7 +357,11 @@ struct TefDecoder::Impl {
   // must not take 10^12 steps).
   [[gnu::always_inline]] void AddMember(std::string_view key_body, KeyKind kind, std::string_view raw,
                                          uint64_t* sig_bits, bool* duplicates) {
-    const uint32_t sig = KeySig(key_body);
+    AddMember(key_body, kind, KeySig(key_body), raw, sig_bits, duplicates);
+  }
+  // ... with the key's signature (KeySig) known.
+  [[gnu::always_inline]] void AddMember(std::string_view key_body, KeyKind kind, uint32_t sig, std::string_view raw,
+                                         uint64_t* sig_bits, bool* duplicates) {
     // One bit per signature (64-bit filter): the scan runs only when the
     // bit was set already, i.e. when the key may repeat.
     const uint64_t sig_bit = SigBit(sig);
@@ -971,7 +975,9 @@ struct TefDecoder::Impl {
   // from the second member on (ph then cat, s or id: four kinds of event).
   struct MemberLead {
     alignas(16) char text[32] = {};
-    uint8_t len = 0;  // 0: none yet
+    uint32_t want = 0;  // the bits of the first `len` bytes (LeadMatches)
+    uint32_t sig = 0;   // the key's KeySig
+    uint8_t len = 0;    // 0: none yet
     uint8_t key_begin = 0, key_len = 0;
     KeyKind kind = KeyKind::kOther;
   };
@@ -990,10 +996,9 @@ struct TefDecoder::Impl {
       const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(lead.text + 16 * k));
       return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)));
     };
-    const uint32_t want = lead.len >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << lead.len) - 1;
     uint32_t same = block(0);
     if (lead.len > 16) same |= block(1) << 16;
-    return (same & want) == want;
+    return (same & lead.want) == lead.want;
 #else
     return std::memcmp(json.data() + q, lead.text, lead.len) == 0;
 #endif
@@ -1014,6 +1019,7 @@ struct TefDecoder::Impl {
     for (size_t i = 0;; ++i) {
       std::string_view key;
       KeyKind kind;
+      uint32_t sig;
       const MemberLead* hit = nullptr;
       if (i < kLeads)
         for (const MemberLead& lead : leads[i])
@@ -1024,6 +1030,7 @@ struct TefDecoder::Impl {
       if (hit) {
         key = json.substr(q + hit->key_begin, hit->key_len);
         kind = hit->kind;
+        sig = hit->sig;
         p = Space(json, q + hit->len);
       } else {
         p = Space(json, q);
@@ -1036,11 +1043,14 @@ struct TefDecoder::Impl {
         const size_t key_at = p;
         if (!ScanKey(json, &p, &key) || p >= n) return false;
         kind = KindOf(key);
+        sig = KeySig(key);
         if (i < kLeads && p - q <= sizeof(MemberLead::text)) {
           MemberLead& lead = leads[i][lead_victim[i]];
           lead_victim[i] = static_cast<uint8_t>((lead_victim[i] + 1) % kLeadWays);
           std::memcpy(lead.text, json.data() + q, p - q);
           lead.len = static_cast<uint8_t>(p - q);
+          lead.want = lead.len >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << lead.len) - 1;
+          lead.sig = sig;
           lead.key_begin = static_cast<uint8_t>(key_at + 1 - q);
           lead.key_len = static_cast<uint8_t>(key.size());
           lead.kind = kind;
@@ -1049,7 +1059,7 @@ struct TefDecoder::Impl {
       if (p >= n) return false;
       const size_t end = ScanMemberValue(json, p, key, kind, &pb);
       if (end == std::string_view::npos) return false;
-      AddMember(key, kind, json.substr(p, end - p), &sig_bits, &duplicates);
+      AddMember(key, kind, sig, json.substr(p, end - p), &sig_bits, &duplicates);
       if (duplicates) return false;
       q = end;
     }

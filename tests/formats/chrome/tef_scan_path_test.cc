@@ -190,6 +190,9 @@ TEST(TefScanPath, MemberLeadsMatchByteForByte) {
     }
   doc += "]}";
   EXPECT_TRUE(ExpectSame(doc, "member leads"));
+  // A key given twice, once by a lead and once scanned, is found (declined).
+  EXPECT_FALSE(ExpectSame(R"([{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "name": "a", "ts": 1, "ts": 5}])",
+                          "a key by a lead and again"));
   // A decoder keeps its leads from one input to the next: a second input
   // whose leads differ from the first's by one byte decodes as it does
   // alone.
