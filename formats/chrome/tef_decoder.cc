@@ -942,9 +942,12 @@ struct TefDecoder::Impl {
         // most what the area has left.
         const size_t window = std::min(n - p, room - head);
         size_t consumed = 0;
-        value_end = CopyCleanJsonPrefix(json.substr(p, window), o, &consumed);
-        if (value_end) end = p + consumed;
-        else if (window == n - p) return std::string_view::npos;  // not clean
+        if (kind == KeyKind::kArgs && json[p] == '{') {
+          value_end = CopyArgs(json.substr(0, p + window), p, o, &end);
+        } else if ((value_end = CopyCleanJsonPrefix(json.substr(p, window), o, &consumed))) {
+          end = p + consumed;
+        }
+        if (!value_end && window == n - p) return std::string_view::npos;  // not clean
       } else {
         end = ScanValue(json, p);
         if (end == std::string_view::npos) return end;
@@ -973,11 +976,13 @@ struct TefDecoder::Impl {
   // the same key and punctuation and needs no scan (ScanEvent). 32 bytes
   // at most; kLeadWays per member position, as Kineto's usual events differ
   // from the second member on (ph then cat, s or id: four kinds of event).
-  struct MemberLead {
+  struct Lead {
     alignas(16) char text[32] = {};
     uint32_t want = 0;  // the bits of the first `len` bytes (LeadMatches)
-    uint32_t sig = 0;   // the key's KeySig
     uint8_t len = 0;    // 0: none yet
+  };
+  struct MemberLead : Lead {
+    uint32_t sig = 0;  // the key's KeySig
     uint8_t key_begin = 0, key_len = 0;
     KeyKind kind = KeyKind::kOther;
   };
@@ -987,7 +992,7 @@ struct TefDecoder::Impl {
 
   // LeadMatches: json[q...] begins with `lead`'s bytes (the input is
   // padded: the 16-byte loads may read past json.size()).
-  static bool LeadMatches(std::string_view json, size_t q, const MemberLead& lead) {
+  static bool LeadMatches(std::string_view json, size_t q, const Lead& lead) {
     if (lead.len == 0 || json.size() - q < lead.len) return false;
 #if defined(__SSE2__)
     const char* in = json.data() + q;
@@ -1002,6 +1007,107 @@ struct TefDecoder::Impl {
 #else
     return std::memcmp(json.data() + q, lead.text, lead.len) == 0;
 #endif
+  }
+  // FindLead: the lead of `ways` (one member position's) that json[q...]
+  // begins with, or nullptr.
+  template <typename L>
+  static const L* FindLead(std::string_view json, size_t q, const L* ways) {
+    for (size_t w = 0; w < kLeadWays; ++w)
+      if (LeadMatches(json, q, ways[w])) return &ways[w];
+    return nullptr;
+  }
+
+  // LearnLead: json[q, v) (at most 32 bytes) as the lead of the way
+  // `*victim` of `ways`, which the next new lead then replaces. The caller
+  // fills in the rest of the lead.
+  template <typename L>
+  static L* LearnLead(std::string_view json, size_t q, size_t v, L* ways, uint8_t* victim) {
+    L& lead = ways[*victim];
+    *victim = static_cast<uint8_t>((*victim + 1) % kLeadWays);
+    std::memcpy(lead.text, json.data() + q, v - q);
+    lead.len = static_cast<uint8_t>(v - q);
+    lead.want = lead.len >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << lead.len) - 1;
+    return &lead;
+  }
+
+  // ArgsLead: a MemberLead for the members of an event's args object (Kineto
+  // writes those in a fixed order and layout too), with the lead as the copy
+  // writes it (`,"key":`, no whitespace).
+  struct ArgsLead : Lead {
+    char out[32] = {};
+    uint8_t out_len = 0;
+  };
+  ArgsLead args_leads[kLeads][kLeadWays];
+  uint8_t args_victim[kLeads] = {};
+
+  // CopyArgs: CopyCleanJsonPrefix of the object at json[p] (its `{`; the
+  // same bytes, accepted and refused alike), member by member: a member
+  // whose lead matches one of an earlier event's is not scanned up to its
+  // value; strings and scalars are found by the scan path's loops and copied
+  // as they are (what CopyCleanJson writes for a clean one). Reads no further
+  // than json.size() (the caller's window); writes at `o` (room for what it
+  // reads). Returns the output's end and sets `*end` after the `}`, or
+  // nullptr.
+  char* CopyArgs(std::string_view json, size_t p, char* o, size_t* end) {
+    constexpr size_t npos = std::string_view::npos;
+    *o++ = '{';
+    size_t q = p + 1;  // after the `{` or the previous value
+    size_t k;
+    for (size_t i = 0;; ++i) {
+      const ArgsLead* hit = i < kLeads ? FindLead(json, q, args_leads[i]) : nullptr;
+      size_t v;  // the value's first byte
+      if (hit) {
+        std::memcpy(o, hit->out, hit->out_len);
+        o += hit->out_len;
+        v = Space(json, q + hit->len);
+      } else {
+        k = Space(json, q);
+        if (k >= json.size()) return nullptr;
+        if (i > 0 ? json[k] != ',' : json[k] == '}') break;
+        if (i > 0) k = Space(json, k + 1);
+        if (k >= json.size() || json[k] != '"') return nullptr;
+        const size_t key_end = ScanString(json, k);
+        if (key_end == npos) return nullptr;
+        const size_t colon = Space(json, key_end);
+        if (colon >= json.size() || json[colon] != ':') return nullptr;
+        v = Space(json, colon + 1);
+        char* const lead_out = o;
+        if (i > 0) *o++ = ',';
+        std::memcpy(o, json.data() + k, key_end - k);
+        o += key_end - k;
+        *o++ = ':';
+        if (i < kLeads && v - q <= sizeof(Lead::text)) {
+          ArgsLead* lead = LearnLead(json, q, v, args_leads[i], &args_victim[i]);
+          lead->out_len = static_cast<uint8_t>(o - lead_out);
+          std::memcpy(lead->out, lead_out, lead->out_len);
+        }
+      }
+      if (v >= json.size()) return nullptr;
+      const char c = json[v];
+      size_t value_end;
+      if (c == '{' || c == '[') {
+        size_t consumed = 0;
+        o = CopyCleanJsonPrefix(json.substr(v), o, &consumed, /*depth=*/1);
+        if (!o) return nullptr;
+        q = v + consumed;
+        continue;
+      }
+      if (c == '"') {
+        value_end = ScanString(json, v);
+      } else {
+        value_end = ScanScalar(json, v);
+        if (value_end != npos && (c == '-' || (c >= '0' && c <= '9')) && value_end - v > kMaxNumberChars)
+          return nullptr;
+      }
+      if (value_end == npos) return nullptr;
+      std::memcpy(o, json.data() + v, value_end - v);
+      o += value_end - v;
+      q = value_end;
+    }
+    if (json[k] != '}') return nullptr;
+    *o++ = '}';
+    *end = k + 1;
+    return o;
   }
 
   // ScanEvent decodes the event object at json[*pos] (its `{`) and moves
@@ -1020,13 +1126,7 @@ struct TefDecoder::Impl {
       std::string_view key;
       KeyKind kind;
       uint32_t sig;
-      const MemberLead* hit = nullptr;
-      if (i < kLeads)
-        for (const MemberLead& lead : leads[i])
-          if (LeadMatches(json, q, lead)) {
-            hit = &lead;
-            break;
-          }
+      const MemberLead* hit = i < kLeads ? FindLead(json, q, leads[i]) : nullptr;
       if (hit) {
         key = json.substr(q + hit->key_begin, hit->key_len);
         kind = hit->kind;
@@ -1034,26 +1134,18 @@ struct TefDecoder::Impl {
         p = Space(json, q + hit->len);
       } else {
         p = Space(json, q);
-        if (i > 0) {
-          if (p >= n || json[p] != ',') break;
-          p = Space(json, p + 1);
-        } else if (p < n && json[p] == '}') {
-          break;
-        }
+        if (i > 0 ? p >= n || json[p] != ',' : p < n && json[p] == '}') break;
+        if (i > 0) p = Space(json, p + 1);
         const size_t key_at = p;
         if (!ScanKey(json, &p, &key) || p >= n) return false;
         kind = KindOf(key);
         sig = KeySig(key);
-        if (i < kLeads && p - q <= sizeof(MemberLead::text)) {
-          MemberLead& lead = leads[i][lead_victim[i]];
-          lead_victim[i] = static_cast<uint8_t>((lead_victim[i] + 1) % kLeadWays);
-          std::memcpy(lead.text, json.data() + q, p - q);
-          lead.len = static_cast<uint8_t>(p - q);
-          lead.want = lead.len >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << lead.len) - 1;
-          lead.sig = sig;
-          lead.key_begin = static_cast<uint8_t>(key_at + 1 - q);
-          lead.key_len = static_cast<uint8_t>(key.size());
-          lead.kind = kind;
+        if (i < kLeads && p - q <= sizeof(Lead::text)) {
+          MemberLead* lead = LearnLead(json, q, p, leads[i], &lead_victim[i]);
+          lead->sig = sig;
+          lead->key_begin = static_cast<uint8_t>(key_at + 1 - q);
+          lead->key_len = static_cast<uint8_t>(key.size());
+          lead->kind = kind;
         }
       }
       if (p >= n) return false;

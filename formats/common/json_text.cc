@@ -33,9 +33,6 @@ constexpr bool IsDelim(unsigned char c) {
          c == '"';
 }
 constexpr char kHex[] = "0123456789abcdef";
-// Longer number tokens are written as strings: valid JSON, but Python's json
-// refuses integers past 4,300 digits (tests/malformed number_10000_digits).
-constexpr size_t kMaxNumberChars = 1000;
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 int HexVal(char c) {
@@ -201,7 +198,7 @@ TM_TARGET_REGION_END
 struct Kernel {
   size_t (*find_string_special)(std::string_view s, size_t i);
   size_t (*string_end)(std::string_view s, size_t i);
-  char* (*copy_clean_json)(std::string_view in, char* out, const char** stop);
+  char* (*copy_clean_json)(std::string_view in, char* out, const char** stop, size_t depth);
   char* (*copy_clean_token)(std::string_view token, char* out);
 };
 
@@ -222,7 +219,7 @@ constexpr Kernel kKernels[kByteKernelCount] = {
 inline const Kernel& Active() { return kKernels[static_cast<int>(ActiveByteKernel())]; }
 
 size_t FindStringSpecial(std::string_view s, size_t i) { return Active().find_string_special(s, i); }
-char* CopyCleanJson(std::string_view in, char* out) { return Active().copy_clean_json(in, out, nullptr); }
+char* CopyCleanJson(std::string_view in, char* out) { return Active().copy_clean_json(in, out, nullptr, 0); }
 
 }  // namespace
 
@@ -339,9 +336,9 @@ bool AppendSanitizedStringBody(std::string_view s, std::string* out) {
 
 char* CopyCleanJsonValue(std::string_view in, char* out) { return CopyCleanJson(in, out); }
 
-char* CopyCleanJsonPrefix(std::string_view in, char* out, size_t* consumed) {
+char* CopyCleanJsonPrefix(std::string_view in, char* out, size_t* consumed, size_t depth) {
   const char* stop = nullptr;
-  char* end = Active().copy_clean_json(in, out, &stop);
+  char* end = Active().copy_clean_json(in, out, &stop, depth);
   if (end) *consumed = static_cast<size_t>(stop - in.data());
   return end;
 }

@@ -52,6 +52,11 @@ enum class SanitizeResult {
 // Nesting deeper than 512 levels is kMalformed.
 SanitizeResult AppendSanitizedJson(std::string_view in, std::string* out);
 
+// kMaxNumberChars: a longer number token needs repair (the sanitizer writes
+// it as a string): valid JSON, but Python's json refuses integers past 4,300
+// digits (tests/malformed number_10000_digits).
+inline constexpr size_t kMaxNumberChars = 1000;
+
 // CopyCleanJsonValue: AppendSanitizedJson's one-pass path on its own. If
 // `in` is one JSON value that needs no repair, writes it without
 // insignificant whitespace to `out` (room for in.size() bytes: the result is
@@ -63,7 +68,10 @@ char* CopyCleanJsonValue(std::string_view in, char* out);
 // CopyCleanJsonPrefix: CopyCleanJsonValue for the value at the start of
 // `in`, which may go on after it: `*consumed` is set to the offset after
 // the value's last byte. nullptr also when `in` ends inside the value.
-char* CopyCleanJsonPrefix(std::string_view in, char* out, size_t* consumed);
+// `depth`: the containers the value is inside of, for the nesting limit
+// (512 open containers in all), when a caller copies an enclosing object
+// member by member (the TEF scan path's args).
+char* CopyCleanJsonPrefix(std::string_view in, char* out, size_t* consumed, size_t depth = 0);
 
 // CopyCleanJsonString: the same for `token`, a JSON string with its quotes
 // (a member's key as it appears in the input): copied as it is if it is one

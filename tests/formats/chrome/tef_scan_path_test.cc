@@ -210,5 +210,54 @@ TEST(TefScanPath, MemberLeadsMatchByteForByte) {
   EXPECT_EQ(decode_with(&reused, second), Decode(second, false).dump);
 }
 
+// Args are copied member by member (CopyArgs), with their own leads: the
+// same bytes as a copy of the whole object, the same inputs refused. Args
+// whose leads differ by one byte from the event before, more members than
+// positions with leads, containers nested up to the limit of 512 open
+// containers and just past it, numbers of 1,000 and 1,001 characters.
+TEST(TefScanPath, ArgsCopiedMemberByMemberAsAWhole) {
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  std::string many = "{";
+  for (int i = 0; i < 20; ++i) absl::StrAppend(&many, i ? ", " : "", "\"k", i, "\": ", i);
+  many += "}";
+  const std::vector<std::string> args = {
+      R"({"Device": 1, "External id": 2, "Trace name": "PyTorch Profiler", "Input Dims": [[3, 224], []]})",
+      R"({"Device": 1, "External iX": 2, "Trace name": "PyTorch Profiler", "Input Dims": [[3, 224], []]})",
+      R"({"Device": 1,"External id": 2, "Trace name": "p", "Input Dims": [[3, 224], []]})",
+      R"({"Device":  1, "External id": 2 , "Trace name": "p\n\u00e9", "Input Dims": {"a": [true, null, -1.5e3]}})",
+      "{\n      \"Device\": 1, \"External id\": 2,\n      \"Trace name\": \"\xC3\xA9\", \"Input Dims\": []\n    }",
+      R"({"D\u0065vice": 1, "Call stack": "a;b;c"})",
+      R"({})",
+      R"({ })",
+      many,
+      "{\"a\": 1, " + std::string(20, ' ') + "\"k123456789\": 2, " + std::string(20, ' ') + "\"k1234567890\": 3}",
+      "{\"deep\": " + nested(511) + "}",
+      "{\"deep\": " + nested(512) + "}",
+      "{\"n\": " + std::string(1000, '7') + ", \"m\": -" + std::string(999, '7') + "}",
+      "{\"n\": " + std::string(1001, '7') + "}",
+  };
+  std::string doc = "[";
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < args.size(); ++i)
+      absl::StrAppend(&doc, round || i ? ",\n" : "", R"({"ph": "X", "name": "a", "ts": )", i, R"(, "args": )",
+                      args[i], "}");
+  doc += "]";
+  // The whole: 512 open containers and a 1,001-character number need
+  // repair, so the scan path declines; without those two it takes the rest.
+  EXPECT_FALSE(ExpectSame(doc, "args"));
+  for (const std::string& a : args) {
+    const bool needs_repair = a.find(nested(512)) != std::string::npos || a.find(std::string(1001, '7')) != std::string::npos;
+    EXPECT_EQ(ExpectSame(R"([{"ph": "X", "name": "a", "ts": 1, "args": )" + a + "}]", a.substr(0, 80)), !needs_repair)
+        << a.substr(0, 80);
+  }
+  // Args that are not clean JSON: declined, and decoded as before.
+  for (const char* bad : {R"({"k": 1,})", R"({"k" 1})", R"({"k": 01})", "{\"k\": \"a\x01\"}", R"({1: 2})",
+                          R"({"k": 1 "j": 2})", R"({"k": [1}})", R"({"k": tru})", R"({"k": 1)"}) {
+    const std::string one = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"k": 0}}, {"ph": "X", "name": "a", "ts": 1, "args": )" +
+                            std::string(bad) + "}]";
+    EXPECT_FALSE(ExpectSame(one, bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tracemill::formats
