@@ -250,6 +250,14 @@ TEST(TefScanPath, ArgsCopiedMemberByMemberAsAWhole) {
     EXPECT_EQ(ExpectSame(R"([{"ph": "X", "name": "a", "ts": 1, "args": )" + a + "}]", a.substr(0, 80)), !needs_repair)
         << a.substr(0, 80);
   }
+  // Args that end near the end of the scan path's 16 KiB room for a rest:
+  // their last leads are written where fewer than 32 bytes are left.
+  std::string near = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"f": "", "a": 1, "b": 2, "c": 3, "d": 4}})";
+  for (int k = 0; k < 80; ++k)
+    absl::StrAppend(&near, R"(, {"ph": "X", "name": "a", "ts": 1, "args": {"f": ")", std::string(16300 + k, 'x'),
+                    R"(", "a": 1, "b": 2, "c": 3, "d": 4}})");
+  near += "]";
+  EXPECT_TRUE(ExpectSame(near, "args near the room's end"));
   // Args that are not clean JSON: declined, and decoded as before.
   for (const char* bad : {R"({"k": 1,})", R"({"k" 1})", R"({"k": 01})", "{\"k\": \"a\x01\"}", R"({1: 2})",
                           R"({"k": 1 "j": 2})", R"({"k": [1}})", R"({"k": tru})", R"({"k": 1)"}) {
