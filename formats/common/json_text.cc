@@ -536,21 +536,32 @@ std::string UnescapeJsonStringBody(std::string_view s) {
   return out;
 }
 
-std::string_view RestArgValue(std::string_view rest, std::string_view key) {
+void RestArgValues(std::string_view rest, std::span<const std::string_view> keys, std::string_view* values) {
+  std::fill_n(values, keys.size(), std::string_view());
   size_t at = rest.find("\"args\":{");
-  if (at == std::string_view::npos) return {};
+  if (at == std::string_view::npos) return;
   size_t pos = at + 8;
-  while (pos < rest.size() && rest[pos] == '"') {
+  size_t left = keys.size();
+  while (left > 0 && pos < rest.size() && rest[pos] == '"') {
     const size_t close = JsonStringEnd(rest, pos + 1);  // the key's closing quote
-    if (close + 1 >= rest.size() || rest[close + 1] != ':') return {};
+    if (close + 1 >= rest.size() || rest[close + 1] != ':') return;
     const std::string_view k = rest.substr(pos + 1, close - pos - 1);
     const size_t value_end = SkipJsonValue(rest, close + 2);
-    if (value_end == std::string_view::npos) return {};
-    if (k == key) return rest.substr(close + 2, value_end - close - 2);
+    if (value_end == std::string_view::npos) return;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (values[i].empty() && k == keys[i]) {
+        values[i] = rest.substr(close + 2, value_end - close - 2);
+        --left;
+      }
     pos = value_end;
     if (pos < rest.size() && rest[pos] == ',') ++pos;
   }
-  return {};
+}
+
+std::string_view RestArgValue(std::string_view rest, std::string_view key) {
+  std::string_view value;
+  RestArgValues(rest, std::span<const std::string_view>(&key, 1), &value);
+  return value;
 }
 
 }  // namespace tracemill::formats

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -143,6 +144,11 @@ void ForEachCompactMember(std::string_view obj, Fn fn) {
 // `"args":{...},...`; formats/common/event.h), or "" if there is none.
 // `key` is compared with the escaped key text. Linear in `rest`.
 std::string_view RestArgValue(std::string_view rest, std::string_view key);
+
+// RestArgValues: RestArgValue for each of `keys` in one walk of `rest`:
+// values[i] for keys[i] ("" if there is none; `values` has keys.size()
+// entries). A key given twice gets the same value twice.
+void RestArgValues(std::string_view rest, std::span<const std::string_view> keys, std::string_view* values);
 
 // NumberText returns the text of a numeric token, or the body of a string
 // token holding one (`12.5` and `"12.5"` both give `12.5`), for the exact

@@ -112,12 +112,19 @@ void TraceBuilder::NoteMemory(const Event& e) {
   // ExtraFields<EventType::Allocation>; tests/data/kineto-2026/PROVENANCE.md).
   if ((e.phase != 'i' && e.phase != 'I') || !(e.flags & kHasTs)) return;
   const std::string_view rest(e.rest, e.rest_len);
-  const std::string_view allocated = RestArgValue(rest, "Total Allocated");
-  if (allocated.empty()) return;  // before PyTorch 2.0: only `Bytes`, no totals
-  const std::string_view reserved = RestArgValue(rest, "Total Reserved");
+  // Before PyTorch 2.0 only `Bytes`, no totals: most such events stop at a
+  // search for the key's text (RestArgValues finds nothing without it).
+  constexpr std::string_view kAllocated = "\"Total Allocated\":";
+  if (!memmem(rest.data(), rest.size(), kAllocated.data(), kAllocated.size())) return;
+  static constexpr std::string_view kKeys[] = {"Total Allocated", "Total Reserved", "Device Type", "Device Id"};
+  std::string_view values[std::size(kKeys)];
+  RestArgValues(rest, kKeys, values);
+  const std::string_view allocated = values[0];
+  if (allocated.empty()) return;
+  const std::string_view reserved = values[1];
   auto unquoted = [](std::string_view raw) { return JsonStringBody(raw).value_or(raw); };
-  const std::string_view type = unquoted(RestArgValue(rest, "Device Type"));
-  const std::string_view id = unquoted(RestArgValue(rest, "Device Id"));
+  const std::string_view type = unquoted(values[2]);
+  const std::string_view id = unquoted(values[3]);
   scratch_.assign(type);
   scratch_.push_back('|');
   scratch_.append(id);

@@ -390,5 +390,36 @@ TEST(ByteKernels, NamesAndChoice) {
   }
 }
 
+// RestArgValues: one walk, each key's value as RestArgValue gives it (the
+// first member of that key in args; "" if none, or if the walk stops at a
+// malformed member before it).
+TEST(RestArgValues, EachKeyAsRestArgValueInOneWalk) {
+  const std::string_view keys[] = {"Total Allocated", "Device Id", "Device Type", "missing", "Device Id"};
+  for (std::string_view rest :
+       {std::string_view(R"("s":"t","args":{"Device Type":0,"Device Id":-1,"Total Allocated":12,"Bytes":4})"),
+        std::string_view(R"("args":{"Device Id":"x\"y","Device Type":{"a":[1,2]},"Device Id":3},"z":1)"),
+        std::string_view(R"("n":{"args":{"Device Id":9}},"args":{"Device Type":0,"Device Id":5})"),
+        std::string_view(R"("args":{"Device Type":0,bad,"Total Allocated":1})"),
+        std::string_view(R"("args":{"Device Type":0,"Device Id":)"), std::string_view(R"("s":"t")"),
+        std::string_view("")}) {
+    std::string_view values[std::size(keys)];
+    RestArgValues(rest, keys, values);
+    for (size_t i = 0; i < std::size(keys); ++i) EXPECT_EQ(values[i], RestArgValue(rest, keys[i])) << rest << " " << keys[i];
+  }
+  std::string_view values[std::size(keys)];
+  RestArgValues(R"("s":"t","args":{"Device Type":0,"Device Id":-1,"Total Allocated":12,"Bytes":4})", keys, values);
+  EXPECT_EQ(values[0], "12");
+  EXPECT_EQ(values[1], "-1");
+  EXPECT_EQ(values[2], "0");
+  EXPECT_EQ(values[3], "");
+  EXPECT_EQ(values[4], "-1");
+  RestArgValues(R"("args":{"Device Id":"x\"y","Device Type":{"a":[1,2]},"Device Id":3},"z":1)", keys, values);
+  EXPECT_EQ(values[1], R"("x\"y")");
+  EXPECT_EQ(values[2], R"({"a":[1,2]})");
+  RestArgValues(R"("args":{"Device Type":0,bad,"Total Allocated":1})", keys, values);
+  EXPECT_EQ(values[0], "");
+  EXPECT_EQ(values[2], "0");
+}
+
 }  // namespace
 }  // namespace tracemill::formats
