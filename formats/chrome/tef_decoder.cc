@@ -230,8 +230,32 @@ struct TefDecoder::Impl {
     }
   };
   LastString last_ph, last_name, last_cat, last_pid, last_tid;  // pid, tid: raw tokens
+  // recent_names: per slot (RecentSlot), the last string interned there, so
+  // that a name that recurs among others (Kineto's operator names) is found
+  // without the builder's hash map. Views into the input, as the builder's
+  // own keys (TraceBuilder::InternString), forgotten with last_name.
+  static constexpr size_t kRecentNames = 256;
+  LastString recent_names[kRecentNames];
+  static size_t RecentSlot(std::string_view body) {
+    if (body.empty()) return 0;
+    const uint32_t h = static_cast<uint32_t>(body.size()) * 0x9E3779B1u ^
+                       static_cast<unsigned char>(body.back()) * 0x85EBCA6Bu ^
+                       static_cast<unsigned char>(body[body.size() / 2]) * 0xC2B2AE35u;
+    return h >> 24;
+  }
+  // InternRecent: TraceBuilder::InternString for an event's ph, name or
+  // cat, through `last` (that member's last string) and recent_names.
+  uint32_t InternRecent(LastString& last, std::string_view body) {
+    if (last.valid && last.body == body) return last.id;
+    LastString& recent = recent_names[RecentSlot(body)];
+    last.id = recent.Intern(b, body);
+    last.body = body;
+    last.valid = true;
+    return last.id;
+  }
   void ForgetLastStrings() {
     last_ph = last_name = last_cat = last_pid = last_tid = LastString{};
+    std::fill(std::begin(recent_names), std::end(recent_names), LastString{});
     newest_string = 0;
   }
   // Ids are handed out in order, so an id above every one seen is a string
@@ -479,7 +503,7 @@ struct TefDecoder::Impl {
       switch (members[i].kind) {
         case KeyKind::kPh:
           if (auto body = JsonStringBody(raw); body && !body->empty()) {
-            e.ph = last_ph.Intern(b, *body);
+            e.ph = InternRecent(last_ph, *body);
             e.phase = (*body)[0];
             have_ph = true;
           }
@@ -492,7 +516,7 @@ struct TefDecoder::Impl {
           break;
         case KeyKind::kName:
           if (auto body = JsonStringBody(raw)) {
-            e.name = last_name.Intern(b, *body);
+            e.name = InternRecent(last_name, *body);
             NulsKeptIfNew(e.name, raw);
           } else {
             handled = false;
@@ -500,7 +524,7 @@ struct TefDecoder::Impl {
           break;
         case KeyKind::kCat:
           if (auto body = JsonStringBody(raw)) {
-            e.cat = last_cat.Intern(b, *body);
+            e.cat = InternRecent(last_cat, *body);
             NulsKeptIfNew(e.cat, raw);
           } else {
             handled = false;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -265,6 +266,44 @@ TEST(TefScanPath, ArgsCopiedMemberByMemberAsAWhole) {
                             std::string(bad) + "}]";
     EXPECT_FALSE(ExpectSame(one, bad)) << bad;
   }
+}
+
+// Names, categories and phases are interned through a cache of recent
+// strings (256 slots, views into the input): with thousands of names that
+// share slots, in an order that revisits them, every event keeps its own
+// name, category and phase, on both paths and on a decoder's second input.
+TEST(TefScanPath, RecentStringsKeepEachEventsOwnName) {
+  std::string doc = "[";
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i) {
+    const int n = (i * 7919) % 1100;  // revisits, in an order that jumps
+    names.push_back(absl::StrCat("op", n % 10 == 0 ? "" : "::x", n));
+    absl::StrAppend(&doc, i ? "," : "", R"({"ph": ")", i % 3 ? "X" : "i", R"(", "cat": "c)", n % 5, R"(", "name": ")",
+                    names.back(), R"(", "ts": )", i, "}");
+  }
+  doc += "]";
+  TefDecoder dec;
+  for (int input = 0; input < 2; ++input)
+    for (bool scan : {true, false}) {
+      dec.set_scan_path(scan);
+      std::string padded = doc + std::string(simdjson::SIMDJSON_PADDING, '\0');
+      TraceBuilder b;
+      dec.Decode(std::string_view(padded.data(), doc.size()), padded.size(), &b);
+      EXPECT_EQ(dec.scanned(), scan);
+      auto data = b.Finish();
+      ASSERT_EQ(data->events.size(), names.size());
+      std::vector<int> seen(names.size(), 0);
+      for (const Event& e : data->events) {
+        const std::string_view name = data->strings[e.name];
+        ASSERT_LT(e.ts_ns / 1000, static_cast<int64_t>(names.size()));
+        const size_t i = static_cast<size_t>(e.ts_ns / 1000);
+        EXPECT_EQ(name, names[i]) << "event " << i;
+        EXPECT_EQ(data->strings[e.ph], i % 3 ? "X" : "i") << "event " << i;
+        EXPECT_EQ(data->strings[e.cat], absl::StrCat("c", (i * 7919 % 1100) % 5)) << "event " << i;
+        ++seen[i];
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(names.size()));
+    }
 }
 
 }  // namespace
