@@ -113,9 +113,11 @@ void TraceBuilder::NoteMemory(const Event& e) {
   if ((e.phase != 'i' && e.phase != 'I') || !(e.flags & kHasTs)) return;
   const std::string_view rest(e.rest, e.rest_len);
   // Before PyTorch 2.0 only `Bytes`, no totals: most such events stop at a
-  // search for the key's text (RestArgValues finds nothing without it).
-  constexpr std::string_view kAllocated = "\"Total Allocated\":";
-  if (!memmem(rest.data(), rest.size(), kAllocated.data(), kAllocated.size())) return;
+  // search for the key's text (RestArgValues finds nothing without it). Its
+  // first byte is rare in these events' rest (`Device Type`, `Total ...`):
+  // std::string_view::find, a memchr then a compare per `T`, took a fifth
+  // of glibc memmem's instructions here.
+  if (rest.find("Total Allocated\":") == std::string_view::npos) return;
   static constexpr std::string_view kKeys[] = {"Total Allocated", "Total Reserved", "Device Type", "Device Id"};
   std::string_view values[std::size(kKeys)];
   RestArgValues(rest, kKeys, values);
