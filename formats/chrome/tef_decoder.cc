@@ -1104,16 +1104,13 @@ struct TefDecoder::Impl {
         if (k >= json.size()) return nullptr;
         if (i > 0 ? json[k] != ',' : json[k] == '}') break;
         if (i > 0) k = Space(json, k + 1);
-        if (k >= json.size() || json[k] != '"') return nullptr;
-        const size_t key_end = ScanString(json, k);
-        if (key_end == npos) return nullptr;
-        const size_t colon = Space(json, key_end);
-        if (colon >= json.size() || json[colon] != ':') return nullptr;
-        v = Space(json, colon + 1);
+        std::string_view key;
+        v = k;
+        if (!ScanKey(json, &v, &key)) return nullptr;
         char* const lead_out = o;
         if (i > 0) *o++ = ',';
-        std::memcpy(o, json.data() + k, key_end - k);
-        o += key_end - k;
+        std::memcpy(o, key.data() - 1, key.size() + 2);  // with its quotes
+        o += key.size() + 2;
         *o++ = ':';
         if (i < kLeads && v - q <= sizeof(Lead::text)) {
           ArgsLead* lead = LearnLead(json, q, v, args_leads[i], &args_victim[i]);
