@@ -1,6 +1,7 @@
 #include "formats/chrome/chrome_writer.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "formats/common/json_text.h"
 #include "formats/common/ts_text.h"
@@ -16,11 +17,26 @@ void AppendInt(int64_t v, std::string* out) {
   out->append(tmp, end - tmp);
 }
 
-void AppendMicros(int64_t ns, std::string* out) {
-  char tmp[32];
-  char* end = FormatNanosAsMicros(ns, tmp);
-  out->append(tmp, end - tmp);
+// In-place writers for FormatEvent: each returns the pointer past what it
+// wrote. A literal's length is known, so its copy is a few stores.
+template <size_t N>
+inline char* Put(char* o, const char (&lit)[N]) {
+  std::memcpy(o, lit, N - 1);
+  return o + N - 1;
 }
+inline char* Put(char* o, std::string_view s) {
+  std::memcpy(o, s.data(), s.size());
+  return o + s.size();
+}
+constexpr size_t kMaxIntChars = 20;  // "-9223372036854775808"
+inline char* PutInt(char* o, int64_t v) { return std::to_chars(o, o + kMaxIntChars, v).ptr; }
+
+// The most bytes FormatEvent writes for an event besides its ph, name, cat,
+// tid and rest: separator, keys and punctuation, pid, ts, dur, the ids.
+constexpr size_t kMaxMicrosChars = 24;  // FormatNanosAsMicros
+constexpr size_t kFixedBytes =
+    2 + 7 + 1 + 9 + 1 + 8 + 1 + 7 + kMaxIntChars + 7 + 6 + kMaxMicrosChars + 7 + kMaxMicrosChars + 6 +
+    kMaxIntChars + 11 + kMaxIntChars + 17 + kMaxIntChars + 1 + 1 + 1;
 
 }  // namespace
 
@@ -29,19 +45,26 @@ absl::Status ChromeWriter::Emit(std::string_view bytes, std::optional<uint32_t> 
   return crc ? out_->AppendWithCrc(bytes, *crc) : out_->Append(bytes);
 }
 
+absl::Status ChromeWriter::EmitBuffer() {
+  absl::Status s = Emit(buf_.view());
+  buf_.Clear();
+  return s;
+}
+
 absl::Status ChromeWriter::Begin(std::string_view display_time_unit,
                                  std::string_view other_data_json) {
-  buf_.reserve(64 << 10);  // grows to kFlushBytes by doubling; small outputs stay small
-  buf_.append("{\"displayTimeUnit\":");
-  AppendJsonString(display_time_unit, &buf_);
-  buf_.append(",\"otherData\":");
-  buf_.append(other_data_json);
-  buf_.append(",\"traceEvents\":[");
+  buf_.Reserve(64 << 10);  // grows to kFlushBytes by half again; small outputs stay small
+  std::string head = "{\"displayTimeUnit\":";
+  AppendJsonString(display_time_unit, &head);
+  head.append(",\"otherData\":");
+  head.append(other_data_json);
+  head.append(",\"traceEvents\":[");
+  buf_.Append(head);
   return absl::OkStatus();
 }
 
-void ChromeWriter::BeginEvent() {
-  buf_.append(first_ ? "\n" : ",\n");
+void ChromeWriter::BeginEvent(std::string* out) {
+  out->append(first_ ? "\n" : ",\n");
   first_ = false;
 }
 
@@ -80,27 +103,29 @@ void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid, std::s
 }
 
 absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
+  std::string meta;
   for (uint32_t pid : in.pid_order) {
     const ProcessInfo& p = in.data->processes[pid];
     if (!p.has_name) {
-      BeginEvent();
-      buf_.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-      AppendInt(in.out_pid[pid], &buf_);
-      buf_.append(",\"args\":{\"name\":");
-      AppendProcessName(in, pid, &buf_);
-      buf_.append("}}");
+      BeginEvent(&meta);
+      meta.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+      AppendInt(in.out_pid[pid], &meta);
+      meta.append(",\"args\":{\"name\":");
+      AppendProcessName(in, pid, &meta);
+      meta.append("}}");
       ++metadata_added_;
     }
     if (!p.has_sort_index) {
-      BeginEvent();
-      buf_.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
-      AppendInt(in.out_pid[pid], &buf_);
-      buf_.append(",\"args\":{\"sort_index\":");
-      AppendInt(in.out_pid[pid], &buf_);
-      buf_.append("}}");
+      BeginEvent(&meta);
+      meta.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+      AppendInt(in.out_pid[pid], &meta);
+      meta.append(",\"args\":{\"sort_index\":");
+      AppendInt(in.out_pid[pid], &meta);
+      meta.append("}}");
       ++metadata_added_;
     }
   }
+  buf_.Append(meta);
   return MaybeFlush();
 }
 
@@ -112,10 +137,8 @@ absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
 absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
                                            std::optional<uint32_t> crc, DirectRing::Reservation* reserved) {
   if (!out_->gzip()) {
-    if (!buf_.empty()) {
-      absl::Status s = Emit(buf_);
-      buf_.clear();
-      if (!s.ok()) return s;
+    if (buf_.size()) {
+      if (absl::Status s = EmitBuffer(); !s.ok()) return s;
     }
     if (!reserved || !crc) return Emit(bytes, crc);
     absl::StatusOr<DirectRing::Reservation> r = out_->ReserveWithCrc(bytes, *crc);
@@ -130,104 +153,92 @@ absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::ve
   for (uint32_t end : ends) {
     if (buf_.size() + (end - start) < kFlushBytes) continue;
     absl::Status s;
-    if (buf_.empty()) {
+    if (buf_.size() == 0) {
       s = Emit(bytes.substr(start, end - start));
     } else {
-      buf_.append(bytes.data() + start, end - start);
-      s = Emit(buf_);
-      buf_.clear();
+      buf_.Append(bytes.substr(start, end - start));
+      s = EmitBuffer();
     }
     if (!s.ok()) return s;
     start = end;
   }
-  buf_.append(bytes.data() + start, bytes.size() - start);
+  buf_.Append(bytes.substr(start));
   return absl::OkStatus();
 }
 
-void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
-                               std::string* out) {
-  const auto& s = in.data->strings;
+void ChromeWriter::AppendProcessMeta(const WriterInput& in, const Event& e, std::string_view name, bool first,
+                                    std::string* out) {
   out->append(first ? "\n" : ",\n");
-  if (e.phase == 'M' && (e.flags & kHasPid)) {
-    std::string_view name = s[e.name];
-    if (name == "process_name" || name == "process_sort_index") {
-      out->append("{\"ph\":\"M\",\"name\":\"");
-      out->append(name);
-      out->append("\",\"pid\":");
-      AppendInt(in.out_pid[e.pid], out);
-      if (name == "process_name") {
-        out->append(",\"args\":{\"name\":");
-        AppendProcessName(in, e.pid, out);
-        out->append("}}");
-      } else {
-        out->append(",\"args\":{\"sort_index\":");
-        AppendInt(in.out_pid[e.pid], out);
-        out->append("}}");
-      }
-      return;
-    }
+  out->append("{\"ph\":\"M\",\"name\":\"");
+  out->append(name);
+  out->append("\",\"pid\":");
+  AppendInt(in.out_pid[e.pid], out);
+  if (name == "process_name") {
+    out->append(",\"args\":{\"name\":");
+    AppendProcessName(in, e.pid, out);
+    out->append("}}");
+  } else {
+    out->append(",\"args\":{\"sort_index\":");
+    AppendInt(in.out_pid[e.pid], out);
+    out->append("}}");
   }
-  out->append("{\"ph\":\"");
-  out->append(s[e.ph]);
-  out->push_back('"');
+}
+
+void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
+                               ByteBuffer* out) {
+  const auto& s = in.data->strings;
+  const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
+  if (e.phase == 'M' && (e.flags & kHasPid) && (name == "process_name" || name == "process_sort_index")) {
+    std::string meta;
+    AppendProcessMeta(in, e, name, first, &meta);
+    out->Append(meta);
+    return;
+  }
+  const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
+  const size_t at = out->size();
+  char* const begin =
+      out->Extend(kFixedBytes + ph.size() + name.size() + cat.size() + tid.size() + e.rest_len);
+  char* o = first ? Put(begin, "\n") : Put(begin, ",\n");
+  o = Put(o, "{\"ph\":\"");
+  o = Put(o, ph);
+  *o++ = '"';
   if (e.name) {
-    out->append(",\"name\":\"");
-    out->append(s[e.name]);
-    out->push_back('"');
+    o = Put(o, ",\"name\":\"");
+    o = Put(o, name);
+    *o++ = '"';
   }
   if (e.cat) {
-    out->append(",\"cat\":\"");
-    out->append(s[e.cat]);
-    out->push_back('"');
+    o = Put(o, ",\"cat\":\"");
+    o = Put(o, cat);
+    *o++ = '"';
   }
-  if (e.flags & kHasPid) {
-    out->append(",\"pid\":");
-    AppendInt(in.out_pid[e.pid], out);
-  }
-  if (e.flags & kHasTid) {
-    out->append(",\"tid\":");
-    out->append(s[e.tid]);
-  }
-  if ((e.flags & kHasTs) && e.phase != 'M') {
-    out->append(",\"ts\":");
-    AppendMicros(e.ts_ns + in.clock_shift_ns - ts_offset_ns, out);
-  }
-  if (e.flags & kHasDur) {
-    out->append(",\"dur\":");
-    AppendMicros(e.dur_ns, out);
-  }
-  if (e.flags & kHasId) {
-    out->append(",\"id\":");
-    AppendInt(static_cast<int64_t>(in.id_base + e.id), out);
-  }
-  if (e.flags & kHasBindId) {
-    out->append(",\"bind_id\":");
-    AppendInt(static_cast<int64_t>(in.id_base + e.bind_id), out);
-  }
+  if (e.flags & kHasPid) o = PutInt(Put(o, ",\"pid\":"), in.out_pid[e.pid]);
+  if (e.flags & kHasTid) o = Put(Put(o, ",\"tid\":"), tid);
+  if ((e.flags & kHasTs) && e.phase != 'M')
+    o = FormatNanosAsMicros(e.ts_ns + in.clock_shift_ns - ts_offset_ns, Put(o, ",\"ts\":"));
+  if (e.flags & kHasDur) o = FormatNanosAsMicros(e.dur_ns, Put(o, ",\"dur\":"));
+  if (e.flags & kHasId) o = PutInt(Put(o, ",\"id\":"), static_cast<int64_t>(in.id_base + e.id));
+  if (e.flags & kHasBindId) o = PutInt(Put(o, ",\"bind_id\":"), static_cast<int64_t>(in.id_base + e.bind_id));
   if (e.flags & kHasId2Global) {
-    out->append(",\"id2\":{\"global\":");
-    AppendInt(static_cast<int64_t>(in.id_base + e.id2), out);
-    out->push_back('}');
+    o = PutInt(Put(o, ",\"id2\":{\"global\":"), static_cast<int64_t>(in.id_base + e.id2));
+    *o++ = '}';
   }
   if (e.rest_len) {
-    out->push_back(',');
-    out->append(e.rest, e.rest_len);
+    *o++ = ',';
+    o = Put(o, std::string_view(e.rest, e.rest_len));
   }
-  out->push_back('}');
+  *o++ = '}';
+  out->Truncate(at + static_cast<size_t>(o - begin));
 }
 
 absl::Status ChromeWriter::MaybeFlush() {
   if (buf_.size() < kFlushBytes) return absl::OkStatus();
-  absl::Status s = Emit(buf_);
-  buf_.clear();
-  return s;
+  return EmitBuffer();
 }
 
 absl::Status ChromeWriter::Finish() {
-  buf_.append("\n]}\n");
-  absl::Status s = Emit(buf_);
-  buf_.clear();
-  return s;
+  buf_.Append("\n]}\n");
+  return EmitBuffer();
 }
 
 }  // namespace tracemill::formats

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "formats/chrome/output_file.h"
+#include "formats/common/byte_buffer.h"
 #include "formats/common/trace_data.h"
 
 namespace tracemill::formats {
@@ -65,9 +66,10 @@ class ChromeWriter {
   }
   // FormatEvent appends event `e` of `in`, preceded by its separator, to
   // `out`. `ts_offset_ns` as the constructor's. Reads `in` only: safe on
-  // several threads at once.
+  // several threads at once. The bytes are written in place: `out` grows
+  // once by a bound (FormatBound) and is cut back to what was written.
   static void FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
-                          std::string* out);
+                          ByteBuffer* out);
   // AppendFormatted writes bytes from FormatEvent; `ends` holds the end
   // offset of each event in them. A gzip output gets the members WriteEvent
   // would have given it (a member ends after the event that fills the 1 MiB
@@ -101,7 +103,7 @@ class ChromeWriter {
   // AppendEntry buffers the bytes of one formatted entry (its separator
   // chosen by the caller) and flushes as WriteEvent does.
   absl::Status AppendEntry(std::string_view bytes) {
-    buf_.append(bytes);
+    buf_.Append(bytes);
     return MaybeFlush();
   }
   void NoteEntry() { first_ = false; }
@@ -109,12 +111,17 @@ class ChromeWriter {
  private:
   absl::Status MaybeFlush();
   absl::Status Emit(std::string_view bytes, std::optional<uint32_t> crc = std::nullopt);  // out_->Append, counted
-  void BeginEvent();
+  absl::Status EmitBuffer();  // Emit(buf_) and clear it
+  void BeginEvent(std::string* out);
   static void AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out);
+  // The metadata event of `e` (process_name or process_sort_index with the
+  // output's pid and name), preceded by its separator.
+  static void AppendProcessMeta(const WriterInput& in, const Event& e, std::string_view name, bool first,
+                                std::string* out);
 
   OutputFile* out_;
   int64_t ts_offset_ns_;
-  std::string buf_;
+  ByteBuffer buf_;  // bytes not yet handed to out_
   bool first_ = true;
   uint64_t events_ = 0;
   uint64_t metadata_added_ = 0;

@@ -59,6 +59,20 @@ class ByteBuffer {
     size_ = n;
   }
   void Clear() { size_ = 0; }
+  // Extend adds `n` uninitialized bytes at the end and returns where they
+  // begin (valid until the next call that grows the buffer).
+  char* Extend(size_t n) {
+    Reserve(size_ + n);
+    char* p = data_ + size_;
+    size_ += n;
+    return p;
+  }
+  // Truncate drops the bytes from `n` on (`n` <= size()).
+  void Truncate(size_t n) { size_ = n; }
+  // Append copies `bytes` to the end.
+  void Append(std::string_view bytes) {
+    if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  }
   // ZeroPadding makes the `padding` bytes after the content zeros (growing
   // the allocation if needed). A reused buffer holds an earlier input's
   // bytes there, and simdjson On-Demand walks a whole document's structurals

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,7 +44,7 @@ struct Batch {
   // copied into `spilled_rest` (their `rest` an offset there until formatted).
   bool merged = false;
   std::string spilled_rest;
-  std::string bytes;           // formatted, every entry with the ",\n" separator
+  formats::ByteBuffer bytes;   // formatted, every entry with the ",\n" separator
   std::vector<uint32_t> ends;  // end offset of each event in `bytes`
   // The CRC-32 of `bytes`, computed by the formatting thread (a plain
   // output: the append stage then only combines it).
@@ -58,7 +59,7 @@ struct Batch {
     events.clear();
     dropped.clear();
     spilled_rest.clear();
-    bytes.clear();
+    bytes.Clear();
     ends.clear();
     crc.reset();
     reserved = {};
@@ -83,10 +84,10 @@ absl::Status WriteOne(OutputParts& w, int run, formats::WriterInput& in, const f
   return w.WriteEvent(run, in, e);
 }
 absl::Status AppendBatch(formats::ChromeWriter& w, Batch& b) {
-  return w.AppendFormatted(b.bytes, b.ends, b.crc, &b.reserved);
+  return w.AppendFormatted(b.bytes.view(), b.ends, b.crc, &b.reserved);
 }
 absl::Status AppendBatch(OutputParts& w, Batch& b) {
-  return w.AppendFormatted(b.bytes, b.ends, b.events, b.crc, &b.reserved, w.tracks() ? &b.tracked : nullptr);
+  return w.AppendFormatted(b.bytes.view(), b.ends, b.events, b.crc, &b.reserved, w.tracks() ? &b.tracked : nullptr);
 }
 // TrackBatch (the parallel stage): what an output in parts tracks of the
 // batch's kept events; a single file tracks nothing.
@@ -192,7 +193,8 @@ void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w,
     if (i == b->events.size()) break;
     auto& [run, e] = b->events[i];
     if (w.CountEvent(winputs[run])) {  // only ever events[0]: "\n", not ",\n"
-      b->bytes.erase(0, 1);
+      std::memmove(b->bytes.data(), b->bytes.data() + 1, b->bytes.size() - 1);
+      b->bytes.Truncate(b->bytes.size() - 1);
       for (uint32_t& end : b->ends) --end;
       if (b->crc) b->crc = libdeflate_crc32(0, b->bytes.data(), b->bytes.size());
     }

@@ -53,9 +53,9 @@ absl::Status OutputParts::Begin() {
 
 absl::Status OutputParts::WriteEvent(int run, formats::WriterInput& in, const formats::Event& e) {
   const bool first = CountEvent(in);
-  scratch_.clear();
+  scratch_.Clear();
   formats::ChromeWriter::FormatEvent(in, e, opts_.ts_offset_ns, first, &scratch_);
-  return Add(run, e, scratch_);
+  return Add(run, e, scratch_.view());
 }
 
 absl::Status OutputParts::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,

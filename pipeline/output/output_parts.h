@@ -44,6 +44,7 @@
 #include "absl/status/status.h"
 #include "formats/chrome/chrome_writer.h"
 #include "formats/chrome/output_file.h"
+#include "formats/common/byte_buffer.h"
 #include "pipeline/output/manifest.h"
 
 namespace tracemill::pipeline {
@@ -166,7 +167,7 @@ class OutputParts {
   int64_t open_spans_ = 0;         // B/E pairs open in the stream
   // Flow ids (run, id) -> part where they were first seen, while open.
   absl::flat_hash_map<uint64_t, int> open_flows_;
-  std::string scratch_;
+  formats::ByteBuffer scratch_;
   Tracked one_;  // Track's
 };
 
