@@ -184,6 +184,12 @@ void ChromeWriter::AppendProcessMeta(const WriterInput& in, const Event& e, std:
   }
 }
 
+size_t ChromeWriter::FormatBound(const WriterInput& in, const Event& e) {
+  const auto& s = in.data->strings;
+  return kFixedBytes + s[e.ph].size() + s[e.name].size() + s[e.cat].size() +
+         ((e.flags & kHasTid) ? s[e.tid].size() : 0) + e.rest_len;
+}
+
 void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
                                ByteBuffer* out) {
   const auto& s = in.data->strings;
@@ -196,8 +202,7 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
   }
   const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
   const size_t at = out->size();
-  char* const begin =
-      out->Extend(kFixedBytes + ph.size() + name.size() + cat.size() + tid.size() + e.rest_len);
+  char* const begin = out->Extend(FormatBound(in, e));
   char* o = first ? Put(begin, "\n") : Put(begin, ",\n");
   o = Put(o, "{\"ph\":\"");
   o = Put(o, ph);

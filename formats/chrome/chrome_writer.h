@@ -70,6 +70,11 @@ class ChromeWriter {
   // once by a bound (FormatBound) and is cut back to what was written.
   static void FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
                           ByteBuffer* out);
+  // FormatBound: the most bytes FormatEvent writes for `e` of `in` (not a
+  // process_name or process_sort_index event, which it writes by appends):
+  // separator, keys, punctuation and numbers at their longest, and the
+  // lengths of its ph, name, cat, tid and rest.
+  static size_t FormatBound(const WriterInput& in, const Event& e);
   // AppendFormatted writes bytes from FormatEvent; `ends` holds the end
   // offset of each event in them. A gzip output gets the members WriteEvent
   // would have given it (a member ends after the event that fills the 1 MiB

@@ -1,0 +1,90 @@
+// formats/chrome/chrome_writer: FormatEvent writes an event in place within
+// FormatBound, the exact bytes of every field at its longest.
+#include "formats/chrome/chrome_writer.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "gtest/gtest.h"
+
+namespace tracemill::formats {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+// One input whose strings are "", "X", a name, a cat and a tid token.
+TraceData Strings() {
+  TraceData data;
+  data.strings = {"", "X", "ncclDevKernel_AllReduce", "kernel", "\"stream 7\""};
+  return data;
+}
+
+Event EveryField(const std::string& rest) {
+  Event e{};
+  e.phase = 'X';
+  e.ph = 1;
+  e.name = 2;
+  e.cat = 3;
+  e.tid = 4;
+  e.flags = kHasTs | kHasDur | kHasId | kHasBindId | kHasId2Global | kHasTid | kHasPid;
+  e.ts_ns = kMin;
+  e.dur_ns = kMin;
+  e.id = 0;
+  e.bind_id = 0;
+  e.id2 = 0;
+  e.rest = rest.data();
+  e.rest_len = static_cast<uint32_t>(rest.size());
+  return e;
+}
+
+TEST(ChromeWriterFormat, EveryFieldAtItsLongestWithinTheBound) {
+  TraceData data = Strings();
+  WriterInput in;
+  in.data = &data;
+  in.out_pid = {kMin};
+  in.id_base = uint64_t{1} << 63;  // the ids print as INT64_MIN
+  const std::string rest = R"("args":{"k":[1,2]})";
+  const Event e = EveryField(rest);
+  ByteBuffer out;
+  out.Append("head");
+  ChromeWriter::FormatEvent(in, e, /*ts_offset_ns=*/0, /*first=*/false, &out);
+  const std::string want =
+      "head,\n{\"ph\":\"X\",\"name\":\"ncclDevKernel_AllReduce\",\"cat\":\"kernel\",\"pid\":-9223372036854775808,"
+      "\"tid\":\"stream 7\",\"ts\":-9223372036854775.808,\"dur\":-9223372036854775.808,"
+      "\"id\":-9223372036854775808,\"bind_id\":-9223372036854775808,"
+      "\"id2\":{\"global\":-9223372036854775808},\"args\":{\"k\":[1,2]}}";
+  EXPECT_EQ(out.view(), want);
+  // The bound holds with little to spare: 6 bytes (ts and dur print 21 of
+  // their 24 characters at most).
+  const size_t written = want.size() - 4;
+  EXPECT_LE(written, ChromeWriter::FormatBound(in, e));
+  EXPECT_EQ(ChromeWriter::FormatBound(in, e) - written, 6u);
+}
+
+TEST(ChromeWriterFormat, FieldsAbsentAndTheFirstSeparator) {
+  TraceData data = Strings();
+  WriterInput in;
+  in.data = &data;
+  in.out_pid = {3};
+  Event e{};
+  e.phase = 'i';
+  e.ph = 1;  // "X" as text: only the ph string is written
+  e.flags = kHasTs;
+  e.ts_ns = 1500;
+  ByteBuffer out;
+  ChromeWriter::FormatEvent(in, e, /*ts_offset_ns=*/500, /*first=*/true, &out);
+  EXPECT_EQ(out.view(), "\n{\"ph\":\"X\",\"ts\":1}");
+  // A metadata event's ts is not written; its rest is.
+  const std::string rest = R"("args":{"name":"x"})";
+  e.phase = 'M';
+  e.rest = rest.data();
+  e.rest_len = static_cast<uint32_t>(rest.size());
+  out.Clear();
+  ChromeWriter::FormatEvent(in, e, 0, false, &out);
+  EXPECT_EQ(out.view(), ",\n{\"ph\":\"X\",\"args\":{\"name\":\"x\"}}");
+}
+
+}  // namespace
+}  // namespace tracemill::formats
