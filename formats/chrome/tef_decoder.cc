@@ -852,7 +852,8 @@ struct TefDecoder::Impl {
   }
 
   // ScanScalar: the end of the literal or number (RFC 8259's grammar) at
-  // json[pos]; npos if there is none. What follows is the caller's to
+  // json[pos]; npos if there is none. The digits are found 8 bytes a step
+  // (JsonDigitsEnd: the scan path's inputs are padded). What follows is the caller's to
   // check (`1x` is `1`, then `x` where `,` or `}` must be: declined).
   static size_t ScanScalar(std::string_view json, size_t pos) {
     constexpr size_t npos = std::string_view::npos;
@@ -867,20 +868,16 @@ struct TefDecoder::Impl {
     }
     size_t i = pos + (json[pos] == '-');
     if (!digit(i)) return npos;
-    if (json[i] == '0') {
-      ++i;
-    } else {
-      while (digit(i)) ++i;
-    }
+    i = json[i] == '0' ? i + 1 : JsonDigitsEnd(json, i);
     if (i < n && json[i] == '.') {
       if (!digit(++i)) return npos;
-      while (digit(i)) ++i;
+      i = JsonDigitsEnd(json, i);
     }
     if (i < n && (json[i] == 'e' || json[i] == 'E')) {
       ++i;
       if (i < n && (json[i] == '+' || json[i] == '-')) ++i;
       if (!digit(i)) return npos;
-      while (digit(i)) ++i;
+      i = JsonDigitsEnd(json, i);
     }
     return i;
   }

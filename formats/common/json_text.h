@@ -8,8 +8,10 @@
 // UTF-8 in op names and raw control characters. Everything we copy into an
 // output goes through `AppendSanitizedJson`, so every output is valid JSON
 // (RFC 8259) whatever the input held.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +36,25 @@ constexpr bool IsJsonWhitespace(unsigned char c) {
 // SkipWhitespace returns the first offset >= pos that is not JSON whitespace
 // (space, tab, CR, LF), or text.size().
 size_t SkipWhitespace(std::string_view text, size_t pos);
+
+// JsonDigitsEnd: the end of the run of ASCII digits from text[pos] (pos
+// itself if there is none; at most text.size()), 8 bytes a step. The loads
+// read up to 7 bytes past text.size(): `text` must lie inside a buffer
+// padded by at least that much (the TEF decoder's scan path: a padded input
+// or a window of one); digits found there are not counted.
+inline size_t JsonDigitsEnd(std::string_view text, size_t pos) {
+  const size_t n = text.size();
+  for (; pos < n; pos += 8) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + pos, sizeof(w));
+    // Per byte, x = byte ^ '0' is below 10 for a digit; bit 7 of
+    // ((x & 0x7F) + 0x76) | x is set for every other byte (no carries).
+    const uint64_t x = w ^ 0x3030303030303030ull;
+    const uint64_t other = (((x & 0x7F7F7F7F7F7F7F7Full) + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
+    if (other) return std::min(n, pos + static_cast<size_t>(__builtin_ctzll(other) >> 3));
+  }
+  return n;
+}
 
 // Result of AppendSanitizedJson.
 enum class SanitizeResult {

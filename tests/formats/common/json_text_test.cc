@@ -88,6 +88,31 @@ TEST(SkipWhitespace, SkipsJsonWhitespaceOnly) {
 
 // ---- AppendSanitizedJson ----
 
+TEST(JsonDigitsEnd, RunsOfEveryLengthAtEveryOffsetStopAtTheViewsEnd) {
+  // Digits run on past the view's end in the buffer (a scan-path window
+  // cut inside an input), up to a `]` at 41: they are not counted.
+  const std::string buf = "x0123456789012345678901234567890123456789]" + std::string(64, ' ');
+  for (size_t pos = 1; pos < 41; ++pos) {
+    for (size_t len = 0; pos + len <= 41; ++len) {
+      const std::string_view view(buf.data(), pos + len);
+      EXPECT_EQ(JsonDigitsEnd(view, pos), pos + len) << pos << " " << len;
+    }
+  }
+  // Each byte value after a run of 0..17 digits: a digit or not.
+  std::string s(40, ' ');
+  for (size_t run = 0; run < 18; ++run) {
+    for (int c = 0; c < 256; ++c) {
+      s.assign(40, ' ');
+      for (size_t k = 0; k < run; ++k) s[3 + k] = static_cast<char>('0' + k % 10);
+      s[3 + run] = static_cast<char>(c);
+      const bool digit = c >= '0' && c <= '9';
+      EXPECT_EQ(JsonDigitsEnd(std::string_view(s.data(), 30), 3), 3 + run + (digit ? 1 : 0)) << run << " " << c;
+    }
+  }
+  EXPECT_EQ(JsonDigitsEnd(std::string_view(buf.data(), 20), 0), 0u);   // 'x'
+  EXPECT_EQ(JsonDigitsEnd(std::string_view(buf.data(), 20), 20), 20u);  // at the end
+}
+
 TEST(AppendSanitizedJson, ValidJsonIsCopiedWithoutWhitespace) {
   auto s = Sanitize(R"( { "a" : [ 1 , -2.5e3 , true , false , null ] , "b" : { } } )");
   EXPECT_EQ(s.result, SanitizeResult::kOk);
