@@ -499,7 +499,9 @@ struct TefDecoder::Impl {
       }
       // Core keys first; everything else goes to `rest`.
       bool handled = true;
-      const bool scalar = !raw.empty() && raw[0] != '{' && raw[0] != '[';
+      // Whether the value is a scalar token: looked at by the pid, tid, id
+      // and bind_id cases only (not worked out for every member).
+      auto scalar = [raw] { return !raw.empty() && raw[0] != '{' && raw[0] != '['; };
       switch (members[i].kind) {
         case KeyKind::kPh:
           if (auto body = JsonStringBody(raw); body && !body->empty()) {
@@ -532,20 +534,20 @@ struct TefDecoder::Impl {
           break;
         // pid, tid, id, bind_id: a scalar token (a container goes to the rest).
         case KeyKind::kPid:
-          handled = scalar;
-          if (scalar) { e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw); e.flags |= kHasPid; }
+          handled = scalar();
+          if (handled) { e.pid = last_pid.Intern<&TraceBuilder::InternPid>(b, raw); e.flags |= kHasPid; }
           break;
         case KeyKind::kTid:
-          handled = scalar;
-          if (scalar) { e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw); e.flags |= kHasTid; }
+          handled = scalar();
+          if (handled) { e.tid = last_tid.Intern<&TraceBuilder::InternToken>(b, raw); e.flags |= kHasTid; }
           break;
         case KeyKind::kId:
-          handled = scalar;
-          if (scalar) { e.id = b->InternId(raw); e.flags |= kHasId; }
+          handled = scalar();
+          if (handled) { e.id = b->InternId(raw); e.flags |= kHasId; }
           break;
         case KeyKind::kBindId:
-          handled = scalar;
-          if (scalar) { e.bind_id = b->InternId(raw); e.flags |= kHasBindId; }
+          handled = scalar();
+          if (handled) { e.bind_id = b->InternId(raw); e.flags |= kHasBindId; }
           break;
         case KeyKind::kId2:
           if (raw.find("\"global\"") == std::string_view::npos) {

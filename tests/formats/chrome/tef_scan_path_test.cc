@@ -306,5 +306,33 @@ TEST(TefScanPath, RecentStringsKeepEachEventsOwnName) {
     }
 }
 
+// pid, tid, id and bind_id are read from a scalar token only; a container
+// value stays in the event's rest as it is, on both paths.
+TEST(TefScanPath, ContainerPidTidIdsStayInTheRest) {
+  const std::string text =
+      R"({"traceEvents": [{"ph": "X", "name": "a", "pid": {"p": 1}, "tid": [2, 3], "ts": 1, "dur": 2},)"
+      R"({"ph": "s", "name": "b", "pid": 4, "tid": 5, "ts": 2, "id": [6], "bind_id": {"b": 7}},)"
+      R"({"ph": "X", "name": "c", "pid": 4, "tid": 5, "ts": 3, "dur": 1, "id": 8, "bind_id": 9}]})";
+  for (bool scan : {true, false}) {
+    std::string padded = text;
+    padded.append(simdjson::SIMDJSON_PADDING, '\0');
+    TefDecoder dec;
+    dec.set_scan_path(scan);
+    TraceBuilder b;
+    dec.Decode(std::string_view(padded.data(), text.size()), padded.size(), &b);
+    auto data = b.Finish();
+    ASSERT_EQ(data->events.size(), 3u) << scan;
+    const Event& a = data->events[0];
+    const Event& s = data->events[1];
+    const Event& c = data->events[2];
+    EXPECT_EQ(a.flags & (kHasPid | kHasTid), 0) << scan;
+    EXPECT_EQ(std::string_view(a.rest, a.rest_len), R"("pid":{"p":1},"tid":[2,3])") << scan;
+    EXPECT_EQ(s.flags & (kHasPid | kHasTid | kHasId | kHasBindId), kHasPid | kHasTid) << scan;
+    EXPECT_EQ(std::string_view(s.rest, s.rest_len), R"("id":[6],"bind_id":{"b":7})") << scan;
+    EXPECT_EQ(c.flags & (kHasPid | kHasTid | kHasId | kHasBindId), kHasPid | kHasTid | kHasId | kHasBindId) << scan;
+    EXPECT_EQ(c.rest_len, 0u) << scan;
+  }
+}
+
 }  // namespace
 }  // namespace tracemill::formats
