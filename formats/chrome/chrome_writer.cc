@@ -25,7 +25,7 @@ inline char* Put(char* o, const char (&lit)[N]) {
   return o + N - 1;
 }
 inline char* Put(char* o, std::string_view s) {
-  std::memcpy(o, s.data(), s.size());
+  if (!s.empty()) std::memcpy(o, s.data(), s.size());  // an empty view's data() may be null
   return o + s.size();
 }
 constexpr size_t kMaxIntChars = 20;  // "-9223372036854775808"
