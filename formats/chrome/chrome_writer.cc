@@ -63,11 +63,6 @@ absl::Status ChromeWriter::Begin(std::string_view display_time_unit,
   return absl::OkStatus();
 }
 
-void ChromeWriter::BeginEvent(std::string* out) {
-  out->append(first_ ? "\n" : ",\n");
-  first_ = false;
-}
-
 void ChromeWriter::AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out) {
   // "rank 3 · GPU 3" (process_labels), "rank 3 · python3 (pid 26)",
   // "rank 3 · Spans" (string pid), "rank 3 · pid 26" (no name at all),
@@ -107,21 +102,13 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
   for (uint32_t pid : in.pid_order) {
     const ProcessInfo& p = in.data->processes[pid];
     if (!p.has_name) {
-      BeginEvent(&meta);
-      meta.append("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-      AppendInt(in.out_pid[pid], &meta);
-      meta.append(",\"args\":{\"name\":");
-      AppendProcessName(in, pid, &meta);
-      meta.append("}}");
+      AppendProcessMeta(in, pid, "process_name", first_, &meta);
+      first_ = false;
       ++metadata_added_;
     }
     if (!p.has_sort_index) {
-      BeginEvent(&meta);
-      meta.append("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
-      AppendInt(in.out_pid[pid], &meta);
-      meta.append(",\"args\":{\"sort_index\":");
-      AppendInt(in.out_pid[pid], &meta);
-      meta.append("}}");
+      AppendProcessMeta(in, pid, "process_sort_index", first_, &meta);
+      first_ = false;
       ++metadata_added_;
     }
   }
@@ -166,20 +153,20 @@ absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::ve
   return absl::OkStatus();
 }
 
-void ChromeWriter::AppendProcessMeta(const WriterInput& in, const Event& e, std::string_view name, bool first,
+void ChromeWriter::AppendProcessMeta(const WriterInput& in, uint32_t pid, std::string_view name, bool first,
                                     std::string* out) {
   out->append(first ? "\n" : ",\n");
   out->append("{\"ph\":\"M\",\"name\":\"");
   out->append(name);
   out->append("\",\"pid\":");
-  AppendInt(in.out_pid[e.pid], out);
+  AppendInt(in.out_pid[pid], out);
   if (name == "process_name") {
     out->append(",\"args\":{\"name\":");
-    AppendProcessName(in, e.pid, out);
+    AppendProcessName(in, pid, out);
     out->append("}}");
   } else {
     out->append(",\"args\":{\"sort_index\":");
-    AppendInt(in.out_pid[e.pid], out);
+    AppendInt(in.out_pid[pid], out);
     out->append("}}");
   }
 }
@@ -196,7 +183,7 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
   const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
   if (e.phase == 'M' && (e.flags & kHasPid) && (name == "process_name" || name == "process_sort_index")) {
     std::string meta;
-    AppendProcessMeta(in, e, name, first, &meta);
+    AppendProcessMeta(in, e.pid, name, first, &meta);
     out->Append(meta);
     return;
   }

@@ -117,11 +117,11 @@ class ChromeWriter {
   absl::Status MaybeFlush();
   absl::Status Emit(std::string_view bytes, std::optional<uint32_t> crc = std::nullopt);  // out_->Append, counted
   absl::Status EmitBuffer();  // Emit(buf_) and clear it
-  void BeginEvent(std::string* out);
   static void AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out);
-  // The metadata event of `e` (process_name or process_sort_index with the
-  // output's pid and name), preceded by its separator.
-  static void AppendProcessMeta(const WriterInput& in, const Event& e, std::string_view name, bool first,
+  // AppendProcessMeta: the `name` event (process_name or
+  // process_sort_index) of local process `pid`, with its output pid and
+  // name, preceded by its separator.
+  static void AppendProcessMeta(const WriterInput& in, uint32_t pid, std::string_view name, bool first,
                                 std::string* out);
 
   OutputFile* out_;
