@@ -69,6 +69,13 @@ class ByteBuffer {
   }
   // Truncate drops the bytes from `n` on (`n` <= size()).
   void Truncate(size_t n) { size_ = n; }
+  // EraseFront drops the first `n` bytes (`n` <= size()), moving the rest
+  // to the front.
+  void EraseFront(size_t n) {
+    if (n == 0) return;
+    std::memmove(data_, data_ + n, size_ - n);
+    size_ -= n;
+  }
   // Append copies `bytes` to the end.
   void Append(std::string_view bytes) {
     if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());

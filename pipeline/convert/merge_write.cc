@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -193,8 +192,7 @@ void CountRange(Batch* b, std::vector<formats::WriterInput>& winputs, Writer& w,
     if (i == b->events.size()) break;
     auto& [run, e] = b->events[i];
     if (w.CountEvent(winputs[run])) {  // only ever events[0]: "\n", not ",\n"
-      std::memmove(b->bytes.data(), b->bytes.data() + 1, b->bytes.size() - 1);
-      b->bytes.Truncate(b->bytes.size() - 1);
+      b->bytes.EraseFront(1);
       for (uint32_t& end : b->ends) --end;
       if (b->crc) b->crc = libdeflate_crc32(0, b->bytes.data(), b->bytes.size());
     }

@@ -1,10 +1,12 @@
-// The block pool (formats/common/large_alloc.h).
+// The block pool (formats/common/large_alloc.h) and ByteBuffer, which
+// allocates from it (formats/common/byte_buffer.h).
 #include "formats/common/large_alloc.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "formats/common/byte_buffer.h"
 #include "formats/common/trace_data.h"
 
 namespace tracemill::formats {
@@ -132,6 +134,20 @@ TEST(ChunkPool, AnArenaReleasedIntoThePoolIsReusedByTheNext) {
   EXPECT_EQ(second.bytes_reserved(), reserved);
   EXPECT_EQ(v, std::string(100'000, 'b'));
   EXPECT_EQ(ChunkPoolBytes(), 0u);  // every pooled chunk was taken again
+}
+
+TEST(ByteBuffer, EraseFrontKeepsTheRestInOrder) {
+  ByteBuffer b;
+  b.Append("\n,{\"a\":1}");
+  b.EraseFront(0);
+  EXPECT_EQ(b.view(), "\n,{\"a\":1}");
+  b.EraseFront(1);
+  EXPECT_EQ(b.view(), ",{\"a\":1}");
+  EXPECT_EQ(b.size(), 8u);
+  b.EraseFront(8);
+  EXPECT_EQ(b.view(), "");
+  b.Append("xy");
+  EXPECT_EQ(b.view(), "xy");
 }
 
 }  // namespace
