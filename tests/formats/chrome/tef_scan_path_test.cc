@@ -268,6 +268,63 @@ TEST(TefScanPath, ArgsCopiedMemberByMemberAsAWhole) {
   }
 }
 
+// Args containers are remembered by their bytes (ValueMemo, a slot chosen
+// by the 32 bytes at the value): values that share their first 32 bytes
+// (one slot) but differ after, a value that is another's start, the same
+// value with other whitespace, values of 64 and 65 bytes, strings that
+// differ in one byte: each event keeps its own value, in an order that
+// revisits them, on a decoder's first and second input; a remembered
+// value's start followed by no end is declined.
+TEST(TefScanPath, RepeatedArgsContainersKeepTheirOwnBytes) {
+  const std::string head = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ";
+  std::string sixty_four = "[\"" + std::string(60, 'x') + "\"]", sixty_five = "[\"" + std::string(61, 'x') + "\"]";
+  ASSERT_EQ(sixty_four.size(), 64u);
+  const std::vector<std::string> values = {
+      head + "12]", head + "13]", head + "12, 14]", head + " 12]", head + "12 ]", "[[1, 3], [], [7]]",
+      "[[1, 3], [], [7], []]", R"(["float", "float"])", R"(["float", "floaT"])", R"({"a": [1], "b": {}})",
+      R"({"a": [1], "b": []})", sixty_four, sixty_five, "[]", "[ ]", "[[]]",
+  };
+  std::string doc = "[";
+  int n = 0;
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string& a = values[(i * (round + 1)) % values.size()];
+      const std::string& b = values[(i * 7 + round) % values.size()];
+      absl::StrAppend(&doc, n ? ",\n" : "", R"({"ph": "X", "name": "a", "ts": )", n + 1,
+                      R"(, "args": {"Input Dims": )", a, R"(, "grid": )", b, R"(, "block": )", a, "}}");
+      ++n;
+    }
+  doc += "]";
+  EXPECT_TRUE(ExpectSame(doc, "repeated containers"));
+  // One decoder, two inputs: the second finds the first's values remembered.
+  std::string padded = doc + doc;
+  padded.append(simdjson::SIMDJSON_PADDING, '\0');
+  TefDecoder dec;
+  std::string dumps[2];
+  for (int k = 0; k < 2; ++k) {
+    TraceBuilder b;
+    const DecodeReport r = dec.Decode(std::string_view(padded.data() + k * doc.size(), doc.size()),
+                                      padded.size() - k * doc.size(), &b);
+    EXPECT_TRUE(dec.scanned());
+    dumps[k] = fuzz::DecodeDump(*b.Finish(), r);
+  }
+  EXPECT_EQ(dumps[0], dumps[1]);
+  EXPECT_EQ(dumps[0], Decode(doc, false).dump);
+  // The exact rest of an event whose value begins with a remembered one.
+  EXPECT_NE(dumps[0].find(R"({"Input Dims":[1,2,3,4,5,6,7,8,9,10,11,12,14],"grid":)"), std::string::npos);
+  // Remembered values near the end of the scan path's 16 KiB room for a
+  // rest, where fewer bytes are left than the value has.
+  std::string near = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"f": "", "k": )" + head + "12]}}";
+  for (int k = 0; k < 80; ++k)
+    absl::StrAppend(&near, R"(, {"ph": "X", "name": "a", "ts": 1, "args": {"f": ")", std::string(16300 + k, 'x'),
+                    R"(", "k": )", head, "12]}}");
+  near += "]";
+  EXPECT_TRUE(ExpectSame(near, "remembered values near the room's end"));
+  // A remembered value's start with no end: declined.
+  const std::string cut = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"k": )" + head + R"(12]}}, {"ph": "X", "name": "a", "ts": 2, "args": {"k": )" + head + "12}}]";
+  EXPECT_FALSE(ExpectSame(cut, "cut"));
+}
+
 // Names, categories and phases are interned through a cache of recent
 // strings (256 slots, views into the input): with thousands of names that
 // share slots, in an order that revisits them, every event keeps its own
