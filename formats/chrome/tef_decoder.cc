@@ -1005,6 +1005,7 @@ struct TefDecoder::Impl {
     alignas(16) char text[32] = {};
     uint32_t want = 0;  // the bits of the first `len` bytes (LeadMatches)
     uint8_t len = 0;    // 0: none yet
+    bool end = false;   // the bytes end with the object's closing `}`
   };
   struct MemberLead : Lead {
     uint32_t sig = 0;  // the key's KeySig
@@ -1052,7 +1053,20 @@ struct TefDecoder::Impl {
     std::memcpy(lead.text, json.data() + q, v - q);
     lead.len = static_cast<uint8_t>(v - q);
     lead.want = lead.len >= 32 ? 0xFFFFFFFFu : (uint32_t{1} << lead.len) - 1;
+    lead.end = false;
     return &lead;
+  }
+
+  // LearnEnd: where member position `i` found no member but the object's
+  // end (json[e] is `}`, after the whitespace from q), json[q, e] becomes
+  // one of the position's leads, marked `end`: an object of the same layout
+  // then ends without four failed compares and a scan (each event and each
+  // args object ended so).
+  template <typename L>
+  void LearnEnd(std::string_view json, size_t q, size_t e, size_t i, L (*ways)[kLeadWays]) {
+    if (i >= kLeads || e >= json.size() || json[e] != '}' || e + 1 - q > sizeof(Lead::text)) return;
+    uint8_t* victim = std::is_same_v<L, MemberLead> ? &lead_victim[i] : &args_victim[i];
+    LearnLead(json, q, e + 1, ways[i], victim)->end = true;
   }
 
   // ArgsLead: a MemberLead for the members of an event's args object (Kineto
@@ -1190,13 +1204,20 @@ struct TefDecoder::Impl {
       const ArgsLead* hit = i < kLeads ? FindLead(json, q, args_leads[i]) : nullptr;
       size_t v;  // the value's first byte
       if (hit) {
+        if (hit->end) {
+          k = q + hit->len - 1;
+          break;
+        }
         CopyLeadOut(*hit, o, o_end);
         o += hit->out_len;
         v = Space(json, q + hit->len);
       } else {
         k = Space(json, q);
         if (k >= json.size()) return nullptr;
-        if (i > 0 ? json[k] != ',' : json[k] == '}') break;
+        if (i > 0 ? json[k] != ',' : json[k] == '}') {
+          LearnEnd(json, q, k, i, args_leads);
+          break;
+        }
         if (i > 0) k = Space(json, k + 1);
         std::string_view key;
         v = k;
@@ -1267,13 +1288,20 @@ struct TefDecoder::Impl {
       uint32_t sig;
       const MemberLead* hit = i < kLeads ? FindLead(json, q, leads[i]) : nullptr;
       if (hit) {
+        if (hit->end) {
+          p = q + hit->len - 1;
+          break;
+        }
         key = json.substr(q + hit->key_begin, hit->key_len);
         kind = hit->kind;
         sig = hit->sig;
         p = Space(json, q + hit->len);
       } else {
         p = Space(json, q);
-        if (i > 0 ? p >= n || json[p] != ',' : p < n && json[p] == '}') break;
+        if (i > 0 ? p >= n || json[p] != ',' : p < n && json[p] == '}') {
+          LearnEnd(json, q, p, i, leads);
+          break;
+        }
         if (i > 0) p = Space(json, p + 1);
         const size_t key_at = p;
         if (!ScanKey(json, &p, &key) || p >= n) return false;

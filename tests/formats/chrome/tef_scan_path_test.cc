@@ -211,6 +211,27 @@ TEST(TefScanPath, MemberLeadsMatchByteForByte) {
   EXPECT_EQ(decode_with(&reused, second), Decode(second, false).dump);
 }
 
+// An object's end is a lead too (the bytes from the last value to its `}`,
+// marked as an end): events and args objects that end at a member position
+// where others go on, with more layouts there than a position has ways, so
+// end leads and member leads take each other's ways; each object still
+// ends where its `}` is.
+TEST(TefScanPath, ObjectsEndByALeadWhereOthersGoOn) {
+  const std::vector<std::string> tails = {"}", ", \"dur\": 2}", " }", ",\"dur\": 2}", ", \"tid\": 3}", "\n}",
+                                          ", \"dur\": 2 }"};
+  const std::vector<std::string> args = {"{}", "{ }", R"({"a": 1})", R"({"a": 1, "b": 2})", R"({"a": 1 })",
+                                         R"({"a": 1,"b": 2})", R"({"a": 1, "c": [1]})", "{\"a\": 1\n}"};
+  std::string doc = "[";
+  for (int round = 0; round < 4; ++round)
+    for (size_t i = 0; i < tails.size() * args.size(); ++i) {
+      const size_t k = i * (round + 1) + round;
+      absl::StrAppend(&doc, round || i ? ",\n" : "", R"({"ph": "X", "name": "a", "args": )",
+                      args[k % args.size()], R"(, "ts": 1)", tails[(k / args.size()) % tails.size()]);
+    }
+  doc += "]";
+  EXPECT_TRUE(ExpectSame(doc, "object ends"));
+}
+
 // Args are copied member by member (CopyArgs), with their own leads: the
 // same bytes as a copy of the whole object, the same inputs refused. Args
 // whose leads differ by one byte from the event before, more members than
