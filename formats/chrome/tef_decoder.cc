@@ -42,6 +42,30 @@ inline bool KeyIs(std::string_view key, const char (&lit)[N]) {
   return true;
 }
 
+// SameText: a == b, in place for up to 16 bytes (two overlapping loads of
+// 8, 4 or 1 bytes each side, never past either view): the names,
+// categories, pids and tids compared against the last ones an event had
+// called memcmp through string_view's == (318k calls, ~30 instructions
+// each, on Kineto's ResNet-50 rank).
+inline bool SameText(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
+  auto load = [](const char* p, auto word) {
+    std::memcpy(&word, p, sizeof(word));
+    return word;
+  };
+  if (n >= 8)
+    return load(a.data(), uint64_t{}) == load(b.data(), uint64_t{}) &&
+           load(a.data() + n - 8, uint64_t{}) == load(b.data() + n - 8, uint64_t{});
+  if (n >= 4)
+    return load(a.data(), uint32_t{}) == load(b.data(), uint32_t{}) &&
+           load(a.data() + n - 4, uint32_t{}) == load(b.data() + n - 4, uint32_t{});
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // True if `raw` is one string token (`"..."`, closed by its last byte) or
 // one literal or number.
 bool ValidScalarToken(std::string_view raw, bool is_string) {
@@ -223,7 +247,7 @@ struct TefDecoder::Impl {
     bool valid = false;
     template <uint32_t (TraceBuilder::*kIntern)(std::string_view) = &TraceBuilder::InternString>
     uint32_t Intern(TraceBuilder* builder, std::string_view raw_body) {
-      if (!valid || body != raw_body) {
+      if (!valid || !SameText(body, raw_body)) {
         id = (builder->*kIntern)(raw_body);
         body = raw_body;
         valid = true;
@@ -248,7 +272,7 @@ struct TefDecoder::Impl {
   // InternRecent: TraceBuilder::InternString for an event's ph, name or
   // cat, through `last` (that member's last string) and recent_names.
   uint32_t InternRecent(LastString& last, std::string_view body) {
-    if (last.valid && last.body == body) return last.id;
+    if (last.valid && SameText(last.body, body)) return last.id;
     LastString& recent = recent_names[RecentSlot(body)];
     last.id = recent.Intern(b, body);
     last.body = body;

@@ -384,6 +384,44 @@ TEST(TefScanPath, RecentStringsKeepEachEventsOwnName) {
     }
 }
 
+// An event's name, category, pid and tid are compared with the last ones
+// in place (SameText): strings of every length up to 20 that differ from
+// the event before in one byte only, at each place in turn, each kept as
+// its own, on both paths.
+TEST(TefScanPath, NamesDifferingInOneByteStayApart) {
+  std::string doc = "[";
+  std::vector<std::string> texts;
+  for (size_t len = 1; len <= 20; ++len)
+    for (size_t k = 0; k < len; ++k)
+      for (char c : {'1', '2'}) {
+        std::string t(len, '7');
+        t[k] = c;
+        texts.push_back(t);
+      }
+  for (size_t i = 0; i < texts.size(); ++i)
+    absl::StrAppend(&doc, i ? "," : "", R"({"ph": "X", "cat": "c)", texts[i], R"(", "name": "n)", texts[i],
+                    R"(", "pid": )", texts[i], R"(, "tid": )", texts[i], R"(, "ts": )", i, "}");
+  doc += "]";
+  for (bool scan : {true, false}) {
+    std::string padded = doc + std::string(simdjson::SIMDJSON_PADDING, '\0');
+    TefDecoder dec;
+    dec.set_scan_path(scan);
+    TraceBuilder b;
+    dec.Decode(std::string_view(padded.data(), doc.size()), padded.size(), &b);
+    EXPECT_EQ(dec.scanned(), scan);
+    auto data = b.Finish();
+    ASSERT_EQ(data->events.size(), texts.size());
+    for (const Event& e : data->events) {
+      const size_t i = static_cast<size_t>(e.ts_ns / 1000);
+      ASSERT_LT(i, texts.size());
+      EXPECT_EQ(data->strings[e.name], "n" + texts[i]) << "event " << i;
+      EXPECT_EQ(data->strings[e.cat], "c" + texts[i]) << "event " << i;
+      EXPECT_EQ(data->strings[e.tid], texts[i]) << "event " << i;
+      EXPECT_EQ(data->processes[e.pid].pid_token, texts[i]) << "event " << i;
+    }
+  }
+}
+
 // pid, tid, id and bind_id are read from a scalar token only; a container
 // value stays in the event's rest as it is, on both paths.
 TEST(TefScanPath, ContainerPidTidIdsStayInTheRest) {
