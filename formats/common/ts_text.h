@@ -38,7 +38,9 @@ std::optional<int64_t> ParseMicrosToNanos(std::string_view text);
 // fits in int64 ns: sets `*end` to the offset after the token and returns
 // the value. nullopt (and `*end` untouched) otherwise, e.g. for an exponent,
 // a leading zero or a string: the caller scans the token and parses it the
-// usual way. The TEF scan path's `ts` and `dur` (tef_decoder.cc).
+// usual way. The TEF scan path's `ts` and `dur` (tef_decoder.cc). Its word
+// loads read up to 7 bytes past json.size(): `json` must lie in a buffer
+// padded by at least that much (the scan path's inputs are).
 std::optional<int64_t> ScanMicrosToNanos(std::string_view json, size_t pos, size_t* end);
 
 // ParseSecondsToNanos: as ParseMicrosToNanos, for a number of seconds

@@ -95,6 +95,14 @@ TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
   EXPECT_EQ(ParseSecondsToNanos("999999999.9999999995"), 1000000000000000000);
 }
 
+// Scan: ScanMicrosToNanos of `json` in a buffer padded as the scan path's
+// inputs are (its word loads read past the view), the padding digits, which
+// must not be read as the number's.
+std::optional<int64_t> Scan(const std::string& json, size_t pos, size_t* end) {
+  const std::string padded = json + std::string(8, '7');
+  return ScanMicrosToNanos(std::string_view(padded.data(), json.size()), pos, end);
+}
+
 // ScanMicrosToNanos (the TEF scan path's ts and dur): where it takes a
 // token, the token ends where RFC 8259's grammar ends it and the value is
 // ParseMicrosToNanos's; it leaves exponents, leading zeros, 17 integer
@@ -108,11 +116,11 @@ TEST(ScanMicrosToNanos, TakesTheCommonFormAsParseMicrosToNanos) {
     t.push_back(static_cast<char>('1' + next() % 9));
     for (int k = 1; k < int_len; ++k) t.push_back(static_cast<char>('0' + next() % 10));
     if (frac_len) t.push_back('.');
-    for (int k = 0; k < frac_len; ++k) t.push_back("9945"[next() % 4]);
+    for (int k = 0; k < frac_len; ++k) t.push_back(next() % 2 ? "9945"[next() % 4] : static_cast<char>('0' + next() % 10));
     const char* after[] = {",", "}", " ,", "]", "", "x"};
     const std::string json = "[" + t + after[next() % 6];
     size_t end = 0;
-    const std::optional<int64_t> v = ScanMicrosToNanos(json, 1, &end);
+    const std::optional<int64_t> v = Scan(json, 1, &end);
     if (int_len > 16) {
       EXPECT_EQ(v, std::nullopt) << t;
       continue;
@@ -130,17 +138,28 @@ TEST(ScanMicrosToNanos, TakesTheCommonFormAsParseMicrosToNanos) {
   size_t end = 7;
   for (const char* left : {"0123", "-01", "1e3", "1.5E-2", "-", "1.", ".5", "-.5", "\"12\"", "true", "x",
                            "12345678901234567", "9999999999999999.9995"}) {
-    EXPECT_EQ(ScanMicrosToNanos(std::string(left) + ",", 0, &end), std::nullopt) << left;
+    EXPECT_EQ(Scan(std::string(left) + ",", 0, &end), std::nullopt) << left;
+    EXPECT_EQ(Scan(left, 0, &end), std::nullopt) << left;
     EXPECT_EQ(end, 7u) << left;
   }
-  EXPECT_EQ(ScanMicrosToNanos("0,", 0, &end), 0);
+  EXPECT_EQ(Scan("0,", 0, &end), 0);
   EXPECT_EQ(end, 1u);
-  EXPECT_EQ(ScanMicrosToNanos("-0.0004}", 0, &end), 0);
+  EXPECT_EQ(Scan("-0.0004}", 0, &end), 0);
   EXPECT_EQ(end, 7u);
-  EXPECT_EQ(ScanMicrosToNanos("\"ts\": 1623142623461462.5, ", 6, &end), 1623142623461462500);
+  EXPECT_EQ(Scan("\"ts\": 1623142623461462.5, ", 6, &end), 1623142623461462500);
   EXPECT_EQ(end, 24u);
-  EXPECT_EQ(ScanMicrosToNanos("9223372036854775.807]", 0, &end), INT64_MAX);
+  EXPECT_EQ(Scan("9223372036854775.807]", 0, &end), INT64_MAX);
   EXPECT_EQ(end, 20u);
+  // Every length of integer and fraction, the number ending the view (the
+  // padding's digits are not its own), 0 and 9 in every place.
+  for (int len = 1; len <= 16; ++len)
+    for (int frac = 0; frac <= 5; ++frac)
+      for (char d : {'0', '9'}) {
+        std::string t = "1" + std::string(len - 1, d);
+        if (frac) t += "." + std::string(frac, d);
+        EXPECT_EQ(Scan(t, 0, &end), ParseMicrosToNanos(t)) << t;
+        EXPECT_EQ(end, t.size()) << t;
+      }
 }
 
 TEST(ParseMicrosToNanos, ExponentsShiftTheDecimalPointExactly) {
