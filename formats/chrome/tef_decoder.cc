@@ -998,10 +998,17 @@ struct TefDecoder::Impl {
         }
         if (!value_end && window == n - p) return std::string_view::npos;  // not clean
       } else {
+        // A string or scalar the scan path's loops accept is copied as it is
+        // (what CopyCleanJson writes for a clean one, as CopyArgs does).
         end = ScanValue(json, p);
         if (end == std::string_view::npos) return end;
-        if (end - p <= room - head) value_end = CopyCleanJsonValue(json.substr(p, end - p), o);
-        if (!value_end && end - p <= room - head) return std::string_view::npos;  // e.g. a number past 1,000 digits
+        if (end - p <= room - head) {
+          const char c = json[p];
+          if ((c == '-' || (c >= '0' && c <= '9')) && end - p > kMaxNumberChars)
+            return std::string_view::npos;  // a number past 1,000 digits: repaired by the fast path
+          CopyShort(json.data() + p, end - p, o, pb->area + kRestWindow);
+          value_end = o + (end - p);
+        }
       }
       if (value_end) {
         if (kind == KeyKind::kArgs) {

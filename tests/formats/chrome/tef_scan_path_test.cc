@@ -211,6 +211,26 @@ TEST(TefScanPath, MemberLeadsMatchByteForByte) {
   EXPECT_EQ(decode_with(&reused, second), Decode(second, false).dump);
 }
 
+// An event's own members of non-core keys that are strings or scalars are
+// copied into its rest as the scan path's loops found them: the same bytes
+// as the fast path's, the same refusals (a number past 1,000 digits, a bad
+// literal, a leading zero, a control character).
+TEST(TefScanPath, EventScalarsCopiedAsFound) {
+  const std::string base = R"({"ph": "X", "name": "a", "ts": 1, )";
+  for (const std::string& m : {std::string(R"("s": "t", "bp": "e")"), std::string(R"("x": 1.5e3, "y": true, "z": null)"),
+                               std::string(R"("w": -0, "v": -12.25E-1, "u": "\u00e9\n\"")"),
+                               "\"n\": " + std::string(1000, '7'), "\"q\": \"" + std::string(40, 'q') + "\""}) {
+    const std::string doc = "[" + base + m + "}, " + base + m + "}]";
+    EXPECT_TRUE(ExpectSame(doc, m.substr(0, 60))) << m.substr(0, 60);
+  }
+  for (const std::string& bad : {"\"m\": " + std::string(1001, '7'), std::string(R"("b": 01)"),
+                                 std::string(R"("d": tru)"), std::string("\"c\": \"a\x01\""),
+                                 std::string(R"("e": 1.)"), std::string(R"("f": -)")}) {
+    const std::string doc = "[" + base + R"("k": 1}, )" + base + bad + "}]";
+    EXPECT_FALSE(ExpectSame(doc, bad.substr(0, 60))) << bad.substr(0, 60);
+  }
+}
+
 // An object's end is a lead too (the bytes from the last value to its `}`,
 // marked as an end): events and args objects that end at a member position
 // where others go on, with more layouts there than a position has ways, so
