@@ -371,13 +371,15 @@ TEST(TefScanPath, RepeatedArgsContainersKeepTheirOwnBytes) {
 // share slots, in an order that revisits them, every event keeps its own
 // name, category and phase, on both paths and on a decoder's second input.
 TEST(TefScanPath, RecentStringsKeepEachEventsOwnName) {
+  // pids and tids (raw tokens, through their own recent slots) revisit too.
+  auto TidOf = [](int n) { return n % 2 ? absl::StrCat(n % 11) : absl::StrCat("\"t", n % 13, "\""); };
   std::string doc = "[";
   std::vector<std::string> names;
   for (int i = 0; i < 3000; ++i) {
     const int n = (i * 7919) % 1100;  // revisits, in an order that jumps
     names.push_back(absl::StrCat("op", n % 10 == 0 ? "" : "::x", n));
     absl::StrAppend(&doc, i ? "," : "", R"({"ph": ")", i % 3 ? "X" : "i", R"(", "cat": "c)", n % 5, R"(", "name": ")",
-                    names.back(), R"(", "ts": )", i, "}");
+                    names.back(), R"(", "ts": )", i, R"(, "pid": )", n % 7, R"(, "tid": )", TidOf(n), "}");
   }
   doc += "]";
   TefDecoder dec;
@@ -398,6 +400,8 @@ TEST(TefScanPath, RecentStringsKeepEachEventsOwnName) {
         EXPECT_EQ(name, names[i]) << "event " << i;
         EXPECT_EQ(data->strings[e.ph], i % 3 ? "X" : "i") << "event " << i;
         EXPECT_EQ(data->strings[e.cat], absl::StrCat("c", (i * 7919 % 1100) % 5)) << "event " << i;
+        EXPECT_EQ(data->processes[e.pid].pid_token, absl::StrCat((i * 7919 % 1100) % 7)) << "event " << i;
+        EXPECT_EQ(data->strings[e.tid], TidOf(static_cast<int>(i * 7919 % 1100))) << "event " << i;
         ++seen[i];
       }
       EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(names.size()));
