@@ -47,7 +47,7 @@ inline bool KeyIs(std::string_view key, const char (&lit)[N]) {
 // categories, pids and tids compared against the last ones an event had
 // called memcmp through string_view's == (318k calls, ~30 instructions
 // each, on Kineto's ResNet-50 rank).
-inline bool SameText(std::string_view a, std::string_view b) {
+[[gnu::always_inline]] inline bool SameText(std::string_view a, std::string_view b) {
   const size_t n = a.size();
   if (n != b.size()) return false;
   if (n > 16) return std::memcmp(a.data(), b.data(), n) == 0;
@@ -267,7 +267,7 @@ struct TefDecoder::Impl {
   // (session 28) sent Kineto's operator and kernel names to the same slots:
   // 44,857 of the ResNet-50 rank's 132,645 lookups missed, now 1,515.
   static_assert(kRecentNames == 256);
-  static size_t RecentSlot(std::string_view body) {
+  [[gnu::always_inline]] static size_t RecentSlot(std::string_view body) {
     const size_t n = body.size();
     const char* d = body.data();
     uint64_t first = 0, last = 0;
@@ -296,7 +296,7 @@ struct TefDecoder::Impl {
   // name or cat; InternPid, InternToken for its pid, tid) through `last`
   // (that member's last string) and the `kSlots` of `recent`.
   template <uint32_t (TraceBuilder::*kIntern)(std::string_view), size_t kSlots>
-  uint32_t InternRecent(LastString& last, std::string_view body, LastString (&recent)[kSlots]) {
+  [[gnu::always_inline]] uint32_t InternRecent(LastString& last, std::string_view body, LastString (&recent)[kSlots]) {
     static_assert(kSlots <= kRecentNames && kRecentNames % kSlots == 0);
     if (last.valid && SameText(last.body, body)) return last.id;
     LastString& slot = recent[RecentSlot(body) / (kRecentNames / kSlots)];
@@ -305,7 +305,7 @@ struct TefDecoder::Impl {
     last.valid = true;
     return last.id;
   }
-  uint32_t InternRecent(LastString& last, std::string_view body) {
+  [[gnu::always_inline]] uint32_t InternRecent(LastString& last, std::string_view body) {
     return InternRecent<&TraceBuilder::InternString>(last, body, recent_names);
   }
   void ForgetLastStrings() {
@@ -518,6 +518,160 @@ struct TefDecoder::Impl {
     return ParseMicrosToNanos(NumberText(raw));
   }
 
+  // CoreSeen: what an event's core members gave besides the Event's own
+  // fields (TakeCore), for Finish: a usable ph, the ts and dur text.
+  struct CoreSeen {
+    bool have_ph = false;
+    std::string_view ts_text, dur_text;
+  };
+  // Take: what TakeCore did with a member.
+  enum class Take : uint8_t { kTaken, kRest, kError };
+
+  // TakeCore reads member `raw` of a key of `kind` into `*ep` and `*seen`
+  // (ph, name and cat interned, pid, tid, id, bind_id and a global id2
+  // interned, ts and dur text kept for Finish): kTaken. kRest when the key
+  // is not a core one or its value not of the kind read (the member then
+  // belongs in the event's rest); kError (`*err` set) when the fast path
+  // must start over on the tolerant one (a malformed id2).
+  [[gnu::always_inline]] Take TakeCore(KeyKind kind, std::string_view raw, uint64_t offset, Event* ep,
+                                        CoreSeen* seen, error_code* err) {
+    Event& e = *ep;
+    bool handled = true;
+    // Whether the value is a scalar token: looked at by the pid, tid, id
+    // and bind_id cases only (not worked out for every member).
+    auto scalar = [raw] { return !raw.empty() && raw[0] != '{' && raw[0] != '['; };
+    switch (kind) {
+      case KeyKind::kPh:
+        if (auto body = JsonStringBody(raw); body && !body->empty()) {
+          e.ph = InternRecent(last_ph, *body);
+          e.phase = (*body)[0];
+          seen->have_ph = true;
+        }
+        break;
+      case KeyKind::kTs:
+        seen->ts_text = raw;
+        break;
+      case KeyKind::kDur:
+        seen->dur_text = raw;
+        break;
+      case KeyKind::kName:
+        if (auto body = JsonStringBody(raw)) {
+          e.name = InternRecent(last_name, *body);
+          NulsKeptIfNew(e.name, raw);
+        } else {
+          handled = false;
+        }
+        break;
+      case KeyKind::kCat:
+        if (auto body = JsonStringBody(raw)) {
+          e.cat = InternRecent(last_cat, *body);
+          NulsKeptIfNew(e.cat, raw);
+        } else {
+          handled = false;
+        }
+        break;
+      // pid, tid, id, bind_id: a scalar token (a container goes to the rest).
+      case KeyKind::kPid:
+        handled = scalar();
+        if (handled) {
+          e.pid = InternRecent<&TraceBuilder::InternPid>(last_pid, raw, recent_pids);
+          e.flags |= kHasPid;
+        }
+        break;
+      case KeyKind::kTid:
+        handled = scalar();
+        if (handled) {
+          e.tid = InternRecent<&TraceBuilder::InternToken>(last_tid, raw, recent_tids);
+          e.flags |= kHasTid;
+        }
+        break;
+      case KeyKind::kId:
+        handled = scalar();
+        if (handled) { e.id = b->InternId(raw); e.flags |= kHasId; }
+        break;
+      case KeyKind::kBindId:
+        handled = scalar();
+        if (handled) { e.bind_id = b->InternId(raw); e.flags |= kHasBindId; }
+        break;
+      case KeyKind::kId2:
+        if (raw.find("\"global\"") == std::string_view::npos) {
+          handled = false;
+          break;
+        }
+        if (Id2Global(raw, offset, &e, &handled, err) == Outcome::kSimdjsonError) return Take::kError;
+        break;
+      default:
+        handled = false;
+        break;
+    }
+    return handled ? Take::kTaken : Take::kRest;
+  }
+
+  // Finish completes event `e` once its members are read (Interpret's or
+  // the scan path's): dropped (and counted) without members (`any_field`
+  // false), without a ph, or with a bad or missing ts or bad dur; else its
+  // rest kept (the direct one, `rest_len` bytes, or the scratch `rest`),
+  // process metadata read from its args ([args_begin, args_end) of the
+  // rest) and the event added to the builder.
+  [[gnu::always_inline]] Outcome Finish(Event& e, const CoreSeen& seen, bool any_field, size_t args_begin,
+                                         size_t args_end) {
+    bool ts_bad = false, dur_bad = false;
+    if (!any_field) {
+      report->dropped.Add(DropReason::kEmptyObject);
+      return Outcome::kDropped;
+    }
+    if (!seen.have_ph) {
+      report->dropped.Add(DropReason::kMissingPh);
+      return Outcome::kDropped;
+    }
+    if (!seen.ts_text.empty()) {
+      if (auto ns = Micros(seen.ts_text, scanned_ts); ns && InTimeRange(*ns)) {
+        e.ts_ns = *ns;
+        e.flags |= kHasTs;
+      } else {
+        ts_bad = true;
+      }
+    }
+    if (!seen.dur_text.empty()) {
+      auto ns = Micros(seen.dur_text, scanned_dur);
+      if (ns && *ns >= 0 && InTimeRange(*ns)) {
+        e.dur_ns = *ns;
+        e.flags |= kHasDur;
+      } else {
+        dur_bad = true;
+      }
+    }
+    if (e.phase != 'M') {
+      if (ts_bad) {
+        report->dropped.Add(DropReason::kBadTs);
+        return Outcome::kDropped;
+      }
+      if (!(e.flags & kHasTs)) {
+        report->dropped.Add(DropReason::kMissingTs);
+        return Outcome::kDropped;
+      }
+      if (dur_bad) {
+        report->dropped.Add(DropReason::kBadDur);
+        return Outcome::kDropped;
+      }
+    }
+    std::string_view stored;
+    if (rest_on_scratch) stored = b->rest_arena().Copy(rest);
+    else if (rest_len) stored = b->rest_arena().Keep(rest_len);
+    if (!stored.empty()) {
+      e.rest = stored.data();
+      e.rest_len = static_cast<uint32_t>(stored.size());
+    }
+    if (e.phase == 'M' && (e.flags & kHasPid) && args_end > args_begin) {
+      std::string_view name = b->InternedString(e.name);
+      if (name == "process_name" || name == "process_sort_index" || name == "process_labels") {
+        ReadProcessMeta(name, stored.substr(args_begin, args_end - args_begin), e.pid);
+      }
+    }
+    b->AddEvent(e);
+    return Outcome::kEvent;
+  }
+
   // Interpret makes the event of `members` (DecodeEvent's or the scan
   // path's) and adds it to the builder. kSimdjsonError (in `*err`) when the
   // fast path must start over on the tolerant one, or the scan path over on
@@ -529,8 +683,7 @@ struct TefDecoder::Impl {
     rest_len = prebuilt.len;
     rest_on_scratch = false;
     size_t args_begin = prebuilt.args_begin, args_end = prebuilt.args_end;
-    bool have_ph = false, ts_bad = false, dur_bad = false;
-    std::string_view ts_text, dur_text;
+    CoreSeen seen;
     if (duplicates) {  // the last occurrence of each key
       last_index.clear();
       for (size_t i = 0; i < members.size(); ++i) last_index[members[i].key] = i;
@@ -554,76 +707,14 @@ struct TefDecoder::Impl {
           continue;
         }
       }
-      // Core keys first; everything else goes to `rest`.
-      bool handled = true;
-      // Whether the value is a scalar token: looked at by the pid, tid, id
-      // and bind_id cases only (not worked out for every member).
-      auto scalar = [raw] { return !raw.empty() && raw[0] != '{' && raw[0] != '['; };
-      switch (members[i].kind) {
-        case KeyKind::kPh:
-          if (auto body = JsonStringBody(raw); body && !body->empty()) {
-            e.ph = InternRecent(last_ph, *body);
-            e.phase = (*body)[0];
-            have_ph = true;
-          }
-          break;
-        case KeyKind::kTs:
-          ts_text = raw;
-          break;
-        case KeyKind::kDur:
-          dur_text = raw;
-          break;
-        case KeyKind::kName:
-          if (auto body = JsonStringBody(raw)) {
-            e.name = InternRecent(last_name, *body);
-            NulsKeptIfNew(e.name, raw);
-          } else {
-            handled = false;
-          }
-          break;
-        case KeyKind::kCat:
-          if (auto body = JsonStringBody(raw)) {
-            e.cat = InternRecent(last_cat, *body);
-            NulsKeptIfNew(e.cat, raw);
-          } else {
-            handled = false;
-          }
-          break;
-        // pid, tid, id, bind_id: a scalar token (a container goes to the rest).
-        case KeyKind::kPid:
-          handled = scalar();
-          if (handled) {
-            e.pid = InternRecent<&TraceBuilder::InternPid>(last_pid, raw, recent_pids);
-            e.flags |= kHasPid;
-          }
-          break;
-        case KeyKind::kTid:
-          handled = scalar();
-          if (handled) {
-            e.tid = InternRecent<&TraceBuilder::InternToken>(last_tid, raw, recent_tids);
-            e.flags |= kHasTid;
-          }
-          break;
-        case KeyKind::kId:
-          handled = scalar();
-          if (handled) { e.id = b->InternId(raw); e.flags |= kHasId; }
-          break;
-        case KeyKind::kBindId:
-          handled = scalar();
-          if (handled) { e.bind_id = b->InternId(raw); e.flags |= kHasBindId; }
-          break;
-        case KeyKind::kId2:
-          if (raw.find("\"global\"") == std::string_view::npos) {
-            handled = false;
-            break;
-          }
-          if (Id2Global(raw, offset, &e, &handled, err) == Outcome::kSimdjsonError) return Outcome::kSimdjsonError;
-          break;
-        default:
-          handled = false;
+      switch (TakeCore(members[i].kind, raw, offset, &e, &seen, err)) {
+        case Take::kTaken:
+          continue;
+        case Take::kError:
+          return Outcome::kSimdjsonError;
+        case Take::kRest:
           break;
       }
-      if (handled) continue;
       if (prebuilt.area) {  // the scan path wrote every member of a non-core key
         if (!IsCoreKind(members[i].kind)) continue;
         *err = simdjson::TAPE_ERROR;  // a core key's value kept in the rest: the fast path's
@@ -670,60 +761,7 @@ struct TefDecoder::Impl {
       }
       if (is_args) args_end = rest.size();
     }
-    if (!any_field) {
-      report->dropped.Add(DropReason::kEmptyObject);
-      return Outcome::kDropped;
-    }
-    if (!have_ph) {
-      report->dropped.Add(DropReason::kMissingPh);
-      return Outcome::kDropped;
-    }
-    if (!ts_text.empty()) {
-      if (auto ns = Micros(ts_text, scanned_ts); ns && InTimeRange(*ns)) {
-        e.ts_ns = *ns;
-        e.flags |= kHasTs;
-      } else {
-        ts_bad = true;
-      }
-    }
-    if (!dur_text.empty()) {
-      auto ns = Micros(dur_text, scanned_dur);
-      if (ns && *ns >= 0 && InTimeRange(*ns)) {
-        e.dur_ns = *ns;
-        e.flags |= kHasDur;
-      } else {
-        dur_bad = true;
-      }
-    }
-    if (e.phase != 'M') {
-      if (ts_bad) {
-        report->dropped.Add(DropReason::kBadTs);
-        return Outcome::kDropped;
-      }
-      if (!(e.flags & kHasTs)) {
-        report->dropped.Add(DropReason::kMissingTs);
-        return Outcome::kDropped;
-      }
-      if (dur_bad) {
-        report->dropped.Add(DropReason::kBadDur);
-        return Outcome::kDropped;
-      }
-    }
-    std::string_view stored;
-    if (rest_on_scratch) stored = b->rest_arena().Copy(rest);
-    else if (rest_len) stored = b->rest_arena().Keep(rest_len);
-    if (!stored.empty()) {
-      e.rest = stored.data();
-      e.rest_len = static_cast<uint32_t>(stored.size());
-    }
-    if (e.phase == 'M' && (e.flags & kHasPid) && args_end > args_begin) {
-      std::string_view name = b->InternedString(e.name);
-      if (name == "process_name" || name == "process_sort_index" || name == "process_labels") {
-        ReadProcessMeta(name, stored.substr(args_begin, args_end - args_begin), e.pid);
-      }
-    }
-    b->AddEvent(e);
-    return Outcome::kEvent;
+    return Finish(e, seen, any_field, args_begin, args_end);
   }
 
   // A top-level member other than traceEvents: kept for the output's
@@ -987,7 +1025,8 @@ struct TefDecoder::Impl {
   // without whitespace: a container is copied as it is found, so args are
   // walked once); if the area runs out, `*pb` is dropped and Interpret makes
   // the rest from the members.
-  size_t ScanMemberValue(std::string_view json, size_t p, std::string_view key, KeyKind kind, Prebuilt* pb) {
+  [[gnu::always_inline]] size_t ScanMemberValue(std::string_view json, size_t p, std::string_view key, KeyKind kind,
+                                                 Prebuilt* pb) {
     const size_t n = json.size();
     const bool container = json[p] == '{' || json[p] == '[';
     if (!pb->area || IsCoreKind(kind)) {
@@ -1339,18 +1378,67 @@ struct TefDecoder::Impl {
   }
 
   // ScanEvent decodes the event object at json[*pos] (its `{`) and moves
-  // `*pos` past it; false to decline.
+  // `*pos` past it; false to decline. Its members are read as they are
+  // found (TakeCore) while there are at most kDirectMembers and its rest
+  // fits the window; otherwise the event is scanned again with its members
+  // collected for Interpret.
   bool ScanEvent(std::string_view json, size_t* pos) {
+    const EventScan r = ScanEventAs<false>(json, pos);
+    if (r != EventScan::kCollect) return r == EventScan::kDone;
+    return ScanEventAs<true>(json, pos) == EventScan::kDone;
+  }
+
+  // EventScan: how ScanEventAs ended: the event made or dropped, the input
+  // declined, or (reading members as found) to be scanned again collecting.
+  enum class EventScan : uint8_t { kDone, kDecline, kCollect };
+  // kDirectMembers: the members an event read as found may have; the keys
+  // so far are kept for the duplicate check (KeyAgain).
+  static constexpr size_t kDirectMembers = 16;
+  struct SeenKey {
+    std::string_view key;
+    uint32_t sig;
+  };
+  SeenKey seen_keys[kDirectMembers];
+
+  // KeyAgain: whether member i's key (`sig`: KeySig(key)) is one of the
+  // first i members' (seen_keys), with AddMember's signature filter; then
+  // records it.
+  [[gnu::always_inline]] bool KeyAgain(std::string_view key, uint32_t sig, size_t i, uint64_t* sig_bits) {
+    const uint64_t sig_bit = SigBit(sig);
+    bool again = false;
+    if (*sig_bits & sig_bit) {
+      for (size_t k = 0; k < i; ++k) again |= seen_keys[k].sig == sig && seen_keys[k].key == key;
+    }
+    *sig_bits |= sig_bit;
+    seen_keys[i] = {key, sig};
+    return again;
+  }
+
+  // ScanEventAs: ScanEvent with the members collected (`kCollect`: into
+  // `members`, then Interpret) or read as found (TakeCore, then Finish; a
+  // 17th member or a rest past the window gives kCollect, and the caller
+  // scans again: what was interned meanwhile is interned again alike).
+  // What it calls for every member (ScanMemberValue, TakeCore, InternRecent,
+  // SameText, RecentSlot) is always inlined: called from two places, GCC 12
+  // kept them out of line (+4 % instructions, session 29).
+  template <bool kCollect>
+  EventScan ScanEventAs(std::string_view json, size_t* pos) {
+    constexpr EventScan kDecline = EventScan::kDecline;
     const size_t n = json.size();
     const size_t start = *pos;
-    members.clear();
+    const uint64_t offset = static_cast<uint64_t>(json.data() + start - base);
+    if constexpr (kCollect) members.clear();
     bool duplicates = false;
     uint64_t sig_bits = 0;
     Prebuilt pb;
     pb.area = b->rest_arena().Reserve(kRestWindow);
+    Event e{};
+    CoreSeen seen;
+    error_code err = SUCCESS;
     size_t q = start + 1;  // after the `{` or the previous value
     size_t p;
-    for (size_t i = 0;; ++i) {
+    size_t i = 0;
+    for (;; ++i) {
       std::string_view key;
       KeyKind kind;
       uint32_t sig;
@@ -1372,7 +1460,7 @@ struct TefDecoder::Impl {
         }
         if (i > 0) p = Space(json, p + 1);
         const size_t key_at = p;
-        if (!ScanKey(json, &p, &key) || p >= n) return false;
+        if (!ScanKey(json, &p, &key) || p >= n) return kDecline;
         kind = KindOf(key);
         sig = KeySig(key);
         if (i < kLeads && p - q <= sizeof(Lead::text)) {
@@ -1383,21 +1471,37 @@ struct TefDecoder::Impl {
           lead->kind = kind;
         }
       }
-      if (p >= n) return false;
+      if (p >= n) return kDecline;
       const size_t end = ScanMemberValue(json, p, key, kind, &pb);
-      if (end == std::string_view::npos) return false;
-      AddMember(key, kind, sig, json.substr(p, end - p), &sig_bits, &duplicates);
-      if (duplicates) return false;
+      if (end == std::string_view::npos) return kDecline;
+      const std::string_view raw = json.substr(p, end - p);
+      if constexpr (kCollect) {
+        AddMember(key, kind, sig, raw, &sig_bits, &duplicates);
+        if (duplicates) return kDecline;
+      } else {
+        if (i == kDirectMembers || !pb.area) return EventScan::kCollect;
+        if (KeyAgain(key, sig, i, &sig_bits)) return kDecline;
+        const Take t = TakeCore(kind, raw, offset, &e, &seen, &err);
+        // A core key's value kept in the rest: the fast path's.
+        if (t == Take::kError || (t == Take::kRest && IsCoreKind(kind))) return kDecline;
+      }
       q = end;
     }
-    if (p >= n || json[p] != '}') return false;
+    if (p >= n || json[p] != '}') return kDecline;
     *pos = p + 1;
-    error_code err = SUCCESS;
-    prebuilt = pb;
-    const Outcome o = Interpret(static_cast<uint64_t>(json.data() + start - base), false, &err);
-    prebuilt = Prebuilt{};
+    Outcome o;
+    if constexpr (kCollect) {
+      prebuilt = pb;
+      o = Interpret(offset, false, &err);
+      prebuilt = Prebuilt{};
+    } else {
+      rest_direct = pb.area;
+      rest_len = pb.len;
+      rest_on_scratch = false;
+      o = Finish(e, seen, i > 0, pb.args_begin, pb.args_end);
+    }
     scanned_ts = scanned_dur = ScannedTime{};
-    return o != Outcome::kSimdjsonError;
+    return o != Outcome::kSimdjsonError ? EventScan::kDone : kDecline;
   }
 
   // ScanEvents: the traceEvents array at json[*pos] (its `[`); `*pos` past it.

@@ -168,6 +168,9 @@ std::string DecodeDump(const formats::TraceData& d, const formats::DecodeReport&
   for (const auto& [k, v] : m.top_level) s << "T " << k << "=" << v << "\n";
   s << "R read " << r.events_read << " dropped " << r.dropped.Total() << " tolerant " << r.tolerant << " status "
     << r.status.ToString() << " at " << r.error_offset << "\n";
+  for (int k = 0; k < formats::kNumDropReasons; ++k) {  // by reason: empty_object is not missing_ph
+    if (r.dropped.n[k]) s << "D " << k << " " << r.dropped.n[k] << "\n";
+  }
   for (const std::string& w : r.warnings) s << "W " << w << "\n";
   return s.str();
 }

@@ -60,7 +60,8 @@ bool StrictJson(std::string_view json);
 void CheckTrace(const formats::TraceData& data, const formats::DecodeReport& rep);
 
 // DecodeDump: everything a decode leaves, as text (events in order with
-// their strings and rest, processes, metadata, the report), to compare two.
+// their strings and rest, processes, metadata, the report with its drops by
+// reason), to compare two.
 std::string DecodeDump(const formats::TraceData& data, const formats::DecodeReport& rep);
 
 // DecodeAndCheck decodes `prefix + data` with TefDecoder on the scan path

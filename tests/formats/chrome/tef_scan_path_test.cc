@@ -448,6 +448,32 @@ TEST(TefScanPath, NamesDifferingInOneByteStayApart) {
 
 // pid, tid, id and bind_id are read from a scalar token only; a container
 // value stays in the event's rest as it is, on both paths.
+// ScanEvent reads an event's members as it finds them while it has at most
+// 16 (their keys kept for the duplicate check); a longer event is scanned
+// again with its members collected, as is one whose rest outgrows the room
+// (DeclinesWhatItDoesNotTake...). Core keys past the 16th member, a key
+// given again as the 16th or 17th member and an event without members
+// must decode as on the fast path (a duplicate, with its warning, there).
+TEST(TefScanPath, LongEventsScannedAgainWithTheirMembersCollected) {
+  // `{"ph": "X", "k1": 1, ..., "kN": N` then `tail`.
+  auto event = [](int n, const std::string& tail) {
+    std::string e = R"({"ph": "X")";
+    for (int k = 1; k <= n; ++k) absl::StrAppend(&e, ", \"k", k, "\": ", k);
+    return e + tail;
+  };
+  const std::string longer = absl::StrCat(
+      R"({"traceEvents": [)", event(13, R"(, "name": "n16", "ts": 16})"), ", ",
+      event(14, R"(, "name": "n17", "ts": 17})"), ", ", event(20, R"(, "name": "late", "tid": 3, "ts": 5, "dur": 2})"),
+      R"(, {}, {"ph": "i", "name": "n17", "ts": 9}]})");
+  EXPECT_TRUE(ExpectSame(longer, "16, 17 and 25 members"));
+  const Decoded d = Decode(longer, true);
+  EXPECT_NE(d.dump.find("late"), std::string::npos);
+  for (const std::string& again : {event(14, R"(, "k3": 0})"), event(15, R"(, "k3": 0})"),
+                                   event(13, R"(, "ph": "i", "ts": 1})"), event(20, R"(, "ts": 1, "ts": 2})")}) {
+    EXPECT_FALSE(ExpectSame(absl::StrCat(R"({"traceEvents": [{"ph": "X", "ts": 1}, )", again, "]}"), again)) << again;
+  }
+}
+
 TEST(TefScanPath, ContainerPidTidIdsStayInTheRest) {
   const std::string text =
       R"({"traceEvents": [{"ph": "X", "name": "a", "pid": {"p": 1}, "tid": [2, 3], "ts": 1, "dur": 2},)"
