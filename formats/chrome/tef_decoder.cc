@@ -1032,7 +1032,7 @@ struct TefDecoder::Impl {
     if (!pb->area || IsCoreKind(kind)) {
       if (!container) {
         if (kind == KeyKind::kTs || kind == KeyKind::kDur) {
-          size_t end;
+          size_t end = 0;
           if (const std::optional<int64_t> ns = ScanMicrosToNanos(json, p, &end)) {
             (kind == KeyKind::kTs ? scanned_ts : scanned_dur) = {json.data() + p, *ns};
             return end;

@@ -8,6 +8,8 @@
 
 namespace tracemill::formats {
 namespace {
+using ts_internal::EightDigitsValue;
+using ts_internal::ParseEightDigits;
 constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 constexpr int64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
@@ -23,26 +25,6 @@ inline bool EightDigits(const char* p) {
   std::memcpy(&v, p, 8);
   return ((v & 0xF0F0F0F0F0F0F0F0) | (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4)) == 0x3333333333333333;
 }
-inline uint64_t EightDigitsValue(uint64_t v) {
-  v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8;
-  v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16;
-  return (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32;
-}
-inline uint64_t ParseEightDigits(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return EightDigitsValue(v);
-}
-// ParseUpToEightDigits: the value of the `n` (1 to 8) digits at `p`, from
-// one 8-byte load (it reads p[0, 8)): the digits are moved to the word's
-// high end and '0's put before them.
-inline uint64_t ParseUpToEightDigits(const char* p, size_t n) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  const unsigned shift = static_cast<unsigned>(8 * (8 - n));  // 0 to 56
-  return EightDigitsValue((v << shift) | (0x3030303030303030ull & ((uint64_t{1} << shift) - 1)));
-}
-
 // The common form, `-?d+(.d+)?` with at most 19 - `scale` integer digits
 // (Kineto's `1682725898003041.2`), in uint64 arithmetic (below 10^19 + 10^9,
 // no overflow), read from [p, end) as far as it goes: `*stop` is the first
@@ -162,8 +144,12 @@ std::optional<int64_t> ParseScaledToNanos(std::string_view s, int scale) {
   return static_cast<int64_t>(v);
 }
 
-// ScanMicrosToNanosByBytes: ScanMicrosToNanos a byte at a time (hosts that
-// are not little-endian, where the word loads do not read digits in order).
+}  // namespace
+
+std::optional<int64_t> ParseMicrosToNanos(std::string_view s) { return ParseScaledToNanos(s, 3); }
+
+namespace ts_internal {
+
 std::optional<int64_t> ScanMicrosToNanosByBytes(std::string_view json, size_t pos, size_t* end) {
   const char* const begin = json.data() + pos;
   const char* stop = nullptr;
@@ -177,37 +163,8 @@ std::optional<int64_t> ScanMicrosToNanosByBytes(std::string_view json, size_t po
   return v;
 }
 
-}  // namespace
+}  // namespace ts_internal
 
-std::optional<int64_t> ParseMicrosToNanos(std::string_view s) { return ParseScaledToNanos(s, 3); }
-
-std::optional<int64_t> ScanMicrosToNanos(std::string_view json, size_t pos, size_t* end) {
-  if constexpr (std::endian::native != std::endian::little) return ScanMicrosToNanosByBytes(json, pos, end);
-  const char* const s = json.data();
-  size_t p = pos + (pos < json.size() && s[pos] == '-');
-  const bool neg = p != pos;
-  // The integer digits: found 8 at a time, then read in one or two words.
-  const size_t int_end = JsonDigitsEnd(json, p);
-  const size_t n = int_end - p;
-  if (n == 0 || n > 16 || (s[p] == '0' && n > 1)) return std::nullopt;  // RFC 8259: no leading zero
-  uint64_t v = n <= 8 ? ParseUpToEightDigits(s + p, n)
-                      : ParseUpToEightDigits(s + p, n - 8) * 100000000 + ParseEightDigits(s + int_end - 8);
-  v *= 1000;
-  p = int_end;
-  if (p < json.size() && s[p] == '.') {
-    const size_t frac_end = JsonDigitsEnd(json, p + 1);
-    const size_t f = frac_end - (p + 1);
-    if (f == 0) return std::nullopt;
-    uint64_t frac = 0;
-    for (size_t k = 1; k <= 3; ++k) frac = frac * 10 + (k <= f ? static_cast<uint64_t>(s[p + k] - '0') : 0);
-    v += frac + (f > 3 && s[p + 4] >= '5');  // half up, on the first dropped digit
-    p = frac_end;
-  }
-  if (p < json.size() && (s[p] == 'e' || s[p] == 'E')) return std::nullopt;  // left to the caller's scan
-  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;              // the general path: maybe INT64_MIN
-  *end = p;
-  return neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-}
 std::optional<int64_t> ParseMillisToNanos(std::string_view s) { return ParseScaledToNanos(s, 6); }
 std::optional<int64_t> ParseSecondsToNanos(std::string_view s) { return ParseScaledToNanos(s, 9); }
 
