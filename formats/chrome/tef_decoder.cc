@@ -1448,7 +1448,7 @@ struct TefDecoder::Impl {
           p = q + hit->len - 1;
           break;
         }
-        key = json.substr(q + hit->key_begin, hit->key_len);
+        key = std::string_view(json.data() + q + hit->key_begin, hit->key_len);
         kind = hit->kind;
         sig = hit->sig;
         p = Space(json, q + hit->len);
@@ -1474,7 +1474,10 @@ struct TefDecoder::Impl {
       if (p >= n) return kDecline;
       const size_t end = ScanMemberValue(json, p, key, kind, &pb);
       if (end == std::string_view::npos) return kDecline;
-      const std::string_view raw = json.substr(p, end - p);
+      // Views made directly (end <= n, as the lead's key is inside its
+      // matched bytes): substr's bounds checks, which never fail here, cost
+      // 3 % of the scan path's instructions (session 29).
+      const std::string_view raw(json.data() + p, end - p);
       if constexpr (kCollect) {
         AddMember(key, kind, sig, raw, &sig_bits, &duplicates);
         if (duplicates) return kDecline;
