@@ -67,8 +67,10 @@ std::optional<int64_t> ParseInt64(std::string_view text);
 
 // FormatNanosAsMicros appends `ns` as exact decimal microseconds to `out`
 // (`1682725897226747123` -> `1682725897226747.123`, `5000` -> `5`,
-// `1500` -> `1.5`, `-1` -> `-0.001`). At most 24 bytes are written.
-// Returns the pointer past the last byte written.
+// `1500` -> `1.5`, `-1` -> `-0.001`). `out` needs room for 24 bytes: the
+// text is at most 21, and the digits are stored 8 bytes at a time, so up to
+// 8 bytes past the text's end may be overwritten (never past out + 24).
+// Returns the end of the text.
 char* FormatNanosAsMicros(int64_t ns, char* out);
 
 

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <string>
@@ -304,6 +305,18 @@ TEST(FormatNanosAsMicros, WritesAtMost24Bytes) {
   char buf[64];
   EXPECT_LE(FormatNanosAsMicros(INT64_MIN, buf) - buf, 24);
   EXPECT_LE(FormatNanosAsMicros(INT64_MAX, buf) - buf, 24);
+  // Its 8-byte stores may write past the text's end, never past out + 24:
+  // the bytes after stay as they were, at every length of text.
+  int64_t ns = 1;
+  for (int digits = 1; digits <= 19; ++digits, ns *= 10) {
+    for (int64_t v : {ns, ns * 9 + 1, -ns, -(ns * 9 + 1), INT64_MAX, INT64_MIN}) {
+      std::memset(buf, '#', sizeof buf);
+      const char* end = FormatNanosAsMicros(v, buf);
+      EXPECT_EQ(std::string(buf + 24, 40), std::string(40, '#')) << v;
+      EXPECT_LE(end - buf, 21) << v;
+    }
+    if (digits == 19) break;  // ns * 10 would overflow
+  }
 }
 
 }  // namespace
