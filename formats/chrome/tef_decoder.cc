@@ -1023,8 +1023,8 @@ struct TefDecoder::Impl {
   // to decline. While `*pb` has an area, a member of a non-core key is
   // written there as Interpret would (`,"key":value`, the value checked and
   // without whitespace: a container is copied as it is found, so args are
-  // walked once); if the area runs out, `*pb` is dropped and Interpret makes
-  // the rest from the members.
+  // walked once); if the area runs out, `*pb` is dropped (ScanEvent then
+  // scans the event again, and Interpret makes the rest from its members).
   [[gnu::always_inline]] size_t ScanMemberValue(std::string_view json, size_t p, std::string_view key, KeyKind kind,
                                                  Prebuilt* pb) {
     const size_t n = json.size();
