@@ -103,7 +103,7 @@ absl::Status WriteSerial(const std::vector<merge::SortedRun*>& runs, const std::
   while (true) {
     auto [run, e] = merger.Next();
     if (!e) return absl::OkStatus();
-    const bool kept = hooks.keeps(run, *e);
+    const bool kept = hooks.Keeps(run, *e);
     if (hooks.seen) hooks.seen(run, *e, kept);
     if (!kept) continue;
     if (absl::Status st = WriteOne(w, run, winputs[run], *e); !st.ok()) return st;
@@ -135,7 +135,7 @@ void FormatEvents(Batch* b, const std::vector<formats::WriterInput>& winputs, in
     return;
   }
   b->range.ForEach([&](int run, const formats::Event& e) {
-    if (!hooks.keeps(run, e)) {
+    if (!hooks.Keeps(run, e)) {
       b->Drop(run, e);
       return;
     }
@@ -163,7 +163,7 @@ bool MergeBatch(merge::KWayMerger& merger, const std::vector<char>& spilled, con
     auto [run, e] = merger.Next();
     if (!e) break;
     any = true;
-    if (!hooks.keeps(run, *e)) {
+    if (!hooks.Keeps(run, *e)) {
       b->Drop(run, *e);
       continue;
     }

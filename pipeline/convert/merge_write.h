@@ -64,8 +64,11 @@ bool FormatsInParallel(const std::vector<merge::SortedRun*>& runs, int threads);
 // MergeHooks: what the caller decides and sees of an output's events.
 struct MergeHooks {
   // keeps(run, e): whether event `e` of run `run` is written. Called on
-  // several threads at once: it must only read.
+  // several threads at once: it must only read. May be empty: every event
+  // is written (no window and no time range: no call per event).
   std::function<bool(int run, const formats::Event& e)> keeps;
+  // Keeps: keeps(run, e), or true without one.
+  bool Keeps(int run, const formats::Event& e) const { return !keeps || keeps(run, e); }
   // seen(run, e, kept): once per event, in merge order, on one thread at a
   // time, after `keeps` said `kept` (the caller counts why an event was
   // not kept, and taps the kept ones). May be empty: nothing to see.

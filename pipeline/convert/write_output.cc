@@ -148,9 +148,14 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   // order.
   const bool beside = cx_.threads > 1 && cx_.opts.debug_write_delay_ms <= 0 && any_reported &&
                       std::none_of(runs.begin(), runs.end(), [](const merge::SortedRun* r) { return r->spilled(); });
-  MergeHooks hooks{
-      [&](int run, const formats::Event& e) { return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns); },
-      nullptr};
+  MergeHooks hooks;
+  // Without a window, and with one range or runs cut to it by position,
+  // every event is written: no call per event (a std::function in the
+  // merge's serial stage, ~2 % of the 2-thread real16 job's samples).
+  if (times_.window.bounded() || (ranged && !by_position))
+    hooks.keeps = [&](int run, const formats::Event& e) {
+      return in_range(run, e) && Keeps(e, winputs[run].clock_shift_ns);
+    };
   if (!beside && !ranged)
     hooks.seen = [&](int run, const formats::Event& e, bool kept) {
       Seen(og, run, e, kept, winputs[run].clock_shift_ns, &since_pause, &taps, &table_taps);
@@ -309,7 +314,7 @@ void OutputWriter::TapOne(const OutputGroup& og, int run, const formats::Event& 
 }
 
 bool OutputWriter::Keeps(const formats::Event& e, int64_t shift_ns) const {
-  return times_.window.Keeps(shift_ns ? AlignedEvent(e, shift_ns) : e);
+  return !times_.window.bounded() || times_.window.Keeps(shift_ns ? AlignedEvent(e, shift_ns) : e);
 }
 
 void OutputWriter::Seen(const OutputGroup& og, int run, const formats::Event& e, bool kept, int64_t shift_ns,

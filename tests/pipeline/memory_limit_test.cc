@@ -124,6 +124,56 @@ TEST_F(MemoryLimitTest, OverlappedWritesEqualStagedWrites) {
   EXPECT_EQ(overlapped.manifest->Str(Manifest::InputPointer(k, "/output")), "rank1.trace.json");
 }
 
+// --time-ranges with spilled runs: a spilled run is not cut to a range by
+// position, so each event is placed by time as the merge meets it; the range
+// files are those of runs kept in memory (cut by position), byte for byte,
+// and each holds a third of its output, not all of it.
+TEST_F(MemoryLimitTest, SpilledRunsCutToTimeRangesAsRunsInMemory) {
+  const std::string job = tmp_.Join("ranges-job");
+  ASSERT_EQ(::mkdir(job.c_str(), 0755), 0);
+  for (int r = 0; r < 10; ++r)  // as OverlappedWritesEqualStagedWrites: rank0's runs outgrow 16M
+    CopyFileTo(DataPath(r < 8 ? "hta/trace_filter/sampled_rank-0.json.gz" : "hta/trace_filter/sampled_rank-1.json.gz"),
+               job + "/worker" + std::to_string(r) + ".json.gz");
+  const std::vector<std::string> common = {job, "--group-by", "rank", "--time-ranges", "3", "-v"};
+  std::vector<std::string> limited = common;
+  for (const char* a : {"--memory-limit", "16M", "--tmp-dir"}) limited.push_back(a);
+  limited.push_back(tmp_.path());
+  Run in_memory = Convert(common);
+  Run spilled = Convert(limited);
+  ASSERT_EQ(in_memory.exit_code, 0) << in_memory.err;
+  ASSERT_EQ(spilled.exit_code, 0) << spilled.err;
+  const std::string key = "decoded and written, ";
+  size_t at = spilled.err.find(key);
+  ASSERT_NE(at, std::string::npos) << spilled.err;
+  EXPECT_GE(std::stoi(spilled.err.substr(at + key.size())), 1) << spilled.err;
+  at = in_memory.err.find(key);
+  ASSERT_NE(at, std::string::npos) << in_memory.err;
+  EXPECT_EQ(std::stoi(in_memory.err.substr(at + key.size())), 0) << in_memory.err;
+  const std::vector<std::string> names = ListDir(in_memory.out_dir);
+  ASSERT_EQ(names, ListDir(spilled.out_dir));
+  int ranges = 0;
+  for (const std::string& name : names) {
+    if (name.find(".time-") == std::string::npos) continue;
+    EXPECT_TRUE(ReadFileBytes(spilled.Output(name)) == ReadFileBytes(in_memory.Output(name))) << name;  // no 12 MB diff
+    ++ranges;
+  }
+  EXPECT_EQ(ranges, 6);
+  // rank0's 8 x (4855 - 21) events over its three range files (and their
+  // metadata records, repeated in each): none holds them all.
+  int64_t rank0_events = 0;
+  for (int k = 0;; ++k) {
+    const std::string p = "/outputs/" + std::to_string(k);
+    if (!spilled.manifest->Has(p)) break;
+    const std::string path = spilled.manifest->Str(p + "/path");
+    if (path.rfind("rank0.time-", 0) != 0) continue;
+    const int64_t events = spilled.manifest->Int(p + "/events");
+    EXPECT_LT(events, 8 * (4855 - 21)) << path;
+    rank0_events += events;
+  }
+  EXPECT_GT(rank0_events, 8 * (4855 - 21));
+  EXPECT_LT(rank0_events, 2 * 8 * (4855 - 21));
+}
+
 // An input whose decode alone exceeds the decode budget is rejected with the
 // limit that would fit it; the other inputs still convert.
 TEST_F(MemoryLimitTest, InputLargerThanTheBudgetNamesTheLimitItNeeds) {
