@@ -266,7 +266,7 @@ DecodeStage::DecodeStage(ConvertContext& cx, const DecodeSchedule& schedule, Dec
   }
 }
 
-void DecodeStage::Decode(size_t i) {
+bool DecodeStage::Decode(size_t i) {
   DecodeWorkerSlot* w = nullptr;
   while (!idle_.try_pop(w)) std::this_thread::yield();  // never waits: slots == workers
   try {
@@ -278,6 +278,15 @@ void DecodeStage::Decode(size_t i) {
   InputRecord& r = cx_.records[i];
   if (!r.status.ok() && cx_.ReportsNow(i)) cx_.job.console().Line(ErrorLine(r));
   progress_.InputDecoded(r.bytes);
+  return decoded_.fetch_add(1, std::memory_order_acq_rel) + 1 == schedule_.order.size();
+}
+
+void DecodeStage::AfterLastDecode() {
+  // The workers stay: the outputs still to write may read runs spilled into
+  // their spill files (DoneDecoding frees them).
+  const uint64_t before = formats::ChunkPoolBytes();
+  formats::SetChunkPoolLimit(std::min<uint64_t>(schedule_.memory.limit, kWriterBytes * static_cast<uint64_t>(cx_.threads)));
+  released_after_last_ = before - std::min(before, formats::ChunkPoolBytes());
 }
 
 void DecodeStage::DecodeAndKeep(size_t i, DecodeWorkerSlot& w) {
@@ -304,7 +313,10 @@ void DecodeStage::DoneDecoding(bool keep_spills) {
   if (keep_spills) malloc_trim(0);
   if (!cx_.opts.verbose) return;
   const std::string memory = absl::StrCat("; ", (formats::FreshMappedBytes() - fresh_at_start_) >> 20,
-                                          " MiB of large blocks mapped afresh, the rest reused");
+                                          " MiB of large blocks mapped afresh, the rest reused",
+                                          released_after_last_ ? absl::StrCat(" (", released_after_last_ >> 20,
+                                                                              " MiB given back after the last decode)")
+                                                               : "");
   if (keep_spills)
     cx_.job.Say(absl::StrCat("decoded; ", runs_.resident_bytes() >> 20, " MiB of runs in memory, ",
                              runs_.spilled_runs(), " runs (", runs_.spilled_events(), " events) spilled, ",

@@ -13,6 +13,7 @@
 // decode, sort (pipeline/convert/decode_input.h), then keep the run in memory or
 // spill it. It holds one worker (decoders, read and inflate buffers, spill
 // file) per decode slot, so at most `slots` sets of buffers ever exist.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -84,8 +85,18 @@ class DecodeStage {
   // Decode reads, decodes and sorts input `i` into `runs` (nothing if it is
   // rejected or skipped; what happened is in its record, its error line
   // said if this shard reports it now). At most `slots` calls at once.
-  // Never throws.
-  void Decode(size_t i);
+  // Never throws. Returns true for the call that finished the schedule's
+  // last decode (every other input is decoded by then).
+  bool Decode(size_t i);
+
+  // AfterLastDecode (outputs written as their inputs are decoded, once the
+  // last decode has handed on its output): keeps at most kWriterBytes per
+  // thread of free blocks pooled, for the writes still to start; the rest
+  // is unmapped now, beside the last output's write (whose tail waits on
+  // the disk), not when the job ends. The blocks written outputs free from
+  // now on go back as they are freed. The workers and their spill files
+  // stay (DoneDecoding's).
+  void AfterLastDecode();
 
   // DoneDecoding frees the workers' buffers once every input is decoded;
   // `keep_spills` keeps their spill files for the merge that follows (two
@@ -107,6 +118,8 @@ class DecodeStage {
   tbb::concurrent_queue<DecodeWorkerSlot*> idle_;
   std::vector<std::unique_ptr<merge::SpillFile>> spill_files_;  // kept by DoneDecoding(true)
   const uint64_t fresh_at_start_;  // formats::FreshMappedBytes() when constructed
+  std::atomic<size_t> decoded_{0};  // Decode calls finished
+  uint64_t released_after_last_ = 0;  // pooled bytes AfterLastDecode gave back
 };
 
 }  // namespace tracemill::pipeline

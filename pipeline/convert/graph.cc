@@ -20,12 +20,14 @@ bool DecodeAndWrite(const DecodeSchedule& schedule, DecodeStage& decode, OutputG
   limiter_node<size_t> limiter(g, schedule.slots);
   multifunction_node<size_t, std::tuple<continue_msg, OutputGroup*>> decoder(
       g, unlimited, [&](size_t i, DecodePorts& ports) {
-        decode.Decode(i);
+        const bool last = decode.Decode(i);
         // Ready outputs are written by tasks of their own, beside the next
         // decodes (with one decode slot, as under a small --memory-limit,
         // that is what keeps a second core busy).
-        if (schedule.overlap)
+        if (schedule.overlap) {
           for (OutputGroup* og : groups.InputDecoded(i)) std::get<1>(ports).try_put(og);
+          if (last) decode.AfterLastDecode();  // beside the last output's write
+        }
         std::get<0>(ports).try_put(continue_msg());
       });
   function_node<OutputGroup*> write(g, unlimited, [&](OutputGroup* og) {

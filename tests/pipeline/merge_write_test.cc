@@ -43,15 +43,15 @@ std::string RankJson(int rank, int n) {
   return s;
 }
 
-struct Job {
+struct DecodedJob {
   std::vector<std::unique_ptr<merge::SortedRun>> runs;
   std::vector<formats::WriterInput> winputs;
 };
 
-Job Decode(int ranks, int events) {
+DecodedJob Decode(int ranks, int events) {
   static DecodeWorker worker;
   auto matcher = RankMatcher::Create("");
-  Job job;
+  DecodedJob job;
   merge::Namespacer ns;
   for (int r = 0; r < ranks; ++r) {
     std::string json = RankJson(r, events);
@@ -89,7 +89,7 @@ struct Written {
 
 // Writes the job's runs (from their start) as one output, keeping events
 // whose ts is not a multiple of 11 us.
-Written Write(Job& job, int threads, bool metadata, bool gzip = false, std::vector<int64_t> shifts = {}) {
+Written Write(DecodedJob& job, int threads, bool metadata, bool gzip = false, std::vector<int64_t> shifts = {}) {
   for (auto& run : job.runs) EXPECT_TRUE(run->Open(1 << 16).ok());
   for (auto& in : job.winputs) in.events_written = 0;
   auto out = formats::OutputFile::CreateInMemory(gzip);
@@ -125,7 +125,7 @@ Written Write(Job& job, int threads, bool metadata, bool gzip = false, std::vect
 TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
   // 3 x 4,000 events with args up to 700 bytes: about 4 MB, 4 ranges of
   // ~1 MiB merged on their own.
-  Job job = Decode(3, 4000);
+  DecodedJob job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
   for (bool metadata : {true, false}) {
     SCOPED_TRACE(metadata ? "with process metadata first" : "an event first");
@@ -162,7 +162,7 @@ TEST(MergeWriteTest, ParallelFormattingWritesTheSerialBytes) {
 // as in the serial loop (the shifts reorder events of runs 1 and 2 against
 // run 0's by up to 5 us, across the ranges' bounds).
 TEST(MergeWriteTest, ShiftedRunsWriteTheSerialBytes) {
-  Job job = Decode(3, 4000);
+  DecodedJob job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
   const std::vector<int64_t> shifts{0, 5000, -3333};
   const Written serial = Write(job, 1, true, false, shifts);
@@ -179,7 +179,7 @@ TEST(MergeWriteTest, ShiftedRunsWriteTheSerialBytes) {
 // batches append the same members, so the file's bytes do not depend on
 // --threads (they did: 4% larger, 402 members instead of 88).
 TEST(MergeWriteTest, GzipOutputHasTheSerialMembers) {
-  Job job = Decode(3, 4000);
+  DecodedJob job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
   const Written serial = Write(job, 1, true, /*gzip=*/true);
   const Written parallel = Write(job, 4, true, /*gzip=*/true);
@@ -192,7 +192,7 @@ TEST(MergeWriteTest, GzipOutputHasTheSerialMembers) {
 // by the serial loop: kBatchTokens batches of such events held 4 copies of
 // them (1,002 MB peak RSS for 40 MB events under --memory-limit 300M).
 TEST(MergeWriteTest, LargeEventsAreWrittenSerially) {
-  Job job = Decode(2, 100);
+  DecodedJob job = Decode(2, 100);
   ASSERT_EQ(job.runs.size(), 2u);
   EXPECT_EQ(job.runs[0]->max_rest_len(), 123u);  // `"args":{"Call stack":"` + 99 bytes + `"}`
   EXPECT_TRUE(FormatsInParallel({job.runs[0].get(), job.runs[1].get()}, 2));
@@ -215,7 +215,7 @@ TEST(MergeWriteTest, LargeEventsAreWrittenSerially) {
 // the batches copy them (and their rest bytes). One run spilled through the
 // page cache, one direct (where the file system takes it), in one file.
 TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
-  Job job = Decode(3, 4000);
+  DecodedJob job = Decode(3, 4000);
   ASSERT_EQ(job.runs.size(), 3u);
   const Written in_memory = Write(job, 1, true);
   auto file = merge::SpillFile::Create(::testing::TempDir());
@@ -240,7 +240,7 @@ TEST(MergeWriteTest, SpilledRunsWriteTheSameBytes) {
 }
 
 TEST(MergeWriteTest, NothingKeptWritesAnEmptyArray) {
-  Job job = Decode(2, 50);
+  DecodedJob job = Decode(2, 50);
   ASSERT_EQ(job.runs.size(), 2u);
   for (int threads : {1, 2, 4}) {
     for (auto& run : job.runs) ASSERT_TRUE(run->Open(1 << 16).ok());
