@@ -9,15 +9,18 @@ namespace tracemill::merge {
 namespace {
 
 constexpr size_t kBuckets = size_t{1} << kRadixDigitBits;
+constexpr int64_t kMicros = 1000;  // ns
 
 void ComparisonSort(SortKey* begin, SortKey* end) {
   std::sort(begin, end, [](const SortKey& a, const SortKey& b) { return KeyLess(a, b); });
 }
 
 // Radix value of a key: 0 for metadata (INT64_MIN, before everything),
-// else 1 + its distance from the smallest other time `lo`.
+// else 1 + its distance from the smallest other time `lo`, in units of
+// kUnit ns (every distance is a multiple of it).
+template <uint64_t kUnit>
 inline uint64_t Value(const SortKey& k, int64_t lo) {
-  return k.ts_ns == INT64_MIN ? 0 : static_cast<uint64_t>(k.ts_ns) - static_cast<uint64_t>(lo) + 1;
+  return k.ts_ns == INT64_MIN ? 0 : (static_cast<uint64_t>(k.ts_ns) - static_cast<uint64_t>(lo)) / kUnit + 1;
 }
 
 // SortTies: within each stretch of equal times (in index order after the
@@ -34,36 +37,18 @@ void SortTies(SortKeyVector& keys) {
   }
 }
 
-}  // namespace
-
-void SortKeys(SortKeyVector& keys) {
+// RadixPasses: the LSD passes over Value<kUnit> (values up to span + 1),
+// stable, then SortTies.
+template <uint64_t kUnit>
+void RadixPasses(SortKeyVector& keys, int64_t lo, uint64_t span) {
   const size_t n = keys.size();
-  if (n < kRadixMinKeys) {
-    ComparisonSort(keys.data(), keys.data() + n);
-    return;
-  }
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (const SortKey& k : keys) {
-    if (k.ts_ns == INT64_MIN) continue;
-    lo = std::min(lo, k.ts_ns);
-    hi = std::max(hi, k.ts_ns);
-  }
-  if (lo > hi) {  // metadata only: the ties and indexes decide
-    ComparisonSort(keys.data(), keys.data() + n);
-    return;
-  }
-  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  if (span == UINT64_MAX) {  // no room for the metadata's 0
-    ComparisonSort(keys.data(), keys.data() + n);
-    return;
-  }
   const int bits = std::bit_width(span + 1);
   const int passes = (bits + kRadixDigitBits - 1) / kRadixDigitBits;
   // Every pass's bucket counts in one read of the keys.
   std::vector<std::array<uint32_t, kBuckets>> counts(static_cast<size_t>(passes));
   for (auto& c : counts) c.fill(0);
   for (const SortKey& k : keys) {
-    uint64_t v = Value(k, lo);
+    uint64_t v = Value<kUnit>(k, lo);
     for (int p = 0; p < passes; ++p, v >>= kRadixDigitBits) ++counts[static_cast<size_t>(p)][v & (kBuckets - 1)];
   }
   SortKeyVector other(n);
@@ -77,10 +62,57 @@ void SortKeys(SortKeyVector& keys) {
       sum += here;
     }
     const int shift = p * kRadixDigitBits;
-    for (const SortKey& k : keys) other[c[(Value(k, lo) >> shift) & (kBuckets - 1)]++] = k;
+    for (const SortKey& k : keys) other[c[(Value<kUnit>(k, lo) >> shift) & (kBuckets - 1)]++] = k;
     keys.swap(other);
   }
   SortTies(keys);
+}
+
+}  // namespace
+
+void SortKeys(SortKeyVector& keys) {
+  const size_t n = keys.size();
+  if (n < kRadixMinKeys) {
+    ComparisonSort(keys.data(), keys.data() + n);
+    return;
+  }
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  // Whether every time has the same remainder in us (Kineto's usual whole-us
+  // times): then every distance is whole us and needs fewer digits. (Equal
+  // remainders of times of both signs are 0: C++'s % keeps the sign.)
+  // The check stops at the first other remainder (ns times: at once).
+  int64_t residue = 0;
+  bool first = true, whole_us = true;
+  size_t i = 0;
+  for (; i < n && whole_us; ++i) {
+    const int64_t ts = keys[i].ts_ns;
+    if (ts == INT64_MIN) continue;
+    lo = std::min(lo, ts);
+    hi = std::max(hi, ts);
+    if (first) residue = ts % kMicros;
+    first = false;
+    whole_us = ts % kMicros == residue;
+  }
+  for (; i < n; ++i) {
+    const int64_t ts = keys[i].ts_ns;
+    if (ts == INT64_MIN) continue;
+    lo = std::min(lo, ts);
+    hi = std::max(hi, ts);
+  }
+  if (lo > hi) {  // metadata only: the ties and indexes decide
+    ComparisonSort(keys.data(), keys.data() + n);
+    return;
+  }
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (whole_us) {  // a span of seconds: 2 passes, not 3
+    RadixPasses<kMicros>(keys, lo, span / kMicros);
+    return;
+  }
+  if (span == UINT64_MAX) {  // no room for the metadata's 0
+    ComparisonSort(keys.data(), keys.data() + n);
+    return;
+  }
+  RadixPasses<1>(keys, lo, span);
 }
 
 }  // namespace tracemill::merge

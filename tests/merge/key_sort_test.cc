@@ -72,6 +72,28 @@ TEST(SortKeys, EqualsStdSortForEverySpan) {
   }
 }
 
+// Times that all share their remainder in us (Kineto's whole-us times: the
+// radix passes count us, not ns), negative times too; and the same keys
+// with one time 1 ns off that remainder (every digit in ns again).
+TEST(SortKeys, EqualsStdSortForTimesInWholeMicroseconds) {
+  std::mt19937_64 rng(17);
+  for (int64_t residue : {int64_t{0}, int64_t{537}, int64_t{-463}}) {
+    for (uint64_t span_us : {uint64_t{1}, uint64_t{2047}, uint64_t{1'200'000}, uint64_t{5'000'000}, uint64_t{1} << 40}) {
+      for (int distinct : {0, 300}) {
+        SCOPED_TRACE(::testing::Message() << "remainder " << residue << " span " << span_us << " us, distinct "
+                                          << distinct);
+        SortKeyVector keys = Keys(20000, rng, 0, span_us, distinct, 20);
+        const int64_t base = residue < 0 ? -int64_t{1'000'000'000'000'000} : 1623142623000000000;
+        for (SortKey& k : keys)
+          if (k.ts_ns != INT64_MIN) k.ts_ns = base + k.ts_ns * 1000 + residue;
+        ExpectSameAsStdSort(keys);
+        keys[keys.size() / 2].ts_ns = base + 1000 * static_cast<int64_t>(span_us / 2) + residue + 1;
+        ExpectSameAsStdSort(keys);
+      }
+    }
+  }
+}
+
 // Many events at few times: the ties decide inside each time, often out of
 // input order (E before X, longer X first).
 TEST(SortKeys, EqualTimesAreOrderedByTieThenIndex) {
