@@ -94,8 +94,18 @@ void OverviewTap::Event(const formats::Event& e, int64_t shift_ns) {
   KeepSpan(e, ts);
 }
 
+std::vector<OverviewTap::Span>& OverviewTap::OtherTrack(uint64_t key) {
+  std::swap(recent_[0], recent_[1]);
+  if (recent_[0].index == UINT32_MAX || recent_[0].key != key) {
+    auto [it, fresh] = tracks_.try_emplace(key, static_cast<uint32_t>(heaps_.size()));
+    if (fresh) heaps_.emplace_back();
+    recent_[0] = {key, it->second};
+  }
+  return heaps_[recent_[0].index];
+}
+
 void OverviewTap::KeepSpan(const formats::Event& e, int64_t ts) {
-  std::vector<Span>& heap = tracks_[(uint64_t{e.pid} << 32) | e.tid];
+  std::vector<Span>& heap = Track((uint64_t{e.pid} << 32) | e.tid);
   if (heap.size() == limits_.spans_per_track && e.dur_ns <= heap.front().dur_ns) return;
   heap.push_back(Span{ts, e.dur_ns, e.name, e.cat, e.pid, e.tid});
   std::push_heap(heap.begin(), heap.end(), ShorterFirst);
@@ -152,7 +162,7 @@ void OverviewCollector::AddBlock(const InputRecord& r, const OverviewTap* tap) {
     // Tracks in a fixed order (pid, tid), the longest spans over all of
     // them up to the input's limit, each track's in time order.
     std::vector<std::pair<uint64_t, const std::vector<OverviewTap::Span>*>> tracks;
-    for (const auto& [key, heap] : tap->tracks_) tracks.emplace_back(key, &heap);
+    for (const auto& [key, index] : tap->tracks_) tracks.emplace_back(key, &tap->heaps_[index]);
     std::sort(tracks.begin(), tracks.end());
     std::vector<OverviewTap::Span> all;
     for (const auto& [key, heap] : tracks) all.insert(all.end(), heap->begin(), heap->end());

@@ -69,10 +69,26 @@ class OverviewTap {
   };
   void KeepSpan(const formats::Event& e, int64_t ts);
   void KeepCounter(const formats::Event& e, int64_t ts);
+  // Track: the heap of track `key`, made empty the first time. The last two
+  // tracks asked for are found without a lookup (an input has few tracks,
+  // and its spans in time order come from one or two at a time: the real
+  // tb-plugin rank's 44,666 spans are on 4 tracks, 99.96 % of them on one of
+  // the last two asked for).
+  std::vector<Span>& Track(uint64_t key) {
+    return recent_[0].index != UINT32_MAX && recent_[0].key == key ? heaps_[recent_[0].index] : OtherTrack(key);
+  }
+  std::vector<Span>& OtherTrack(uint64_t key);  // Track, not the last one
 
   const OverviewLimits& limits_;
   const formats::TraceData* data_;
-  absl::flat_hash_map<uint64_t, std::vector<Span>> tracks_;  // (pid << 32 | tid) -> min-heap by dur
+  // The tracks, (pid << 32 | tid) -> index in heaps_ (a min-heap by dur each).
+  absl::flat_hash_map<uint64_t, uint32_t> tracks_;
+  std::vector<std::vector<Span>> heaps_;
+  struct Recent {
+    uint64_t key = 0;
+    uint32_t index = UINT32_MAX;  // none yet
+  };
+  Recent recent_[2];  // the last track asked for first
   std::vector<Span> collectives_;
   std::map<std::pair<uint32_t, uint32_t>, Series> series_;  // (pid, name)
 };

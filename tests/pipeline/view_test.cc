@@ -372,5 +372,45 @@ TEST_F(ViewTest, OverviewHoldsEveryRank) {
   EXPECT_LT(FileSize(run.Output("overview.trace.json")), 64u << 20);
 }
 
+// The overview's longest spans, track by track: each "longest: <process> /
+// tid <tid>" thread holds spans of that tid only, as the full trace has
+// them (the real tb-plugin rank: CPU ops and GPU streams interleave in time,
+// 44,666 spans on 4 tracks).
+TEST_F(ViewTest, OverviewKeepsEachTracksLongestSpansOnItsOwnTrack) {
+  Run run = Convert({DataPath("kineto-tb-plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"),
+                     "--threads", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string full_name;
+  for (const std::string& name : ListDir(run.out_dir))
+    if (name != "overview.trace.json" && name.find(".trace.json") != std::string::npos) full_name = name;
+  auto full = LoadTrace(run.Output(full_name));
+  auto overview = LoadTrace(run.Output("overview.trace.json"));
+  ASSERT_TRUE(full && overview);
+  auto unquote = [](std::string s) { return s.size() >= 2 && s.front() == '"' ? s.substr(1, s.size() - 2) : s; };
+  // (name, ts, dur) -> the tids of the full trace's spans.
+  std::multimap<std::tuple<std::string, std::string, std::string>, std::string> tid_of;
+  for (const OutEvent& e : full->events)
+    if (e.ph == "X") tid_of.emplace(std::make_tuple(e.name, e.ts, e.dur), unquote(e.tid));
+  std::map<std::string, std::string> track_tid;  // overview tid -> the tid its label names
+  for (const OutEvent& e : overview->events) {
+    const std::string label = e.ArgsName();
+    const size_t at = label.rfind(" / tid ");
+    if (e.ph == "M" && e.name == "thread_name" && label.rfind("longest: ", 0) == 0 && at != std::string::npos)
+      track_tid[e.tid] = unquote(label.substr(at + 7));
+  }
+  ASSERT_EQ(track_tid.size(), 4u);
+  std::map<std::string, int> spans;  // per overview track
+  for (const OutEvent& e : overview->events) {
+    auto track = track_tid.find(e.tid);
+    if (e.ph != "X" || track == track_tid.end()) continue;
+    ++spans[e.tid];
+    auto [lo, hi] = tid_of.equal_range(std::make_tuple(e.name, e.ts, e.dur));
+    bool found = false;
+    for (auto it = lo; it != hi; ++it) found |= it->second == track->second;
+    EXPECT_TRUE(found) << e.name << " ts " << e.ts << " on the overview's track of tid " << track->second;
+  }
+  for (const auto& [tid, tid_named] : track_tid) EXPECT_GT(spans[tid], 0) << tid_named;
+}
+
 }  // namespace
 }  // namespace tracemill::testing
