@@ -20,6 +20,28 @@ namespace {
 
 class ViewTest : public ConvertTest {
  protected:
+  // Each part's flows_across_parts (output 0) against its file: the flow
+  // events (s, t, f) whose flow's first event is in an earlier part and
+  // has not ended (f) since.
+  void ExpectFlowsAcrossPartsAsTheFilesHaveThem(const Run& run) {
+    const size_t n = run.manifest->ArraySize("/outputs/0/parts");
+    std::map<std::string, size_t> open;  // flow id -> part of its first event
+    for (size_t k = 0; k < n; ++k) {
+      const std::string part = "/outputs/0/parts/" + std::to_string(k);
+      auto t = LoadTrace(run.Output(run.manifest->Str(part + "/path")));
+      ASSERT_TRUE(t);
+      int64_t across = 0;
+      for (const OutEvent& e : t->events) {
+        if ((e.ph != "s" && e.ph != "t" && e.ph != "f") || e.id.empty()) continue;
+        auto [it, fresh] = open.try_emplace(e.id, k);
+        if (fresh) continue;
+        across += it->second != k;
+        if (e.ph == "f") open.erase(it);
+      }
+      EXPECT_EQ(run.manifest->Int(part + "/flows_across_parts"), across) << "part " << k + 1;
+    }
+  }
+
   // A job of `ranks` ranks (8 per node) of `collectives` NCCL kernels and
   // CPU records each, with steps (tests/tools/clock_job.py).
   std::string MakeJob(const std::string& name, int ranks, int collectives) {
@@ -277,6 +299,33 @@ TEST_F(ViewTest, PartsOfARealTraceSayTheSameWhateverTheThreads) {
     flows_across += static_cast<uint64_t>(one.manifest->Int(part + "/flows_across_parts"));
   }
   EXPECT_GT(flows_across, 0u);
+  ExpectFlowsAcrossPartsAsTheFilesHaveThem(one);
+}
+
+// Flow ids used again once their flow ended (f): a flow is counted across
+// parts only while it is open, so a later flow of the same id starts afresh.
+TEST_F(ViewTest, FlowIdsUsedAgainAfterTheirFlowEndedStartAfresh) {
+  // 4,000 10 us kernels 100 us apart; a flow from every 50th to the kernel
+  // 30 later, ids 1-5 in turn (an id again 250 kernels after its last use).
+  std::string json = "{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":10}";
+  for (int i = 1; i < 4000; ++i) {
+    const std::string ts = std::to_string(i * 100);
+    json += ",\n{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":" + ts + ",\"dur\":10}";
+    const std::string id = std::to_string(1 + i / 50 % 5);
+    if (i % 50 == 0 && i + 30 < 4000)
+      json += ",\n{\"ph\":\"s\",\"name\":\"fl\",\"cat\":\"c\",\"id\":" + id + ",\"pid\":1,\"tid\":2,\"ts\":" + ts + "}";
+    if (i % 50 == 30 && i >= 80)
+      json += ",\n{\"ph\":\"f\",\"name\":\"fl\",\"cat\":\"c\",\"id\":" + std::to_string(1 + (i - 30) / 50 % 5) +
+              ",\"bp\":\"e\",\"pid\":1,\"tid\":2,\"ts\":" + ts + "}";
+  }
+  json += "\n]}\n";
+  const std::string job = tmp_.Join("flowids");
+  ASSERT_EQ(RunCommand({"/bin/mkdir", "-p", job}, tmp_.path()).exit_code, 0);
+  WriteFileBytes(job + "/rank0.json", json);
+  Run run = Convert({job, "--max-output-bytes", "64K"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_GE(run.manifest->ArraySize("/outputs/0/parts"), 4u);
+  ExpectFlowsAcrossPartsAsTheFilesHaveThem(run);
 }
 
 // A span that runs to the end in part 1: its time_span_ns reaches past part
