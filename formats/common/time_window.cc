@@ -29,16 +29,16 @@ absl::StatusOr<int64_t> ParseTimeArg(std::string_view text) {
 void PairBeginEnd(TraceData* data, DropCounts* dropped, std::vector<std::string>* warnings) {
   auto& ev = data->events;
   std::vector<uint32_t> idx;
+  for (uint32_t i = 0; i < ev.size(); ++i)
+    if ((ev[i].phase == 'B' || ev[i].phase == 'E') && (ev[i].flags & kHasTs)) idx.push_back(i);
+  if (idx.empty()) return;  // most inputs (Kineto writes X): one light pass
   int64_t last_ns = std::numeric_limits<int64_t>::min();
-  for (uint32_t i = 0; i < ev.size(); ++i) {
-    const Event& e = ev[i];
+  for (const Event& e : ev) {
     if (!(e.flags & kHasTs) || e.phase == 'M') continue;
     // ts and dur are each within +-kMaxAbsTimeNs (2^62 - 1): the sum fits, and
     // held to that range, an open B's span (last_ns - ts) fits too.
     last_ns = std::max(last_ns, std::min(e.ts_ns + ((e.flags & kHasDur) ? e.dur_ns : 0), kMaxAbsTimeNs));
-    if (e.phase == 'B' || e.phase == 'E') idx.push_back(i);
   }
-  if (idx.empty()) return;
   auto key = [&](uint32_t i) {
     const Event& e = ev[i];
     return std::make_tuple((e.flags & kHasPid) ? e.pid : UINT32_MAX, (e.flags & kHasTid) ? e.tid : 0u);
