@@ -30,14 +30,7 @@ std::string PartName(const std::string& name, int k) {
 }
 
 OutputParts::OutputParts(Options opts, std::vector<formats::WriterInput>& winputs)
-    : opts_(std::move(opts)), winputs_(winputs), flow_tables_(winputs.size()) {
-  if (!tracks()) return;
-  for (size_t run = 0; run < winputs.size(); ++run) {
-    FlowTable& t = flow_tables_[run];
-    t.end = (winputs[run].data ? winputs[run].data->id_count : 0) + 1;
-    t.parts.assign(2 * t.end, 0);
-  }
-}
+    : opts_(std::move(opts)), winputs_(winputs) {}
 
 OutputParts::~OutputParts() = default;  // OutputFile aborts what was not committed
 
@@ -134,13 +127,11 @@ void OutputParts::Apply(const Tracked& t) {
   open_spans_ += t.open_spans;
   const int part = static_cast<int>(parts_.size());
   for (const auto& [key, ends] : t.flows) {
-    int& open = OpenFlowPart(key);
-    if (open == 0) {
-      open = part + 1;
-      continue;
+    auto [it, fresh] = open_flows_.try_emplace(key, part);
+    if (!fresh) {
+      if (it->second != part) ++current_.flows_across_parts;
+      if (ends) open_flows_.erase(it);
     }
-    if (open != part + 1) ++current_.flows_across_parts;
-    if (ends) open = 0;
   }
 }
 

@@ -165,21 +165,7 @@ class OutputParts {
   std::string metadata_replay_;    // the inputs' own `M` records, formatted
   bool timed_seen_ = false;        // a timed event was added (the replay is complete)
   int64_t open_spans_ = 0;         // B/E pairs open in the stream
-  // OpenFlowPart: where the part flow `key` (FlowKey: run, id or bind id)
-  // was first seen is kept while it is open: 0 none, else the part + 1.
-  // A run's local ids (1..id_count, as every decoder makes them) index a
-  // table of its own (made when the output may be cut: tracks()); another
-  // id goes to open_flows_.
-  int& OpenFlowPart(uint64_t key) {
-    FlowTable& t = flow_tables_[static_cast<size_t>(key >> 33)];
-    const uint64_t id = key & 0xFFFFFFFFu;
-    return id < t.end ? t.parts[(key >> 32 & 1) * t.end + id] : open_flows_[key];
-  }
-  struct FlowTable {
-    std::vector<int> parts;  // ids below `end`, then bind ids below `end`
-    uint64_t end = 0;        // id_count + 1 (0: no table)
-  };
-  std::vector<FlowTable> flow_tables_;  // per run
+  // Flow ids (run, id) -> part where they were first seen, while open.
   absl::flat_hash_map<uint64_t, int> open_flows_;
   formats::ByteBuffer scratch_;
   Tracked one_;  // Track's
