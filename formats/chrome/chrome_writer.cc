@@ -177,6 +177,16 @@ size_t ChromeWriter::FormatBound(const WriterInput& in, const Event& e) {
          ((e.flags & kHasTid) ? s[e.tid].size() : 0) + e.rest_len;
 }
 
+size_t ChromeWriter::EntryBound(const WriterInput& in, const Event& e) {
+  const std::string_view name = in.data->strings[e.name];
+  if (e.phase == 'M' && (e.flags & kHasPid) && (name == "process_name" || name == "process_sort_index")) {
+    std::string meta;
+    AppendProcessMeta(in, e.pid, name, /*first=*/false, &meta);
+    return meta.size();
+  }
+  return FormatBound(in, e);
+}
+
 void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
                                ByteBuffer* out) {
   const auto& s = in.data->strings;

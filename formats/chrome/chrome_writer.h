@@ -75,6 +75,9 @@ class ChromeWriter {
   // separator, keys, punctuation and numbers at their longest, and the
   // lengths of its ph, name, cat, tid and rest.
   static size_t FormatBound(const WriterInput& in, const Event& e);
+  // EntryBound: the most bytes FormatEvent writes for any event `e` of `in`
+  // (FormatBound, or a process_name or process_sort_index event's size).
+  static size_t EntryBound(const WriterInput& in, const Event& e);
   // AppendFormatted writes bytes from FormatEvent; `ends` holds the end
   // offset of each event in them. A gzip output gets the members WriteEvent
   // would have given it (a member ends after the event that fills the 1 MiB

@@ -118,6 +118,7 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
                                      [&](int part) { return OtherData(og, winputs, part, split, range); }},
                 winputs);
   st = w.Begin();
+  if (st.ok()) KeepWholeIfItFits(runs, winputs, split.ranges, w);
   // The inputs this range's writer reports: it taps and counts every event
   // of theirs (JobPlan::ReporterRange: all of them without time ranges).
   std::vector<char> reports(og.inputs.size());
@@ -186,6 +187,19 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   if (st.ok()) out.parts = w.parts();  // a failed output's parts were removed: none is listed
   if (st.ok()) RemoveOtherLayouts(out.path, out.parts.size());
   return st;
+}
+
+void OutputWriter::KeepWholeIfItFits(const std::vector<merge::SortedRun*>& runs,
+                                     const std::vector<formats::WriterInput>& winputs, int ranges, OutputParts& w) {
+  // Every event's bound, from the runs in memory (a spilled run's events
+  // are not; a time range's file also gets the metadata records again).
+  if (!w.tracks() || ranges > 1) return;
+  uint64_t bound = 0;
+  for (size_t j = 0; j < runs.size(); ++j) {
+    if (runs[j]->spilled()) return;
+    for (const formats::Event& e : runs[j]->data().events) bound += formats::ChromeWriter::EntryBound(winputs[j], e);
+  }
+  w.KeepWholeIfFits(bound);
 }
 
 std::vector<formats::WriterInput> OutputWriter::Inputs(const OutputGroup& og, OutputRecord& out,

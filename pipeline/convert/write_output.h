@@ -73,6 +73,12 @@ class OutputWriter {
   absl::Status WriteFile(const OutputGroup& og, int range, std::vector<formats::WriterInput>& winputs,
                          OutputRecord& out, std::optional<formats::DeferInterrupts>* defer, MergeStats* stats,
                          std::vector<uint64_t>* kept);
+  // KeepWholeIfItFits: `w` (just begun) is one file, its events not
+  // tracked for parts, if the bound of every event of `runs` (all in
+  // memory) fits under --max-output-bytes with what it holds; not for a
+  // time range's file (`ranges` > 1).
+  static void KeepWholeIfItFits(const std::vector<merge::SortedRun*>& runs,
+                                const std::vector<formats::WriterInput>& winputs, int ranges, OutputParts& w);
   // Inputs: the writer's view of each input (namespaced ids, label), and
   // the output's ranks, inputs and display time unit.
   std::vector<formats::WriterInput> Inputs(const OutputGroup& og, OutputRecord& out, std::string* time_unit);

@@ -92,8 +92,15 @@ absl::Status OutputParts::Add(int run, const formats::Event& e, std::string_view
   if (CutDue(e, bytes.size())) {
     if (absl::Status st = Cut(); !st.ok()) return st;
   }
-  Track(run, e);
+  if (tracks()) Track(run, e);
   return AppendEntry(bytes);
+}
+
+bool OutputParts::KeepWholeIfFits(uint64_t entry_bytes) {
+  if (opts_.max_bytes == 0 || !parts_.empty()) return opts_.max_bytes == 0;
+  if (writers_.back()->bytes_produced() + entry_bytes + kClosingBytes > opts_.max_bytes) return false;
+  opts_.max_bytes = 0;
+  return true;
 }
 
 void OutputParts::Tracked::Add(int run, const formats::Event& e, int64_t shift_ns) {

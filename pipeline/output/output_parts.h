@@ -106,6 +106,12 @@ class OutputParts {
   // tracks: whether AppendFormatted wants a batch's Tracked (the output
   // may be cut into parts).
   bool tracks() const { return opts_.max_bytes != 0; }
+  // KeepWholeIfFits (after Begin): `entry_bytes` is the most the entries
+  // still to come can take (ChromeWriter::EntryBound over them); if they fit
+  // under max_bytes with what is written, no cut can come, and the output
+  // is one file whose events are not tracked for parts (tracks() false;
+  // the same bytes: a part is cut only past the bound). True if so.
+  bool KeepWholeIfFits(uint64_t entry_bytes);
   // `reserved`: as ChromeWriter::AppendFormatted's, when the batch goes
   // into the current part whole; `tracked` (if tracks()): the batch's
   // events tracked where they were formatted.

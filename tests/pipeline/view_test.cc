@@ -302,6 +302,29 @@ TEST_F(ViewTest, PartsOfARealTraceSayTheSameWhateverTheThreads) {
   ExpectFlowsAcrossPartsAsTheFilesHaveThem(one);
 }
 
+// --max-output-bytes at an output's exact size: one file; a byte less: parts,
+// none over the bound. (An output whose events' bounds fit is written whole
+// without tracking them, OutputParts::KeepWholeIfFits: at the edge the
+// bound, larger than the bytes, must not keep it whole.)
+TEST_F(ViewTest, AnOutputOfExactlyTheBoundIsOneFileAndAByteMoreIsParts) {
+  const std::string input = DataPath("hta/trace_filter/sampled_rank-0.json.gz");
+  Run whole = Convert({input});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ASSERT_EQ(whole.manifest->ArraySize("/outputs"), 1u);
+  const std::string name = whole.manifest->Str("/outputs/0/path");
+  const uint64_t size = FileSize(whole.Output(name));
+  Run at = Convert({input, "--max-output-bytes", std::to_string(size)});
+  ASSERT_EQ(at.exit_code, 0) << at.err;
+  EXPECT_FALSE(at.manifest->Has("/outputs/0/parts"));
+  EXPECT_EQ(ReadFileBytes(at.Output(name)), ReadFileBytes(whole.Output(name)));
+  Run under = Convert({input, "--max-output-bytes", std::to_string(size - 1)});
+  ASSERT_EQ(under.exit_code, 0) << under.err;
+  const size_t parts = under.manifest->ArraySize("/outputs/0/parts");
+  EXPECT_EQ(parts, 2u);
+  for (size_t k = 0; k < parts; ++k)
+    EXPECT_LE(FileSize(under.Output(under.manifest->Str("/outputs/0/parts/" + std::to_string(k) + "/path"))), size - 1);
+}
+
 // Flow ids used again once their flow ended (f): a flow is counted across
 // parts only while it is open, so a later flow of the same id starts afresh.
 TEST_F(ViewTest, FlowIdsUsedAgainAfterTheirFlowEndedStartAfresh) {
