@@ -192,12 +192,19 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
 void OutputWriter::KeepWholeIfItFits(const std::vector<merge::SortedRun*>& runs,
                                      const std::vector<formats::WriterInput>& winputs, int ranges, OutputParts& w) {
   // Every event's bound, from the runs in memory (a spilled run's events
-  // are not; a time range's file also gets the metadata records again).
+  // are not; a time range's file also gets the metadata records again);
+  // the sum stops once past the room (an output to be cut anyway).
   if (!w.tracks() || ranges > 1) return;
+  const std::optional<uint64_t> room = w.EntryRoom();
+  if (!room) return;
+  for (const merge::SortedRun* run : runs)
+    if (run->spilled()) return;
   uint64_t bound = 0;
   for (size_t j = 0; j < runs.size(); ++j) {
-    if (runs[j]->spilled()) return;
-    for (const formats::Event& e : runs[j]->data().events) bound += formats::ChromeWriter::EntryBound(winputs[j], e);
+    for (const formats::Event& e : runs[j]->data().events) {
+      bound += formats::ChromeWriter::EntryBound(winputs[j], e);
+      if (bound > *room) return;
+    }
   }
   w.KeepWholeIfFits(bound);
 }

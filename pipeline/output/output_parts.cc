@@ -103,6 +103,12 @@ bool OutputParts::KeepWholeIfFits(uint64_t entry_bytes) {
   return true;
 }
 
+std::optional<uint64_t> OutputParts::EntryRoom() const {
+  if (opts_.max_bytes == 0 || !parts_.empty()) return std::nullopt;
+  const uint64_t used = writers_.back()->bytes_produced() + kClosingBytes;
+  return used >= opts_.max_bytes ? 0 : opts_.max_bytes - used;
+}
+
 void OutputParts::Tracked::Add(int run, const formats::Event& e, int64_t shift_ns) {
   ++events;
   if (e.phase == 'M' || !(e.flags & formats::kHasTs)) return;

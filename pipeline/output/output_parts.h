@@ -112,6 +112,10 @@ class OutputParts {
   // is one file whose events are not tracked for parts (tracks() false;
   // the same bytes: a part is cut only past the bound). True if so.
   bool KeepWholeIfFits(uint64_t entry_bytes);
+  // EntryRoom (after Begin): the entry bytes KeepWholeIfFits would still
+  // accept (0 if none), or nullopt if there is nothing to decide (no bound,
+  // or a part already cut). Lets a caller stop summing bounds past it.
+  std::optional<uint64_t> EntryRoom() const;
   // `reserved`: as ChromeWriter::AppendFormatted's, when the batch goes
   // into the current part whole; `tracked` (if tracks()): the batch's
   // events tracked where they were formatted.
