@@ -171,17 +171,32 @@ void ChromeWriter::AppendProcessMeta(const WriterInput& in, uint32_t pid, std::s
   }
 }
 
-size_t ChromeWriter::FormatBound(const WriterInput& in, const Event& e) {
-  const auto& s = in.data->strings;
+size_t ChromeWriter::FormatBound(const TraceData& data, const Event& e) {
+  const auto& s = data.strings;
   return kFixedBytes + s[e.ph].size() + s[e.name].size() + s[e.cat].size() +
          ((e.flags & kHasTid) ? s[e.tid].size() : 0) + e.rest_len;
 }
 
+bool ChromeWriter::IsProcessMeta(const TraceData& data, const Event& e) {
+  if (e.phase != 'M' || !(e.flags & kHasPid)) return false;
+  const std::string_view name = data.strings[e.name];
+  return name == "process_name" || name == "process_sort_index";
+}
+
+uint64_t ChromeWriter::SumBounds(const TraceData& data, std::vector<uint32_t>* meta) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < data.events.size(); ++i) {
+    const Event& e = data.events[i];
+    if (IsProcessMeta(data, e)) meta->push_back(static_cast<uint32_t>(i));
+    else bytes += FormatBound(data, e);
+  }
+  return bytes;
+}
+
 size_t ChromeWriter::EntryBound(const WriterInput& in, const Event& e) {
-  const std::string_view name = in.data->strings[e.name];
-  if (e.phase == 'M' && (e.flags & kHasPid) && (name == "process_name" || name == "process_sort_index")) {
+  if (IsProcessMeta(*in.data, e)) {
     std::string meta;
-    AppendProcessMeta(in, e.pid, name, /*first=*/false, &meta);
+    AppendProcessMeta(in, e.pid, in.data->strings[e.name], /*first=*/false, &meta);
     return meta.size();
   }
   return FormatBound(in, e);
@@ -191,7 +206,7 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
                                ByteBuffer* out) {
   const auto& s = in.data->strings;
   const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
-  if (e.phase == 'M' && (e.flags & kHasPid) && (name == "process_name" || name == "process_sort_index")) {
+  if (IsProcessMeta(*in.data, e)) {
     std::string meta;
     AppendProcessMeta(in, e.pid, name, first, &meta);
     out->Append(meta);

@@ -74,7 +74,17 @@ class ChromeWriter {
   // process_name or process_sort_index event, which it writes by appends):
   // separator, keys, punctuation and numbers at their longest, and the
   // lengths of its ph, name, cat, tid and rest.
-  static size_t FormatBound(const WriterInput& in, const Event& e);
+  static size_t FormatBound(const WriterInput& in, const Event& e) { return FormatBound(*in.data, e); }
+  // The same from the event's trace alone (what the writer's input adds to
+  // FormatEvent's bytes is bounded by the numbers' longest).
+  static size_t FormatBound(const TraceData& data, const Event& e);
+  // IsProcessMeta: `e` is a process_name or process_sort_index record of
+  // `data`, which FormatEvent writes by appends (AppendProcessMeta, with the
+  // writer input's label and pid): FormatBound does not hold for it.
+  static bool IsProcessMeta(const TraceData& data, const Event& e);
+  // SumBounds: FormatBound summed over `data`'s events but the process
+  // metadata records (IsProcessMeta), whose positions go to `*meta`; bytes.
+  static uint64_t SumBounds(const TraceData& data, std::vector<uint32_t>* meta);
   // EntryBound: the most bytes FormatEvent writes for any event `e` of `in`
   // (FormatBound, or a process_name or process_sort_index event's size).
   static size_t EntryBound(const WriterInput& in, const Event& e);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "formats/chrome/chrome_writer.h"
 #include "formats/common/read_file.h"
 #include "formats/common/status_macros.h"
 #include "formats/common/time_window.h"
@@ -216,6 +217,9 @@ std::unique_ptr<merge::SortedRun> SortDecoded(InputRecord& r, std::unique_ptr<fo
         "labelled by its file name (see --rank-pattern)");
   }
   r.world_size = trace->meta.world_size;
+  r.process_meta_events.clear();
+  r.entry_bound_bytes = formats::ChromeWriter::SumBounds(*trace, &r.process_meta_events);
+  r.entry_bound_events = trace->events.size();
   for (const auto& e : trace->events) {
     if (e.phase == 'M' || !(e.flags & formats::kHasTs)) continue;
     // ts and dur are each within +-2^62 ns (ts_text.h), so their sum fits;

@@ -118,7 +118,7 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
                                      [&](int part) { return OtherData(og, winputs, part, split, range); }},
                 winputs);
   st = w.Begin();
-  if (st.ok()) KeepWholeIfItFits(runs, winputs, split.ranges, w);
+  if (st.ok()) KeepWholeIfItFits(og, runs, winputs, split.ranges, w);
   // The inputs this range's writer reports: it taps and counts every event
   // of theirs (JobPlan::ReporterRange: all of them without time ranges).
   std::vector<char> reports(og.inputs.size());
@@ -189,22 +189,24 @@ absl::Status OutputWriter::WriteFile(const OutputGroup& og, int range, std::vect
   return st;
 }
 
-void OutputWriter::KeepWholeIfItFits(const std::vector<merge::SortedRun*>& runs,
+void OutputWriter::KeepWholeIfItFits(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
                                      const std::vector<formats::WriterInput>& winputs, int ranges, OutputParts& w) {
   // Every event's bound, from the runs in memory (a spilled run's events
-  // are not; a time range's file also gets the metadata records again);
-  // the sum stops once past the room (an output to be cut anyway).
+  // are not; a time range's file also gets the metadata records again):
+  // each input's sum from its decode, and its process metadata records',
+  // which carry this output's labels.
   if (!w.tracks() || ranges > 1) return;
   const std::optional<uint64_t> room = w.EntryRoom();
   if (!room) return;
-  for (const merge::SortedRun* run : runs)
-    if (run->spilled()) return;
   uint64_t bound = 0;
   for (size_t j = 0; j < runs.size(); ++j) {
-    for (const formats::Event& e : runs[j]->data().events) {
-      bound += formats::ChromeWriter::EntryBound(winputs[j], e);
-      if (bound > *room) return;
-    }
+    if (runs[j]->spilled()) return;
+    const InputRecord& r = cx_.records[og.inputs[j]];
+    const auto& events = runs[j]->data().events;
+    if (r.entry_bound_events != events.size()) return;  // not summed at its decode: tracked
+    bound += r.entry_bound_bytes;
+    for (uint32_t k : r.process_meta_events) bound += formats::ChromeWriter::EntryBound(winputs[j], events[k]);
+    if (bound > *room) return;
   }
   w.KeepWholeIfFits(bound);
 }

@@ -75,9 +75,9 @@ class OutputWriter {
                          std::vector<uint64_t>* kept);
   // KeepWholeIfItFits: `w` (just begun) is one file, its events not
   // tracked for parts, if the bound of every event of `runs` (all in
-  // memory) fits under --max-output-bytes with what it holds; not for a
-  // time range's file (`ranges` > 1).
-  static void KeepWholeIfItFits(const std::vector<merge::SortedRun*>& runs,
+  // memory; og's inputs) fits under --max-output-bytes with what it holds;
+  // not for a time range's file (`ranges` > 1).
+  void KeepWholeIfItFits(const OutputGroup& og, const std::vector<merge::SortedRun*>& runs,
                                 const std::vector<formats::WriterInput>& winputs, int ranges, OutputParts& w);
   // Inputs: the writer's view of each input (namespaced ids, label), and
   // the output's ranks, inputs and display time unit.

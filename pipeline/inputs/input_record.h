@@ -40,6 +40,14 @@ struct InputRecord {
   bool has_span = false;          // first/last below are set
   int64_t first_ts_ns = 0;        // earliest event start (absolute ns)
   int64_t last_ts_ns = 0;         // latest event end (absolute ns)
+  // The most bytes its events take in an output (SortDecoded): the sum of
+  // ChromeWriter::FormatBound over its events but the process metadata
+  // records, whose positions in its events are listed (their bytes depend
+  // on the output's labels: ChromeWriter::EntryBound at the write), and of
+  // how many events (all of them, unless they changed since).
+  uint64_t entry_bound_bytes = 0;
+  uint64_t entry_bound_events = 0;
+  std::vector<uint32_t> process_meta_events;
   bool from_directory = false;    // found by walking a directory argument
   bool skipped = false;           // found in a directory and not a trace: ignored, not an error
   // Sharded and resumed runs (pipeline/plan.h, pipeline/journal.h):

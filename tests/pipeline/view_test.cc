@@ -325,6 +325,34 @@ TEST_F(ViewTest, AnOutputOfExactlyTheBoundIsOneFileAndAByteMoreIsParts) {
     EXPECT_LE(FileSize(under.Output(under.manifest->Str("/outputs/0/parts/" + std::to_string(k) + "/path"))), size - 1);
 }
 
+// The same edge where a process_name record is most of the output: its
+// bytes (this output's label and the process's 100,000-byte name) count in
+// the bound though the decode's sums leave it out (they cannot know the
+// label).
+TEST_F(ViewTest, AProcessNameRecordCountsInTheBoundThatKeepsAnOutputWhole) {
+  const std::string job = tmp_.Join("longname");
+  ASSERT_EQ(RunCommand({"/bin/mkdir", "-p", job}, tmp_.path()).exit_code, 0);
+  WriteFileBytes(job + "/rank0.json",
+                 "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"" +
+                     std::string(100000, 'p') +
+                     "\"}},\n{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":0,\"dur\":10},\n"
+                     "{\"ph\":\"X\",\"name\":\"k\",\"pid\":1,\"tid\":2,\"ts\":100,\"dur\":10}\n]}\n");
+  Run whole = Convert({job});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const std::string name = whole.manifest->Str("/outputs/0/path");
+  const uint64_t size = FileSize(whole.Output(name));
+  ASSERT_GT(size, 65536u);  // --max-output-bytes takes no less
+  Run at = Convert({job, "--max-output-bytes", std::to_string(size)});
+  ASSERT_EQ(at.exit_code, 0) << at.err;
+  EXPECT_FALSE(at.manifest->Has("/outputs/0/parts"));
+  EXPECT_EQ(ReadFileBytes(at.Output(name)), ReadFileBytes(whole.Output(name)));
+  // A byte less: cut in two (each part repeats the 100 KB record, so the
+  // parts cannot keep under the bound; what matters here is the cut).
+  Run under = Convert({job, "--max-output-bytes", std::to_string(size - 1)});
+  ASSERT_EQ(under.exit_code, 0) << under.err;
+  EXPECT_EQ(under.manifest->ArraySize("/outputs/0/parts"), 2u);
+}
+
 // Flow ids used again once their flow ended (f): a flow is counted across
 // parts only while it is open, so a later flow of the same id starts afresh.
 TEST_F(ViewTest, FlowIdsUsedAgainAfterTheirFlowEndedStartAfresh) {
