@@ -52,6 +52,12 @@ absl::Status OutputParts::Begin() {
 }
 
 absl::Status OutputParts::WriteEvent(int run, formats::WriterInput& in, const formats::Event& e) {
+  if (!tracks() && writers_.size() == 1) {
+    // One file, never cut: formatted straight into its writer's buffer
+    // (the metadata kept for later parts is never needed).
+    if (e.phase != 'M') timed_seen_ = true;
+    return writers_.back()->WriteEvent(in, e);
+  }
   const bool first = CountEvent(in);
   scratch_.Clear();
   formats::ChromeWriter::FormatEvent(in, e, opts_.ts_offset_ns, first, &scratch_);
