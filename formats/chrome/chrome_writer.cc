@@ -41,6 +41,7 @@ constexpr size_t kFixedBytes =
 }  // namespace
 
 absl::Status ChromeWriter::Emit(std::string_view bytes, std::optional<uint32_t> crc) {
+  CommitSpan();
   appended_ += bytes.size();
   return crc ? out_->AppendWithCrc(bytes, *crc) : out_->Append(bytes);
 }
@@ -117,8 +118,45 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
 }
 
 absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
-  FormatEvent(in, e, ts_offset_ns_, CountEvent(in), &buf_);
+  const bool first = CountEvent(in);
+  if (!no_span_) no_span_ = !out_->spans();
+  if (!no_span_ && !IsProcessMeta(*in.data, e)) {
+    if (WriteInSpan(in, e, first)) return absl::OkStatus();
+    // No room (the ring's buffer ends, or the disk is behind): through the
+    // buffer, handed on at once so that the ring moves to its next buffer.
+    FormatEvent(in, e, ts_offset_ns_, first, &buf_);
+    return EmitBuffer();
+  }
+  FormatEvent(in, e, ts_offset_ns_, first, &buf_);
   return MaybeFlush();
+}
+
+bool ChromeWriter::WriteInSpan(const WriterInput& in, const Event& e, bool first) {
+  const size_t bound = FormatBound(in, e);
+  // Bytes in the buffer (the header, a process metadata record) go first.
+  if (buf_.size() || static_cast<size_t>(span_end_ - span_pos_) < bound) {
+    if (buf_.size()) {
+      if (!EmitBuffer().ok()) return false;  // the error shows again at the next append
+    } else {
+      CommitSpan();
+    }
+    size_t room = 0;
+    char* p = out_->OpenSpan(&room);
+    if (!p) return false;
+    span_begin_ = span_pos_ = p;
+    span_end_ = p + room;
+    if (room < bound) return false;
+  }
+  span_pos_ = FormatInto(in, e, ts_offset_ns_, first, span_pos_);
+  return true;
+}
+
+void ChromeWriter::CommitSpan() {
+  if (!span_begin_) return;
+  const size_t n = static_cast<size_t>(span_pos_ - span_begin_);
+  out_->CommitSpan(span_begin_, n);
+  appended_ += n;
+  span_begin_ = span_pos_ = span_end_ = nullptr;
 }
 
 absl::Status ChromeWriter::AppendFormatted(std::string_view bytes, const std::vector<uint32_t>& ends,
@@ -204,18 +242,23 @@ size_t ChromeWriter::EntryBound(const WriterInput& in, const Event& e) {
 
 void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
                                ByteBuffer* out) {
-  const auto& s = in.data->strings;
-  const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
   if (IsProcessMeta(*in.data, e)) {
     std::string meta;
-    AppendProcessMeta(in, e.pid, name, first, &meta);
+    AppendProcessMeta(in, e.pid, in.data->strings[e.name], first, &meta);
     out->Append(meta);
     return;
   }
-  const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
   const size_t at = out->size();
   char* const begin = out->Extend(FormatBound(in, e));
-  char* o = first ? Put(begin, "\n") : Put(begin, ",\n");
+  char* const end = FormatInto(in, e, ts_offset_ns, first, begin);
+  out->Truncate(at + static_cast<size_t>(end - begin));
+}
+
+char* ChromeWriter::FormatInto(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first, char* o) {
+  const auto& s = in.data->strings;
+  const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
+  const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
+  o = first ? Put(o, "\n") : Put(o, ",\n");
   o = Put(o, "{\"ph\":\"");
   o = Put(o, ph);
   *o++ = '"';
@@ -245,7 +288,7 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
     o = Put(o, std::string_view(e.rest, e.rest_len));
   }
   *o++ = '}';
-  out->Truncate(at + static_cast<size_t>(o - begin));
+  return o;
 }
 
 absl::Status ChromeWriter::MaybeFlush() {

@@ -113,7 +113,7 @@ class ChromeWriter {
   uint64_t metadata_added() const { return metadata_added_; }
   // Bytes produced so far (before gzip): those handed to the file and those
   // still buffered.
-  uint64_t bytes_produced() const { return appended_ + buf_.size(); }
+  uint64_t bytes_produced() const { return appended_ + buf_.size() + static_cast<uint64_t>(span_pos_ - span_begin_); }
   // Whether the traceEvents array has no entry yet (the next one's
   // separator is "\n"); NoteEntry records one appended through
   // AppendFormatted whose separator the caller chose.
@@ -128,6 +128,15 @@ class ChromeWriter {
 
  private:
   absl::Status MaybeFlush();
+  // FormatInto writes what FormatEvent appends for `e` (not a process
+  // metadata record) at `o`, at most FormatBound bytes; returns the end.
+  static char* FormatInto(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first, char* o);
+  // WriteInSpan: WriteEvent's event formatted in place in the file's ring
+  // (OutputFile::OpenSpan), if it gives room for FormatBound; false if not.
+  bool WriteInSpan(const WriterInput& in, const Event& e, bool first);
+  // CommitSpan hands what was formatted in the span to the file (Emit does
+  // first, so that the file gets the bytes in order).
+  void CommitSpan();
   absl::Status Emit(std::string_view bytes, std::optional<uint32_t> crc = std::nullopt);  // out_->Append, counted
   absl::Status EmitBuffer();  // Emit(buf_) and clear it
   static void AppendProcessName(const WriterInput& in, uint32_t pid, std::string* out);
@@ -144,6 +153,12 @@ class ChromeWriter {
   uint64_t events_ = 0;
   uint64_t metadata_added_ = 0;
   uint64_t appended_ = 0;  // bytes handed to out_
+  // The span WriteEvent formats into (a plain file written with direct
+  // I/O): [span_begin_, span_pos_) written, up to span_end_.
+  char* span_begin_ = nullptr;
+  char* span_pos_ = nullptr;
+  char* span_end_ = nullptr;
+  bool no_span_ = false;  // the file gives none (gzip, buffered, in memory)
 };
 
 }  // namespace tracemill::formats

@@ -175,6 +175,18 @@ absl::StatusOr<DirectRing::Reservation> OutputFile::ReserveWithCrc(std::string_v
   return r;
 }
 
+char* OutputFile::OpenSpan(size_t* room) {
+  if (!spans()) return nullptr;
+  return direct_->OpenSpan(room);
+}
+
+void OutputFile::CommitSpan(const char* p, size_t n) {
+  if (n == 0) return;
+  crc32_ = libdeflate_crc32(crc32_, p, n);
+  bytes_written_ += n;
+  direct_->CommitSpan(n);
+}
+
 absl::Status OutputFile::Append(std::string_view bytes) {
   if (fd_ < 0 && !in_memory_) return absl::FailedPreconditionError("output already closed");
   if (bytes.empty()) return absl::OkStatus();

@@ -89,6 +89,15 @@ class OutputFile {
   // appended at once and the reservation is none. A write error shows at a
   // later append or at Seal.
   absl::StatusOr<DirectRing::Reservation> ReserveWithCrc(std::string_view bytes, uint32_t crc);
+  // OpenSpan: a plain file written with direct I/O: memory at the file's
+  // end to format into in place (DirectRing::OpenSpan; `*room` bytes), or
+  // nullptr (then Append). CommitSpan: the `n` bytes written at `p` (the
+  // span's start) are the file's next: counted and in its CRC. Nothing may
+  // be appended between the two.
+  char* OpenSpan(size_t* room);
+  void CommitSpan(const char* p, size_t n);
+  // spans: whether OpenSpan can give memory (else Append, always).
+  bool spans() const { return direct_ && !gzip_ && fd_ >= 0 && !in_memory_; }
   // EnableDropBehind: count this output's bytes into `job_bytes` (shared by
   // the outputs of one job, must outlive them) and drop its page cache
   // behind it once the job's total passes DropBehindAfter(). Off by default.

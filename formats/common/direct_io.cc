@@ -223,6 +223,20 @@ int DirectRing::Stage(const char* p, size_t n) {
   return error_;
 }
 
+char* DirectRing::OpenSpan(size_t* room) {
+  std::lock_guard lk(mu_);
+  if (error_ || closed_ || !pieces_.empty() || gen_[filling_] != cur_gen_ || fill_len_ + 1 >= bytes_) return nullptr;
+  *room = bytes_ - fill_len_ - 1;
+  return buf(filling_) + fill_len_;
+}
+
+void DirectRing::CommitSpan(size_t n) {
+  std::lock_guard lk(mu_);
+  fill_len_ += n;
+  copied_[filling_] += n;
+  slot_offset_[filling_] = offset_;
+}
+
 int DirectRing::Drain() {
   std::unique_lock lk(mu_);
   while (std::optional<uint64_t> seq = EarliestReserved(UINT64_MAX)) CopyPiece(lk, *seq);

@@ -81,6 +81,14 @@ class DirectRing {
   int Copy(const Reservation& r);
   // Stage copies [p, p+n) into the filling buffer: Copy(Reserve(p, n)).
   int Stage(const char* p, size_t n);
+  // OpenSpan (one serial caller, as Stage's): the filling buffer's free
+  // bytes, to be written in place instead of staged; `*room` is fewer than
+  // its rest (the buffer never fills this way: Stage fills and hands it
+  // off). nullptr if reserved bytes wait, after an error or Close, or while
+  // its slot holds an earlier buffer. CommitSpan: `n` (<= room) bytes were
+  // written there; nothing else may be staged or reserved in between.
+  char* OpenSpan(size_t* room);
+  void CommitSpan(size_t n);
   // Drain copies what is reserved and waits until every handed-off buffer
   // is written. 0 or the errno.
   int Drain();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <thread>
@@ -68,6 +69,57 @@ TEST(OutputFileDirect, SameBytesAndCrcAsBufferedAtEveryEdge) {
       ++k;
     }
   }
+}
+
+// Bytes written in place (OpenSpan, CommitSpan: the serial writer formats
+// events there) between appends of any size: the same file and CRC, around
+// the ring three times. A span never reaches its buffer's end; a buffered or
+// gzip file gives none.
+TEST(OutputFileDirect, SpansBetweenAppendsGiveTheSameBytes) {
+  TempDir tmp;
+  const size_t B = kDirectBufferBytes;
+  const std::string bytes = Pattern(3 * kDirectBuffers * B + 12345, 7);
+  auto f = OutputFile::Create(tmp.Join("spans"), /*gzip=*/false);
+  ASSERT_TRUE(f.ok());
+  if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  ASSERT_TRUE((*f)->spans());
+  const std::vector<size_t> appends = {1, 4095, 300, B - 7, 2 * B + 1, 64};
+  size_t at = 0, spans = 0, room_total = 0;
+  for (size_t k = 0; at < bytes.size(); ++k) {
+    if (k % 3 != 2) {  // two spans, then an append
+      size_t room = 0;
+      char* p = (*f)->OpenSpan(&room);
+      if (p) {
+        ASSERT_GT(room, 0u);
+        ASSERT_LT(room, B);
+        // Every other span filled to its room, the rest in part.
+        const size_t n = std::min({room, bytes.size() - at, k % 2 ? room : size_t{200000} + k});
+        std::memcpy(p, bytes.data() + at, n);
+        (*f)->CommitSpan(p, n);
+        at += n;
+        ++spans;
+        room_total += room;
+        continue;
+      }
+    }
+    const size_t n = std::min(appends[k % appends.size()], bytes.size() - at);
+    ASSERT_TRUE((*f)->Append(std::string_view(bytes).substr(at, n)).ok());
+    at += n;
+  }
+  ASSERT_TRUE((*f)->Commit().ok());
+  EXPECT_GT(spans, 10u);
+  EXPECT_EQ(ReadFileBytes(tmp.Join("spans")), bytes);
+  EXPECT_EQ((*f)->bytes_written(), bytes.size());
+  EXPECT_EQ((*f)->crc32(), libdeflate_crc32(0, bytes.data(), bytes.size()));
+  auto buffered = OutputFile::Create(tmp.Join("buffered"), /*gzip=*/false);
+  auto gzip = OutputFile::Create(tmp.Join("gz"), /*gzip=*/true);
+  ASSERT_TRUE(buffered.ok() && gzip.ok());
+  size_t room = 0;
+  EXPECT_FALSE((*buffered)->spans());
+  EXPECT_EQ((*buffered)->OpenSpan(&room), nullptr);
+  (*gzip)->EnableDirectIo();
+  EXPECT_FALSE((*gzip)->spans());
+  EXPECT_EQ((*gzip)->OpenSpan(&room), nullptr);
 }
 
 // Without a writer thread (ulimit -u) full buffers are written inline: the
