@@ -117,6 +117,46 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
   return MaybeFlush();
 }
 
+// Inlined into FormatEvent (the parallel writers' batches) and WriteInSpan:
+// out of line it cost ~15 % of the formatting's instructions.
+[[gnu::always_inline]] inline char* ChromeWriter::FormatInto(const WriterInput& in, const Event& e,
+                                                               int64_t ts_offset_ns, bool first, char* o) {
+  const auto& s = in.data->strings;
+  const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
+  const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
+  o = first ? Put(o, "\n") : Put(o, ",\n");
+  o = Put(o, "{\"ph\":\"");
+  o = Put(o, ph);
+  *o++ = '"';
+  if (e.name) {
+    o = Put(o, ",\"name\":\"");
+    o = Put(o, name);
+    *o++ = '"';
+  }
+  if (e.cat) {
+    o = Put(o, ",\"cat\":\"");
+    o = Put(o, cat);
+    *o++ = '"';
+  }
+  if (e.flags & kHasPid) o = PutInt(Put(o, ",\"pid\":"), in.out_pid[e.pid]);
+  if (e.flags & kHasTid) o = Put(Put(o, ",\"tid\":"), tid);
+  if ((e.flags & kHasTs) && e.phase != 'M')
+    o = FormatNanosAsMicros(e.ts_ns + in.clock_shift_ns - ts_offset_ns, Put(o, ",\"ts\":"));
+  if (e.flags & kHasDur) o = FormatNanosAsMicros(e.dur_ns, Put(o, ",\"dur\":"));
+  if (e.flags & kHasId) o = PutInt(Put(o, ",\"id\":"), static_cast<int64_t>(in.id_base + e.id));
+  if (e.flags & kHasBindId) o = PutInt(Put(o, ",\"bind_id\":"), static_cast<int64_t>(in.id_base + e.bind_id));
+  if (e.flags & kHasId2Global) {
+    o = PutInt(Put(o, ",\"id2\":{\"global\":"), static_cast<int64_t>(in.id_base + e.id2));
+    *o++ = '}';
+  }
+  if (e.rest_len) {
+    *o++ = ',';
+    o = Put(o, std::string_view(e.rest, e.rest_len));
+  }
+  *o++ = '}';
+  return o;
+}
+
 absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
   const bool first = CountEvent(in);
   if (!no_span_) no_span_ = !out_->spans();
@@ -242,7 +282,7 @@ size_t ChromeWriter::EntryBound(const WriterInput& in, const Event& e) {
 
 void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
                                ByteBuffer* out) {
-  if (IsProcessMeta(*in.data, e)) {
+  if (e.phase == 'M' && IsProcessMeta(*in.data, e)) {
     std::string meta;
     AppendProcessMeta(in, e.pid, in.data->strings[e.name], first, &meta);
     out->Append(meta);
@@ -252,43 +292,6 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
   char* const begin = out->Extend(FormatBound(in, e));
   char* const end = FormatInto(in, e, ts_offset_ns, first, begin);
   out->Truncate(at + static_cast<size_t>(end - begin));
-}
-
-char* ChromeWriter::FormatInto(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first, char* o) {
-  const auto& s = in.data->strings;
-  const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
-  const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
-  o = first ? Put(o, "\n") : Put(o, ",\n");
-  o = Put(o, "{\"ph\":\"");
-  o = Put(o, ph);
-  *o++ = '"';
-  if (e.name) {
-    o = Put(o, ",\"name\":\"");
-    o = Put(o, name);
-    *o++ = '"';
-  }
-  if (e.cat) {
-    o = Put(o, ",\"cat\":\"");
-    o = Put(o, cat);
-    *o++ = '"';
-  }
-  if (e.flags & kHasPid) o = PutInt(Put(o, ",\"pid\":"), in.out_pid[e.pid]);
-  if (e.flags & kHasTid) o = Put(Put(o, ",\"tid\":"), tid);
-  if ((e.flags & kHasTs) && e.phase != 'M')
-    o = FormatNanosAsMicros(e.ts_ns + in.clock_shift_ns - ts_offset_ns, Put(o, ",\"ts\":"));
-  if (e.flags & kHasDur) o = FormatNanosAsMicros(e.dur_ns, Put(o, ",\"dur\":"));
-  if (e.flags & kHasId) o = PutInt(Put(o, ",\"id\":"), static_cast<int64_t>(in.id_base + e.id));
-  if (e.flags & kHasBindId) o = PutInt(Put(o, ",\"bind_id\":"), static_cast<int64_t>(in.id_base + e.bind_id));
-  if (e.flags & kHasId2Global) {
-    o = PutInt(Put(o, ",\"id2\":{\"global\":"), static_cast<int64_t>(in.id_base + e.id2));
-    *o++ = '}';
-  }
-  if (e.rest_len) {
-    *o++ = ',';
-    o = Put(o, std::string_view(e.rest, e.rest_len));
-  }
-  *o++ = '}';
-  return o;
 }
 
 absl::Status ChromeWriter::MaybeFlush() {
