@@ -14,7 +14,9 @@
 // the disk overlaps the caller's work. The bytes are reserved in file order
 // by one caller and may be copied in by several threads at once (Reserve,
 // then Copy): an output's formatted ranges are copied by the threads that
-// formatted them, not by its serial append stage. Without a thread (ulimit -u)
+// formatted them, not by its serial append stage. A serial caller may instead
+// write in place into the filling buffer (OpenSpan, CommitSpan): the serial
+// loop formats events there. Without a thread (ulimit -u)
 // full buffers are written inline. The caller writes the last, partial
 // buffer itself (Drain first; Consume drops what it wrote): outputs clear
 // O_DIRECT for their unaligned tail, spill files pad it to a block and
