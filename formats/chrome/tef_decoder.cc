@@ -1122,6 +1122,7 @@ struct TefDecoder::Impl {
   static constexpr uint64_t kNoLead = uint64_t{1} << 32;
   struct MemberLead : Lead {
     uint32_t sig = 0;  // the key's KeySig
+    uint64_t sig_bit = 0;  // SigBit(sig)
     uint8_t key_begin = 0, key_len = 0;
     KeyKind kind = KeyKind::kOther;
   };
@@ -1402,9 +1403,10 @@ struct TefDecoder::Impl {
 
   // ScanEvent decodes the event object at json[*pos] (its `{`) and moves
   // `*pos` past it; false to decline. Its members are read as they are
-  // found (TakeCore) while there are at most kDirectMembers and its rest
-  // fits the window; otherwise the event is scanned again with its members
-  // collected for Interpret.
+  // found (TakeCore) while there are at most kDirectMembers, their keys take
+  // distinct bits of the signature filter (SigBit) and its rest fits the
+  // window; otherwise the event is scanned again with its members collected
+  // for Interpret (which finds keys given twice).
   bool ScanEvent(std::string_view json, size_t* pos) {
     const EventScan r = ScanEventAs<false>(json, pos);
     if (r != EventScan::kCollect) return r == EventScan::kDone;
@@ -1414,32 +1416,13 @@ struct TefDecoder::Impl {
   // EventScan: how ScanEventAs ended: the event made or dropped, the input
   // declined, or (reading members as found) to be scanned again collecting.
   enum class EventScan : uint8_t { kDone, kDecline, kCollect };
-  // kDirectMembers: the members an event read as found may have; the keys
-  // so far are kept for the duplicate check (KeyAgain).
+  // kDirectMembers: the members an event read as found may have.
   static constexpr size_t kDirectMembers = 16;
-  struct SeenKey {
-    std::string_view key;
-    uint32_t sig;
-  };
-  SeenKey seen_keys[kDirectMembers];
-
-  // KeyAgain: whether member i's key (`sig`: KeySig(key)) is one of the
-  // first i members' (seen_keys), with AddMember's signature filter; then
-  // records it.
-  [[gnu::always_inline]] bool KeyAgain(std::string_view key, uint32_t sig, size_t i, uint64_t* sig_bits) {
-    const uint64_t sig_bit = SigBit(sig);
-    bool again = false;
-    if (*sig_bits & sig_bit) {
-      for (size_t k = 0; k < i; ++k) again |= seen_keys[k].sig == sig && seen_keys[k].key == key;
-    }
-    *sig_bits |= sig_bit;
-    seen_keys[i] = {key, sig};
-    return again;
-  }
 
   // ScanEventAs: ScanEvent with the members collected (`kCollect`: into
   // `members`, then Interpret) or read as found (TakeCore, then Finish; a
-  // 17th member or a rest past the window gives kCollect, and the caller
+  // 17th member, a key whose filter bit is taken or a rest past the window
+  // gives kCollect, and the caller
   // scans again: what was interned meanwhile is interned again alike).
   // What it calls for every member (ScanMemberValue, TakeCore, InternRecent,
   // SameText, RecentSlot) is always inlined: called from two places, GCC 12
@@ -1466,6 +1449,7 @@ struct TefDecoder::Impl {
       std::string_view key;
       KeyKind kind;
       uint32_t sig;
+      uint64_t sig_bit;
       const MemberLead* hit = i < kLeads ? FindLead(json, q, leads[i], predict) : nullptr;
       if (hit) {
         predict = &hit->next;
@@ -1476,6 +1460,7 @@ struct TefDecoder::Impl {
         key = std::string_view(json.data() + q + hit->key_begin, hit->key_len);
         kind = hit->kind;
         sig = hit->sig;
+        sig_bit = hit->sig_bit;
         p = Space(json, q + hit->len);
       } else {
         predict = &spare_way;
@@ -1489,9 +1474,11 @@ struct TefDecoder::Impl {
         if (!ScanKey(json, &p, &key) || p >= n) return kDecline;
         kind = KindOf(key);
         sig = KeySig(key);
+        sig_bit = SigBit(sig);
         if (i < kLeads && p - q <= sizeof(Lead::text)) {
           MemberLead* lead = LearnLead(json, q, p, leads[i], &lead_victim[i]);
           lead->sig = sig;
+          lead->sig_bit = sig_bit;
           lead->key_begin = static_cast<uint8_t>(key_at + 1 - q);
           lead->key_len = static_cast<uint8_t>(key.size());
           lead->kind = kind;
@@ -1508,8 +1495,11 @@ struct TefDecoder::Impl {
         AddMember(key, kind, sig, raw, &sig_bits, &duplicates);
         if (duplicates) return kDecline;
       } else {
-        if (i == kDirectMembers || !pb.area) return EventScan::kCollect;
-        if (KeyAgain(key, sig, i, &sig_bits)) return kDecline;
+        // A key whose bit in the filter of the keys so far is taken (a key
+        // given twice, or two keys that share a bit: never the usual ones)
+        // is checked by the collecting scan (AddMember).
+        if (i == kDirectMembers || !pb.area || (sig_bits & sig_bit)) return EventScan::kCollect;
+        sig_bits |= sig_bit;
         const Take t = TakeCore(kind, raw, offset, &e, &seen, &err);
         // A core key's value kept in the rest: the fast path's.
         if (t == Take::kError || (t == Take::kRest && IsCoreKind(kind))) return kDecline;
