@@ -1148,13 +1148,15 @@ struct TefDecoder::Impl {
     const char* in = json.data() + q;
     const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
     const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16));
+    const size_t left = json.size() - q;
+    const bool room = left >= sizeof(Lead::text);  // every lead ends before json.size()
     auto matches = [&](const L& lead) {
       const __m128i b0 = _mm_load_si128(reinterpret_cast<const __m128i*>(lead.text));
       const __m128i b1 = _mm_load_si128(reinterpret_cast<const __m128i*>(lead.text + 16));
       const uint64_t same = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0))) |
                             static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1))))
                                 << 16;
-      return (same & lead.want) == lead.want && lead.len <= json.size() - q;
+      return (same & lead.want) == lead.want && (room || lead.len <= left);
     };
 #else
     auto matches = [&](const L& lead) {
