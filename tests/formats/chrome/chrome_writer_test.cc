@@ -106,5 +106,30 @@ TEST(ChromeWriterFormat, EmptyViewsWithoutData) {
   EXPECT_EQ(out.view(), "\n{\"ph\":\"X\",\"pid\":3,\"tid\":}");
 }
 
+// Strings of every length up to 40 (Put copies short ones by overlapping
+// words, 1-3 bytes by their first, middle and last): each byte in its place.
+TEST(ChromeWriterFormat, NamesOfEveryLength) {
+  for (size_t len = 0; len <= 40; ++len) {
+    std::string name;
+    for (size_t k = 0; k < len; ++k) name += static_cast<char>('a' + k % 26);
+    TraceData data;
+    data.strings = {"", "X", name};
+    WriterInput in;
+    in.data = &data;
+    in.out_pid = {3};
+    Event e{};
+    e.phase = 'X';
+    e.ph = 1;
+    e.name = len ? 2 : 0;
+    e.cat = 2;
+    e.flags = kHasPid;
+    ByteBuffer out;
+    ChromeWriter::FormatEvent(in, e, 0, /*first=*/false, &out);
+    const std::string want = len ? ",\n{\"ph\":\"X\",\"name\":\"" + name + "\",\"cat\":\"" + name + "\",\"pid\":3}"
+                                 : ",\n{\"ph\":\"X\",\"cat\":\"\",\"pid\":3}";
+    EXPECT_EQ(out.view(), want) << len;
+  }
+}
+
 }  // namespace
 }  // namespace tracemill::formats
