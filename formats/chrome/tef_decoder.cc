@@ -1234,12 +1234,13 @@ struct TefDecoder::Impl {
   // of kMemoWays, a value's slot chosen by its member position and the 32
   // input bytes from its start (MemoSlot), the way not found last replaced.
   // Kineto's ResNet-50 rank has 584 distinct values in 64,788 containers;
-  // one way a slot found 78 % of them, two 88 % (values longer than 32
-  // bytes that begin alike share a slot: `["GenericList", "Int", "Int", ...`):
-  // 4 real16 ranks, 56,540 containers copied -> 30,016, -0.9 % of the job's
-  // instructions. 128-byte memos found 94 % but took 139 KB and were not
-  // faster in time (73 KB here; 8 ways per member position found 60 %).
-  static constexpr size_t kMemoBytes = 64, kMemoSlots = 256;
+  // one way a slot of 64-byte memos found 78 % of them; two ways 88 % (values
+  // longer than 32 bytes that begin alike share a slot: `["GenericList",
+  // "Int", "Int", ...`); two ways of 128 bytes 94 % (4 real16 ranks: 56,540
+  // containers copied -> 15,308; -2.0 % of the job's instructions, user time
+  // -1.5 %). Four ways of 128 bytes in 128 slots copied fewer but were slower
+  // (more compares); 8 ways per member position found 60 %. 139 KB.
+  static constexpr size_t kMemoBytes = 128, kMemoSlots = 256;
   struct ValueMemo {
     alignas(16) char raw[kMemoBytes] = {};
     alignas(16) char out[kMemoBytes] = {};
