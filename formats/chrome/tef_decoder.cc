@@ -1080,7 +1080,7 @@ struct TefDecoder::Impl {
         if (end == std::string_view::npos) return end;
         if (end - p <= room - head) {
           const char c = json[p];
-          if ((c == '-' || (c >= '0' && c <= '9')) && end - p > kMaxNumberChars)
+          if (end - p > kMaxNumberChars && (c == '-' || (c >= '0' && c <= '9')))
             return std::string_view::npos;  // a number past 1,000 digits: repaired by the fast path
           CopyShort(json.data() + p, end - p, o, pb->area + kRestWindow);
           value_end = o + (end - p);
@@ -1405,7 +1405,7 @@ struct TefDecoder::Impl {
         value_end = ScanString(json, v);
       } else {
         value_end = ScanScalar(json, v);
-        if (value_end != npos && (c == '-' || (c >= '0' && c <= '9')) && value_end - v > kMaxNumberChars)
+        if (value_end != npos && value_end - v > kMaxNumberChars && (c == '-' || (c >= '0' && c <= '9')))
           return nullptr;
       }
       if (value_end == npos) return nullptr;
