@@ -81,10 +81,12 @@ TEST(OutputFileDirect, SpansBetweenAppendsGiveTheSameBytes) {
   const std::string bytes = Pattern(3 * kDirectBuffers * B + 12345, 7);
   auto f = OutputFile::Create(tmp.Join("spans"), /*gzip=*/false);
   ASSERT_TRUE(f.ok());
-  if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  if (!(*f)->EnableDirectIo()) {
+    GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+  }
   ASSERT_TRUE((*f)->spans());
   const std::vector<size_t> appends = {1, 4095, 300, B - 7, 2 * B + 1, 64};
-  size_t at = 0, spans = 0, room_total = 0;
+  size_t at = 0, spans = 0;
   for (size_t k = 0; at < bytes.size(); ++k) {
     if (k % 3 != 2) {  // two spans, then an append
       size_t room = 0;
@@ -98,7 +100,6 @@ TEST(OutputFileDirect, SpansBetweenAppendsGiveTheSameBytes) {
         (*f)->CommitSpan(p, n);
         at += n;
         ++spans;
-        room_total += room;
         continue;
       }
     }
@@ -258,7 +259,9 @@ TEST(OutputFileDirect, ReservedSpansCopiedInAnyOrderGiveTheSameBytes) {
         const std::string name = "r" + std::to_string(k++);
         auto f = OutputFile::Create(tmp.Join(name), /*gzip=*/false);
         ASSERT_TRUE(f.ok());
-        if (!(*f)->EnableDirectIo()) GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+        if (!(*f)->EnableDirectIo()) {
+          GTEST_SKIP() << "the test directory's file system refuses O_DIRECT";
+        }
         ReserveThenCopy(f->get(), spans, *order, threads);
         EXPECT_EQ(ReadFileBytes(tmp.Join(name)), bytes);
         EXPECT_EQ((*f)->bytes_written(), bytes.size());
@@ -310,7 +313,9 @@ TEST(OutputFileDirect, AbortWithReservationsNotCopiedRemovesTheTemporary) {
     for (size_t i = 0; i < spans.size(); ++i) {
       auto r = (*f)->ReserveWithCrc(spans[i], 0);
       ASSERT_TRUE(r.ok());
-      if (i < 3) EXPECT_EQ(r->ring->Copy(*r), 0);
+      if (i < 3) {
+        EXPECT_EQ(r->ring->Copy(*r), 0);
+      }
     }
   }
   EXPECT_NE(::access(temp.c_str(), F_OK), 0);
