@@ -1541,6 +1541,12 @@ struct TefDecoder::Impl {
     return o != Outcome::kSimdjsonError ? EventScan::kDone : kDecline;
   }
 
+  // event_seps: the bytes after an event's `}` up to the next one's `{`
+  // (Kineto's `,\n  {`) as earlier events had them, leads of their own: one
+  // matched needs no scan of the whitespace around the comma.
+  Lead event_seps[kLeadWays];
+  uint8_t event_sep_way = 0, event_sep_victim = 0;
+
   // ScanEvents: the traceEvents array at json[*pos] (its `[`); `*pos` past it.
   bool ScanEvents(std::string_view json, size_t* pos) {
     const size_t n = json.size();
@@ -1553,9 +1559,15 @@ struct TefDecoder::Impl {
       if (p >= n || json[p] != '{') return false;
       ++report->events_read;
       if (!ScanEvent(json, &p)) return false;
+      const size_t e = p;  // after the event's `}`
+      if (const Lead* sep = FindLead(json, e, event_seps, &event_sep_way)) {
+        p = e + sep->len - 1;  // the next event's `{`
+        continue;
+      }
       p = Space(json, p);
       if (p < n && json[p] == ',') {
         p = Space(json, p + 1);
+        if (p < n && json[p] == '{' && p + 1 - e <= sizeof(Lead::text)) LearnLead(json, e, p + 1, event_seps, &event_sep_victim);
         continue;
       }
       if (p >= n || json[p] != ']') return false;

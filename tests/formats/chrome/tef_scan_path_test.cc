@@ -154,6 +154,19 @@ TEST(TefScanPath, DeclinesWhatItDoesNotTakeAndTheFastPathDecodes) {
   EXPECT_TRUE(ExpectSame(R"([{"ph": "X", "name": "a", "ts": 1, "kab": 1, "kcb": 2},
       {"ph": "X", "name": "b", "ts": 2, "kab": 3, "kcb": 4}, {"ph": "X", "kab": 5, "name": "c", "kcb": 6, "ts": 3}])",
                          "keys that share a filter bit"));
+  // Separators between events of every shape, each shape again after others
+  // (the bytes from one event's end to the next one's `{` are leads too), in
+  // both forms of the document; a separator cut by the end, declined.
+  const std::vector<std::string> seps = {",", ", ", ",\n  ", " ,", "\n,\n", ",\t\t", ",                                  "};
+  std::string events;
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < seps.size(); ++i) {
+      if (round || i) events += seps[(i * (round + 2)) % seps.size()];
+      events += R"({"ph": "X", "name": "s", "ts": )" + std::to_string(round * 10 + i) + "}";
+    }
+  EXPECT_TRUE(ExpectSame("[" + events + "]", "separators, array"));
+  EXPECT_TRUE(ExpectSame(R"({"traceEvents": [)" + events + "]}", "separators, object"));
+  EXPECT_FALSE(ExpectSame("[" + events + ",\n  ", "a separator at the end"));
   // UTF-8 and escapes that need no repair are taken.
   EXPECT_TRUE(ExpectSame("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"\xC3\xA9\\n\\u0041\", \"ts\": 1}]}", "utf8"));
 }
