@@ -493,6 +493,58 @@ TEST(TefScanPath, LongEventsScannedAgainWithTheirMembersCollected) {
   }
 }
 
+// Runs: an event's ph, cat, pid and tid members that repeat an earlier
+// event's byte for byte are taken as a whole (with the byte after the last
+// value): among events whose runs differ from one another in one byte (the
+// last of a category, a tid that is a prefix of another: `1`, `12`), runs
+// of every length up to 64 bytes and past it, more kinds than a position
+// keeps, and events of other layouts in between, each event keeps its own
+// values and the input takes the scan path.
+TEST(TefScanPath, RunsOfRepeatedMembersTakenAsAWhole) {
+  const char* tids[] = {"1", "12", "123", "\"s 1\"", "\"s 12\""};
+  std::string doc = "{\"traceEvents\": [";
+  int ts = 0;
+  bool opening = true;
+  auto add = [&](const std::string& event) {
+    absl::StrAppend(&doc, opening ? "" : ",\n  ", event);
+    opening = false;
+  };
+  for (int len = 1; len <= 56; ++len)
+    for (int k = 0; k < 12; ++k) {
+      const std::string cat = std::string(static_cast<size_t>(len - 1), 'c') + static_cast<char>('a' + k % 3);
+      const char* tid = tids[(k * 3 + len) % 5 / (k % 4 == 3 ? 5 : 1)];
+      add(absl::StrCat(R"({"ph": "X", "cat": ")", cat, R"(", "pid": )", len % 2, R"(, "tid": )", tid,
+                       R"(, "ts": )", ++ts, R"(, "dur": 1})"));
+      if (k % 5 == 4)
+        add(absl::StrCat(R"({"ph": "f", "id": )", k, R"(, "pid": 0, "tid": )", tid, R"(, "ts": )", ++ts,
+                         R"(, "cat": "async", "name": "launch", "bp": "e"})"));
+      if (k % 7 == 6) add(absl::StrCat(R"({"ph": "i", "s": "t", "name": "m", "pid": 1, "tid": 1, "ts": )", ++ts, "}"));
+    }
+  doc += "]}";
+  EXPECT_TRUE(ExpectSame(doc, "runs"));
+  // A run that holds a key given earlier in the event: declined (the fast
+  // path keeps the last value), as the same members read one by one are.
+  EXPECT_FALSE(ExpectSame(R"([{"name": "n", "ts": 1, "pid": 1, "tid": 2, "ph": "X", "dur": 1},)"
+                          R"({"name": "n", "pid": 9, "pid": 1, "tid": 2, "ph": "X", "ts": 2, "dur": 1}])",
+                          "a key given again by a run"));
+  // Runs hold the builder's ids: a second input, whose strings are
+  // interned in another order, decodes as it does alone.
+  const std::string first = R"([{"ph": "X", "cat": "a", "name": "n", "pid": 1, "tid": 2, "ts": 1}])";
+  const std::string second =
+      R"([{"ph": "i", "cat": "z", "name": "q", "pid": 3, "tid": 4, "ts": 0},)"
+      R"({"ph": "X", "cat": "a", "name": "n", "pid": 1, "tid": 2, "ts": 1}])";
+  TefDecoder reused;
+  for (const std::string* text : {&first, &second}) {
+    std::string padded = *text + std::string(simdjson::SIMDJSON_PADDING, '\0');
+    TraceBuilder b;
+    const DecodeReport r = reused.Decode(std::string_view(padded.data(), text->size()), padded.size(), &b);
+    EXPECT_TRUE(reused.scanned());
+    if (text == &second) {
+      EXPECT_EQ(fuzz::DecodeDump(*b.Finish(), r), Decode(second, false).dump);
+    }
+  }
+}
+
 TEST(TefScanPath, ContainerPidTidIdsStayInTheRest) {
   const std::string text =
       R"({"traceEvents": [{"ph": "X", "name": "a", "pid": {"p": 1}, "tid": [2, 3], "ts": 1, "dur": 2},)"
