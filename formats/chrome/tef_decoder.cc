@@ -1476,6 +1476,11 @@ struct TefDecoder::Impl {
     [[maybe_unused]] uint8_t* run_hint = &first_run_after;
     for (;; ++i) {
       [[maybe_unused]] uint8_t* const hint_before = run_hint;
+      std::string_view key;
+      KeyKind kind;
+      uint32_t sig;
+      uint64_t sig_bit;
+      bool keyed = false;  // the member's key known from a run's lead
       if constexpr (!kCollect) {
         if (i < kRuns && run_count[i] && *run_hint) {
           const RunLead* r = FindRun(json, q, runs[i], run_count[i], &run_way[i]);
@@ -1500,17 +1505,24 @@ struct TefDecoder::Impl {
             seen.have_ph |= r->have_ph;
             predict = &r->next;
             run_hint = &r->run_after;
-            q += r->len - 1;  // before the byte after the last value
-            i += r->members - 1;
-            continue;
+            if (!r->key_len) {
+              q += r->len - 1;  // before the byte after the last value
+              i += r->members - 1;
+              continue;
+            }
+            // The run ends with the next member's lead: that member is read
+            // here, as if its lead had been found.
+            i += r->members;
+            key = std::string_view(json.data() + q + r->key_begin, r->key_len);
+            kind = r->kind;
+            sig = r->sig;
+            sig_bit = r->sig_bit;
+            p = Space(json, q + r->len);
+            keyed = true;
           }
         }
       }
-      std::string_view key;
-      KeyKind kind;
-      uint32_t sig;
-      uint64_t sig_bit;
-      const MemberLead* hit = i < kLeads ? FindLead(json, q, leads[i], predict) : nullptr;
+      const MemberLead* hit = keyed || i >= kLeads ? nullptr : FindLead(json, q, leads[i], predict);
       if (hit) {
         predict = &hit->next;
         run_hint = &hit->run_after;
@@ -1523,7 +1535,7 @@ struct TefDecoder::Impl {
         sig = hit->sig;
         sig_bit = hit->sig_bit;
         p = Space(json, q + hit->len);
-      } else {
+      } else if (!keyed) {
         predict = &spare_way;
         run_hint = &spare_run_after;
         p = Space(json, q);
@@ -1566,9 +1578,15 @@ struct TefDecoder::Impl {
         const Take t = TakeCore(kind, raw, offset, &e, &seen, &err);
         // A core key's value kept in the rest: the fast path's.
         if (t == Take::kError || (t == Take::kRest && IsCoreKind(kind))) return kDecline;
-        if (t == Take::kTaken && Runnable(kind) && end + 1 - q <= kRunBytes) {
+        // (A member read after a run's lead starts none: q is the run's.)
+        if (t == Take::kTaken && Runnable(kind) && !keyed && end + 1 - q <= kRunBytes) {
           AddToRun(json, q, end, i, kind, sig_bit, e, seen, hint_before, &pending);
         } else if (pending.members) {
+          // The run ends before this member: with its lead if that fits.
+          if (p - pending.q0 <= kRunBytes) {
+            pending.after = {static_cast<uint8_t>(key.data() - (json.data() + pending.q0)),
+                             static_cast<uint8_t>(key.size()), kind, sig, sig_bit, p};
+          }
           KeepRun(json, &pending);
         }
       }
@@ -1603,11 +1621,14 @@ struct TefDecoder::Impl {
   // taken (TakeCore) make runs: Kineto repeats them event after event
   // (`"ph": "X", "cat": "Kernel"`, `"pid": 0, "tid": "stream 7"`) while
   // names, ids, ts and dur change (runs with names were slower: they rarely
-  // repeat and evict the others). kRunWays per position, tried where a run
-  // followed the lead before last time (Lead::run_after). 4 real16 ranks,
-  // 1 thread: 1,267.1 M instructions -> 1,144.8 M (2 ways: 1,214 M; 8: 1,156
-  // M; two members or more only: 1,183 M). The interned ids are the
-  // builder's: runs are forgotten with the recent strings (ForgetLastStrings).
+  // repeat and evict the others). A run that ends where a member of another
+  // kind begins takes that member's lead too (to its value, if it fits): the
+  // member is then read without a lead lookup. kRunWays per position, tried
+  // where a run followed the lead before last time (Lead::run_after). 4
+  // real16 ranks, 1 thread: 1,267.1 M instructions -> 1,144.8 M (2 ways:
+  // 1,214 M; 8: 1,156 M; two members or more only: 1,183 M); with the next
+  // member's lead 1,130.4 M. The interned ids are the builder's: runs are
+  // forgotten with the recent strings (ForgetLastStrings).
   static constexpr size_t kRunBytes = 64, kRuns = 8, kRunWays = 4;
   struct RunLead {
     alignas(16) char text[kRunBytes] = {};
@@ -1621,6 +1642,13 @@ struct TefDecoder::Impl {
     mutable uint8_t next = 0;
     // Whether a run was found after this one last time (Lead::run_after).
     mutable uint8_t run_after = 1;
+    // Where the run ends with the next member's lead (its text then runs to
+    // that member's value): its key (key_begin bytes into the text, key_len
+    // 0 if the run has no lead), kind and signature.
+    uint8_t key_begin = 0, key_len = 0;
+    KeyKind kind = KeyKind::kOther;
+    uint32_t sig = 0;
+    uint64_t sig_bit = 0;
   };
   RunLead runs[kRuns][kRunWays];
   uint8_t run_count[kRuns] = {}, run_victim[kRuns] = {}, run_way[kRuns] = {};
@@ -1670,12 +1698,21 @@ struct TefDecoder::Impl {
     uint8_t members = 0, flags = 0;
     char phase = 0;
     bool have_ph = false;
+    // The lead of the member after the run, to end the run with (key_len
+    // 0: none; value: where its value starts).
+    struct After {
+      uint8_t key_begin = 0, key_len = 0;
+      KeyKind kind = KeyKind::kOther;
+      uint32_t sig = 0;
+      uint64_t sig_bit = 0;
+      size_t value = 0;
+    } after;
   };
   // KeepRun: `pending` as a run of position i0 if it has members and its
   // bytes and the one after fit; then none pending.
   void KeepRun(std::string_view json, PendingRun* pending) {
     const PendingRun& pr = *pending;
-    const size_t len = pr.end + 1 - pr.q0;
+    const size_t len = pr.after.key_len ? pr.after.value - pr.q0 : pr.end + 1 - pr.q0;
     if (pr.members >= 1 && pr.i0 < kRuns && pr.end < json.size() && len <= kRunBytes) {
       const size_t i = pr.i0;
       RunLead& r = runs[i][run_victim[i]];
@@ -1694,6 +1731,11 @@ struct TefDecoder::Impl {
       r.flags = pr.flags;
       r.phase = pr.phase;
       r.have_ph = pr.have_ph;
+      r.key_begin = pr.after.key_begin;
+      r.key_len = pr.after.key_len;
+      r.kind = pr.after.kind;
+      r.sig = pr.after.sig;
+      r.sig_bit = pr.after.sig_bit;
       r.next = 0;
       r.run_after = 1;
       *pr.hint = 1;  // a run follows that lead again

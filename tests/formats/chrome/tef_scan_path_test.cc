@@ -527,6 +527,11 @@ TEST(TefScanPath, RunsOfRepeatedMembersTakenAsAWhole) {
   EXPECT_FALSE(ExpectSame(R"([{"name": "n", "ts": 1, "pid": 1, "tid": 2, "ph": "X", "dur": 1},)"
                           R"({"name": "n", "pid": 9, "pid": 1, "tid": 2, "ph": "X", "ts": 2, "dur": 1}])",
                           "a key given again by a run"));
+  // A run that ends with the next member's lead, whose key was given
+  // earlier in the event: declined too.
+  EXPECT_FALSE(ExpectSame(R"([{"name": "n", "ts": 1, "pid": 1, "tid": 2, "ph": "X", "dur": 1},)"
+                          R"({"name": "n", "dur": 5, "pid": 1, "tid": 2, "ph": "X", "dur": 1, "ts": 2}])",
+                          "a key given again by a run's lead"));
   // Runs hold the builder's ids: a second input, whose strings are
   // interned in another order, decodes as it does alone.
   const std::string first = R"([{"ph": "X", "cat": "a", "name": "n", "pid": 1, "tid": 2, "ts": 1}])";
