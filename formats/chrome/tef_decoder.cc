@@ -1488,35 +1488,36 @@ struct TefDecoder::Impl {
           // the first member (events of other kinds come between).
           if (!r && i > 0) *run_hint = 0;
           if (r) {
-            if (pending.members) KeepRun(json, &pending);
+            if (pending.got.members) KeepRun(json, &pending);
+            const RunFields& got = r->got;
             // As the members it holds would be read one by one: a 17th
             // member or a key whose filter bit is taken goes to the
             // collecting scan.
-            if (i + r->members > kDirectMembers || !pb.area || (sig_bits & r->sig_bits)) return EventScan::kCollect;
-            sig_bits |= r->sig_bits;
+            if (i + got.members > kDirectMembers || !pb.area || (sig_bits & got.sig_bits)) return EventScan::kCollect;
+            sig_bits |= got.sig_bits;
             // Each key is read once (else kCollect above): the fields a
             // run does not hold are still zero, or set by others.
-            e.ph |= r->ph;
-            e.phase |= r->phase;
-            e.cat |= r->cat;
-            e.pid |= r->pid;
-            e.tid |= r->tid;
-            e.flags |= r->flags;
-            seen.have_ph |= r->have_ph;
+            e.ph |= got.ph;
+            e.phase |= got.phase;
+            e.cat |= got.cat;
+            e.pid |= got.pid;
+            e.tid |= got.tid;
+            e.flags |= got.flags;
+            seen.have_ph |= got.have_ph;
             predict = &r->next;
             run_hint = &r->run_after;
-            if (!r->key_len) {
+            if (!r->then.key_len) {
               q += r->len - 1;  // before the byte after the last value
-              i += r->members - 1;
+              i += got.members - 1;
               continue;
             }
             // The run ends with the next member's lead: that member is read
             // here, as if its lead had been found.
-            i += r->members;
-            key = std::string_view(json.data() + q + r->key_begin, r->key_len);
-            kind = r->kind;
-            sig = r->sig;
-            sig_bit = r->sig_bit;
+            i += got.members;
+            key = std::string_view(json.data() + q + r->then.key_begin, r->then.key_len);
+            kind = r->then.kind;
+            sig = r->then.sig;
+            sig_bit = r->then.sig_bit;
             p = Space(json, q + r->len);
             keyed = true;
           }
@@ -1581,11 +1582,12 @@ struct TefDecoder::Impl {
         // (A member read after a run's lead starts none: q is the run's.)
         if (t == Take::kTaken && Runnable(kind) && !keyed && end + 1 - q <= kRunBytes) {
           AddToRun(json, q, end, i, kind, sig_bit, e, seen, hint_before, &pending);
-        } else if (pending.members) {
+        } else if (pending.got.members) {
           // The run ends before this member: with its lead if that fits.
           if (p - pending.q0 <= kRunBytes) {
-            pending.after = {static_cast<uint8_t>(key.data() - (json.data() + pending.q0)),
-                             static_cast<uint8_t>(key.size()), kind, sig, sig_bit, p};
+            pending.then = {static_cast<uint8_t>(key.data() - (json.data() + pending.q0)),
+                            static_cast<uint8_t>(key.size()), kind, sig, sig_bit};
+            pending.then_value = p;
           }
           KeepRun(json, &pending);
         }
@@ -1593,7 +1595,7 @@ struct TefDecoder::Impl {
       q = end;
     }
     if constexpr (!kCollect) {
-      if (pending.members) KeepRun(json, &pending);
+      if (pending.got.members) KeepRun(json, &pending);
     }
     if (p >= n || json[p] != '}') return kDecline;
     *pos = p + 1;
@@ -1630,25 +1632,34 @@ struct TefDecoder::Impl {
   // member's lead 1,130.4 M. The interned ids are the builder's: runs are
   // forgotten with the recent strings (ForgetLastStrings).
   static constexpr size_t kRunBytes = 64, kRuns = 8, kRunWays = 4;
-  struct RunLead {
-    alignas(16) char text[kRunBytes] = {};
-    uint64_t want = 0;      // the bits of the first `len` bytes
-    uint64_t sig_bits = 0;  // the members' SigBits
-    uint32_t ph = 0, cat = 0, pid = 0, tid = 0;  // ids (0 where not a member)
-    uint8_t len = 0, members = 0, flags = 0;  // flags: kHasPid, kHasTid
+  // RunFields: what a run's members give an event (ids 0 where not a
+  // member; flags: kHasPid, kHasTid), and their SigBits.
+  struct RunFields {
+    uint64_t sig_bits = 0;
+    uint32_t ph = 0, cat = 0, pid = 0, tid = 0;
+    uint8_t members = 0, flags = 0;
     char phase = 0;
     bool have_ph = false;
-    // The way of the next member position's lead found after this run.
-    mutable uint8_t next = 0;
-    // Whether a run was found after this one last time (Lead::run_after).
-    mutable uint8_t run_after = 1;
-    // Where the run ends with the next member's lead (its text then runs to
-    // that member's value): its key (key_begin bytes into the text, key_len
-    // 0 if the run has no lead), kind and signature.
+  };
+  // RunKey: the member whose lead a run ends with (its text then runs to
+  // that member's value): its key, key_begin bytes into the text (key_len 0
+  // if the run ends with no lead), kind and signature.
+  struct RunKey {
     uint8_t key_begin = 0, key_len = 0;
     KeyKind kind = KeyKind::kOther;
     uint32_t sig = 0;
     uint64_t sig_bit = 0;
+  };
+  struct RunLead {
+    alignas(16) char text[kRunBytes] = {};
+    uint64_t want = 0;  // the bits of the first `len` bytes
+    uint8_t len = 0;
+    RunFields got;
+    RunKey then;
+    // The way of the next member position's lead found after this run.
+    mutable uint8_t next = 0;
+    // Whether a run was found after this one last time (Lead::run_after).
+    mutable uint8_t run_after = 1;
   };
   RunLead runs[kRuns][kRunWays];
   uint8_t run_count[kRuns] = {}, run_victim[kRuns] = {}, run_way[kRuns] = {};
@@ -1689,31 +1700,21 @@ struct TefDecoder::Impl {
 
   // PendingRun: the run the members just read make so far (ScanEventAs):
   // from q0 (member position i0, after the lead or run whose run_after
-  // `hint` is) to the end of the last one's value, and what they gave.
+  // `hint` is) to the end of the last one's value, what they gave, and the
+  // lead it ends with (`then`, to then_value) if any.
   struct PendingRun {
-    size_t q0 = 0, i0 = 0, end = 0;
+    size_t q0 = 0, i0 = 0, end = 0, then_value = 0;
     uint8_t* hint = nullptr;
-    uint64_t sig_bits = 0;
-    uint32_t ph = 0, cat = 0, pid = 0, tid = 0;
-    uint8_t members = 0, flags = 0;
-    char phase = 0;
-    bool have_ph = false;
-    // The lead of the member after the run, to end the run with (key_len
-    // 0: none; value: where its value starts).
-    struct After {
-      uint8_t key_begin = 0, key_len = 0;
-      KeyKind kind = KeyKind::kOther;
-      uint32_t sig = 0;
-      uint64_t sig_bit = 0;
-      size_t value = 0;
-    } after;
+    RunFields got;
+    RunKey then;
   };
   // KeepRun: `pending` as a run of position i0 if it has members and its
-  // bytes and the one after fit; then none pending.
+  // bytes (to the value of the member whose lead it ends with, else the
+  // byte after its last value) fit; then none pending.
   void KeepRun(std::string_view json, PendingRun* pending) {
     const PendingRun& pr = *pending;
-    const size_t len = pr.after.key_len ? pr.after.value - pr.q0 : pr.end + 1 - pr.q0;
-    if (pr.members >= 1 && pr.i0 < kRuns && pr.end < json.size() && len <= kRunBytes) {
+    const size_t len = pr.then.key_len ? pr.then_value - pr.q0 : pr.end + 1 - pr.q0;
+    if (pr.got.members >= 1 && pr.i0 < kRuns && pr.end < json.size() && len <= kRunBytes) {
       const size_t i = pr.i0;
       RunLead& r = runs[i][run_victim[i]];
       run_victim[i] = static_cast<uint8_t>((run_victim[i] + 1) % kRunWays);
@@ -1722,20 +1723,8 @@ struct TefDecoder::Impl {
       std::memset(r.text + len, 0, kRunBytes - len);
       r.len = static_cast<uint8_t>(len);
       r.want = len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1;
-      r.sig_bits = pr.sig_bits;
-      r.ph = pr.ph;
-      r.cat = pr.cat;
-      r.pid = pr.pid;
-      r.tid = pr.tid;
-      r.members = pr.members;
-      r.flags = pr.flags;
-      r.phase = pr.phase;
-      r.have_ph = pr.have_ph;
-      r.key_begin = pr.after.key_begin;
-      r.key_len = pr.after.key_len;
-      r.kind = pr.after.kind;
-      r.sig = pr.after.sig;
-      r.sig_bit = pr.after.sig_bit;
+      r.got = pr.got;
+      r.then = pr.then;
       r.next = 0;
       r.run_after = 1;
       *pr.hint = 1;  // a run follows that lead again
@@ -1750,34 +1739,34 @@ struct TefDecoder::Impl {
   // `e`, joins the pending run (or starts one).
   void AddToRun(std::string_view json, size_t q, size_t end, size_t i, KeyKind kind, uint64_t sig_bit,
                 const Event& e, const CoreSeen& seen, uint8_t* hint, PendingRun* pending) {
-    PendingRun& r = *pending;
-    if (r.members > 0 && end + 1 - r.q0 > kRunBytes) KeepRun(json, pending);
-    if (r.members == 0) {
-      r.q0 = q;
-      r.i0 = i;
-      r.hint = hint;
+    if (pending->got.members > 0 && end + 1 - pending->q0 > kRunBytes) KeepRun(json, pending);
+    RunFields& got = pending->got;
+    if (got.members == 0) {
+      pending->q0 = q;
+      pending->i0 = i;
+      pending->hint = hint;
     }
     switch (kind) {
       case KeyKind::kPh:
-        r.ph = e.ph;
-        r.phase = e.phase;
-        r.have_ph = seen.have_ph;
+        got.ph = e.ph;
+        got.phase = e.phase;
+        got.have_ph = seen.have_ph;
         break;
       case KeyKind::kCat:
-        r.cat = e.cat;
+        got.cat = e.cat;
         break;
       case KeyKind::kPid:
-        r.pid = e.pid;
-        r.flags |= kHasPid;
+        got.pid = e.pid;
+        got.flags |= kHasPid;
         break;
       default:
-        r.tid = e.tid;
-        r.flags |= kHasTid;
+        got.tid = e.tid;
+        got.flags |= kHasTid;
         break;
     }
-    r.sig_bits |= sig_bit;
-    ++r.members;
-    r.end = end;
+    got.sig_bits |= sig_bit;
+    ++got.members;
+    pending->end = end;
   }
 
   // event_seps: the bytes after an event's `}` up to the next one's `{`
