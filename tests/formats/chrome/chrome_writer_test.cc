@@ -86,6 +86,17 @@ TEST(ChromeWriterFormat, FieldsAbsentAndTheFirstSeparator) {
   EXPECT_EQ(out.view(), ",\n{\"ph\":\"X\",\"args\":{\"name\":\"x\"}}");
 }
 
+// FormatOne: event `e` of `data` (its pid 0 written as 3) as FormatEvent
+// writes it.
+std::string FormatOne(const TraceData& data, const Event& e, bool first) {
+  WriterInput in;
+  in.data = &data;
+  in.out_pid = {3};
+  ByteBuffer out;
+  ChromeWriter::FormatEvent(in, e, 0, first, &out);
+  return std::string(out.view());
+}
+
 // An empty string whose view has no data (Paddle's decoder leaves some so):
 // nothing is copied from it (memcpy from a null pointer is undefined even
 // for 0 bytes; the asan preset's UBSan stops there, as the Paddle profile
@@ -93,17 +104,12 @@ TEST(ChromeWriterFormat, FieldsAbsentAndTheFirstSeparator) {
 TEST(ChromeWriterFormat, EmptyViewsWithoutData) {
   TraceData data;
   data.strings = {std::string_view(), "X", std::string_view()};
-  WriterInput in;
-  in.data = &data;
-  in.out_pid = {3};
   Event e{};
   e.phase = 'X';
   e.ph = 1;
   e.tid = 2;
   e.flags = kHasTid | kHasPid;
-  ByteBuffer out;
-  ChromeWriter::FormatEvent(in, e, 0, /*first=*/true, &out);
-  EXPECT_EQ(out.view(), "\n{\"ph\":\"X\",\"pid\":3,\"tid\":}");
+  EXPECT_EQ(FormatOne(data, e, /*first=*/true), "\n{\"ph\":\"X\",\"pid\":3,\"tid\":}");
 }
 
 // Strings of every length up to 40 (Put copies short ones by overlapping
@@ -114,20 +120,15 @@ TEST(ChromeWriterFormat, NamesOfEveryLength) {
     for (size_t k = 0; k < len; ++k) name += static_cast<char>('a' + k % 26);
     TraceData data;
     data.strings = {"", "X", name};
-    WriterInput in;
-    in.data = &data;
-    in.out_pid = {3};
     Event e{};
     e.phase = 'X';
     e.ph = 1;
     e.name = len ? 2 : 0;
     e.cat = 2;
     e.flags = kHasPid;
-    ByteBuffer out;
-    ChromeWriter::FormatEvent(in, e, 0, /*first=*/false, &out);
     const std::string want = len ? ",\n{\"ph\":\"X\",\"name\":\"" + name + "\",\"cat\":\"" + name + "\",\"pid\":3}"
                                  : ",\n{\"ph\":\"X\",\"cat\":\"\",\"pid\":3}";
-    EXPECT_EQ(out.view(), want) << len;
+    EXPECT_EQ(FormatOne(data, e, /*first=*/false), want) << len;
   }
 }
 
