@@ -1331,6 +1331,38 @@ struct TefDecoder::Impl {
     std::memcpy(o, in, len);
   }
 
+  // CopyUnsigned: the unsigned integer at json[v] (its first digit, not
+  // `0`), found and copied to `o` in one 16-byte load and store (where 16
+  // bytes are left before `o_end`; the input is padded): its length, or 0
+  // where it is not that simple (16 digits or more, digits up to
+  // json.size(), a `.`, `e` or `E` after them): the caller scans it as any
+  // scalar. Kineto's args are mostly such integers (ids, counts, `cbid`), a
+  // million of them in 4 real16 ranks; ScanScalar and CopyShort took ~40
+  // instructions each.
+  static size_t CopyUnsigned(std::string_view json, size_t v, char* o, char* o_end) {
+#if defined(__SSE2__)
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(json.data() + v));
+    // Signed compares: bytes from 0x80 up are below '0'.
+    const __m128i digit =
+        _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+    const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(digit)) & 0xFFFFu;
+    if (!other) return 0;
+    const size_t len = static_cast<size_t>(__builtin_ctz(other));
+    if (v + len >= json.size()) return 0;
+    const char next = json[v + len];
+    if (next == '.' || next == 'e' || next == 'E') return 0;
+    if (o_end - o >= 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), x);
+    } else {
+      std::memcpy(o, json.data() + v, len);
+    }
+    return len;
+#else
+    (void)json, (void)v, (void)o, (void)o_end;
+    return 0;
+#endif
+  }
+
   // CopyArgs: CopyCleanJsonPrefix of the object at json[p] (its `{`; the
   // same bytes, accepted and refused alike), member by member: a member
   // whose lead matches one of an earlier event's is not scanned up to its
@@ -1410,6 +1442,10 @@ struct TefDecoder::Impl {
       }
       if (c == '"') {
         value_end = ScanString(json, v);
+      } else if (const size_t len = c >= '1' && c <= '9' ? CopyUnsigned(json, v, o, o_end) : 0) {
+        o += len;
+        q = v + len;
+        continue;
       } else {
         value_end = ScanScalar(json, v);
         if (value_end != npos && value_end - v > kMaxNumberChars && (c == '-' || (c >= '0' && c <= '9')))

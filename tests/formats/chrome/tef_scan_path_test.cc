@@ -328,6 +328,56 @@ TEST(TefScanPath, ArgsCopiedMemberByMemberAsAWhole) {
   }
 }
 
+// Args integers are found and copied in one 16-byte block (CopyUnsigned)
+// where they are plain: 1 to 15 digits followed by anything but a digit,
+// `.`, `e` or `E`. Every length from 1 to 18 digits, each followed by each
+// byte that may or may not end it, decodes as the fast path does; plain
+// ones are taken, glued ones (`12x`, `12\xC3`, `12"`) declined, and a
+// number that the block cannot hold (16 digits and more, a fraction or an
+// exponent, `0`, `-`) is scanned as before.
+TEST(TefScanPath, ArgsIntegersCopiedInOneBlock) {
+  const std::string digits = "123456789012345678";
+  struct After {
+    std::string text;
+    bool taken;
+  };
+  const std::vector<After> afters = {{",", true},    {"}", true},     {" ,", true},   {"\n}", true},
+                                     {".5,", true},   {"e3,", true},   {"E-2}", true}, {".0e+1}", true},
+                                     {"x,", false},   {"\xC3\xA9,", false}, {"\",", false}, {".,", false},
+                                     {"e,", false},   {"-1,", false},  {":,", false},  {"/,", false}};
+  size_t tried = 0;
+  for (size_t len = 1; len <= digits.size(); ++len) {
+    for (const After& a : afters) {
+      const std::string num = digits.substr(0, len);
+      const std::string args = "{\"External id\": " + num + a.text + (a.text.back() == '}' ? "" : " \"k\": 7}");
+      const std::string doc = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"External id": 3, "k": 7}},)"
+                              "\n" R"({"ph": "X", "name": "a", "ts": 2, "args": )" + args + "}]";
+      EXPECT_EQ(ExpectSame(doc, args), a.taken) << args;
+      ++tried;
+    }
+  }
+  EXPECT_EQ(tried, 18u * 16u);
+  // Integers that begin otherwise: scanned as before.
+  for (const char* v : {"0", "-12", "-0", "07", "0.5", "100000000000000000000"}) {
+    const std::string doc = std::string(R"([{"ph": "X", "name": "a", "ts": 1, "args": {"n": )") + v + ", \"m\": 1}}]";
+    EXPECT_EQ(ExpectSame(doc, v), std::string(v) != "07") << v;
+  }
+  // An integer that the input's end cuts: the block reads into the padding,
+  // the scan path declines and the fast path reports the truncation.
+  EXPECT_FALSE(ExpectSame(R"([{"ph": "X", "name": "a", "ts": 1, "args": {"n": 12345)", "cut"));
+  // Integers that the end of the 16 KiB room for an event's rest cuts, at
+  // each of their digits: the copy stops at the room's end.
+  for (const char* after : {", \"b\": 2}", "}"}) {
+    std::string near = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"f": "", "a": 123456789012345)" +
+                       std::string(after) + "}";
+    for (int k = 0; k < 48; ++k)
+      absl::StrAppend(&near, R"(, {"ph": "X", "name": "a", "ts": 1, "args": {"f": ")", std::string(16330 + k, 'x'),
+                      R"(", "a": 123456789012345)", after, "}");
+    near += "]";
+    EXPECT_TRUE(ExpectSame(near, after));
+  }
+}
+
 // Args containers are remembered by their bytes (ValueMemo, a slot chosen
 // by the 32 bytes at the value): values that share their first 32 bytes
 // (one slot) but differ after, a value that is another's start, the same
