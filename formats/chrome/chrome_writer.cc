@@ -146,7 +146,8 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
 // Inlined into FormatEvent (the parallel writers' batches) and WriteInSpan:
 // out of line it cost ~15 % of the formatting's instructions.
 [[gnu::always_inline]] inline char* ChromeWriter::FormatInto(const WriterInput& in, const Event& e,
-                                                               int64_t ts_offset_ns, bool first, char* o) {
+                                                               int64_t ts_offset_ns, bool first, char* o,
+                                                               MicrosText* ts_text) {
   const auto& s = in.data->strings;
   const std::string_view ph = s[e.ph], name = s[e.name], cat = s[e.cat];
   const std::string_view tid = (e.flags & kHasTid) ? s[e.tid] : std::string_view();
@@ -166,8 +167,11 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
   }
   if (e.flags & kHasPid) o = PutInt(Put(o, ",\"pid\":"), in.out_pid[e.pid]);
   if (e.flags & kHasTid) o = Put(Put(o, ",\"tid\":"), tid);
-  if ((e.flags & kHasTs) && e.phase != 'M')
-    o = FormatNanosAsMicros(e.ts_ns + in.clock_shift_ns - ts_offset_ns, Put(o, ",\"ts\":"));
+  if ((e.flags & kHasTs) && e.phase != 'M') {
+    const int64_t ts = e.ts_ns + in.clock_shift_ns - ts_offset_ns;
+    o = Put(o, ",\"ts\":");
+    o = ts_text ? ts_text->Format(ts, o) : FormatNanosAsMicros(ts, o);
+  }
   if (e.flags & kHasDur) o = FormatNanosAsMicros(e.dur_ns, Put(o, ",\"dur\":"));
   if (e.flags & kHasId) o = PutInt(Put(o, ",\"id\":"), static_cast<int64_t>(in.id_base + e.id));
   if (e.flags & kHasBindId) o = PutInt(Put(o, ",\"bind_id\":"), static_cast<int64_t>(in.id_base + e.bind_id));
@@ -190,10 +194,10 @@ absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
     if (WriteInSpan(in, e, first)) return absl::OkStatus();
     // No room (the ring's buffer ends, or the disk is behind): through the
     // buffer, handed on at once so that the ring moves to its next buffer.
-    FormatEvent(in, e, ts_offset_ns_, first, &buf_);
+    FormatEvent(in, e, ts_offset_ns_, first, &buf_, &ts_text_);
     return EmitBuffer();
   }
-  FormatEvent(in, e, ts_offset_ns_, first, &buf_);
+  FormatEvent(in, e, ts_offset_ns_, first, &buf_, &ts_text_);
   return MaybeFlush();
 }
 
@@ -213,7 +217,7 @@ bool ChromeWriter::WriteInSpan(const WriterInput& in, const Event& e, bool first
     span_end_ = p + room;
     if (room < bound) return false;
   }
-  span_pos_ = FormatInto(in, e, ts_offset_ns_, first, span_pos_);
+  span_pos_ = FormatInto(in, e, ts_offset_ns_, first, span_pos_, &ts_text_);
   return true;
 }
 
@@ -307,7 +311,7 @@ size_t ChromeWriter::EntryBound(const WriterInput& in, const Event& e) {
 }
 
 void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
-                               ByteBuffer* out) {
+                               ByteBuffer* out, MicrosText* ts_text) {
   if (e.phase == 'M' && IsProcessMeta(*in.data, e)) {
     std::string meta;
     AppendProcessMeta(in, e.pid, in.data->strings[e.name], first, &meta);
@@ -316,7 +320,7 @@ void ChromeWriter::FormatEvent(const WriterInput& in, const Event& e, int64_t ts
   }
   const size_t at = out->size();
   char* const begin = out->Extend(FormatBound(in, e));
-  char* const end = FormatInto(in, e, ts_offset_ns, first, begin);
+  char* const end = FormatInto(in, e, ts_offset_ns, first, begin, ts_text);
   out->Truncate(at + static_cast<size_t>(end - begin));
 }
 

@@ -21,6 +21,7 @@
 #include "formats/chrome/output_file.h"
 #include "formats/common/byte_buffer.h"
 #include "formats/common/trace_data.h"
+#include "formats/common/ts_text.h"
 
 namespace tracemill::formats {
 
@@ -68,8 +69,10 @@ class ChromeWriter {
   // `out`. `ts_offset_ns` as the constructor's. Reads `in` only: safe on
   // several threads at once. The bytes are written in place: `out` grows
   // once by a bound (FormatBound) and is cut back to what was written.
+  // `ts_text`, if given, formats the ts (the caller's, for a run of events
+  // in time order: MicrosText); same bytes.
   static void FormatEvent(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first,
-                          ByteBuffer* out);
+                          ByteBuffer* out, MicrosText* ts_text = nullptr);
   // FormatBound: the most bytes FormatEvent writes for `e` of `in` (not a
   // process_name or process_sort_index event, which it writes by appends):
   // separator, keys, punctuation and numbers at their longest, and the
@@ -130,7 +133,8 @@ class ChromeWriter {
   absl::Status MaybeFlush();
   // FormatInto writes what FormatEvent appends for `e` (not a process
   // metadata record) at `o`, at most FormatBound bytes; returns the end.
-  static char* FormatInto(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first, char* o);
+  static char* FormatInto(const WriterInput& in, const Event& e, int64_t ts_offset_ns, bool first, char* o,
+                          MicrosText* ts_text);
   // WriteInSpan: WriteEvent's event formatted in place in the file's ring
   // (OutputFile::OpenSpan), if it gives room for FormatBound; false if not.
   bool WriteInSpan(const WriterInput& in, const Event& e, bool first);
@@ -148,6 +152,7 @@ class ChromeWriter {
 
   OutputFile* out_;
   int64_t ts_offset_ns_;
+  MicrosText ts_text_;  // WriteEvent's events' ts
   ByteBuffer buf_;  // bytes not yet handed to out_
   bool first_ = true;
   uint64_t events_ = 0;

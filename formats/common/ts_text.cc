@@ -263,6 +263,19 @@ inline char* WriteDecimal(uint64_t v, char* out) {
   return out + 8;
 }
 
+// WriteFraction writes `frac` (< 1000) thousandths as `.` and 1 to 3
+// digits, trailing zeros dropped without a loop (stores 4 bytes), nothing
+// for 0. Returns the end.
+inline char* WriteFraction(unsigned frac, char* out) {
+  if (!frac) return out;
+  const unsigned r = frac % 100;
+  out[0] = '.';
+  out[1] = static_cast<char>('0' + frac / 100);
+  out[2] = static_cast<char>('0' + r / 10);
+  out[3] = static_cast<char>('0' + r % 10);
+  return out + 4 - (r % 10 == 0) - (r == 0);
+}
+
 }  // namespace
 
 char* FormatNanosAsMicros(int64_t ns, char* out) {
@@ -275,16 +288,26 @@ char* FormatNanosAsMicros(int64_t ns, char* out) {
   }
   uint64_t us = mag / 1000;
   unsigned frac = static_cast<unsigned>(mag % 1000);
-  out = WriteDecimal(us, out);
-  if (frac) {  // `.` and 1 to 3 digits, trailing zeros dropped without a loop
-    const unsigned r = frac % 100;
-    out[0] = '.';
-    out[1] = static_cast<char>('0' + frac / 100);
-    out[2] = static_cast<char>('0' + r / 10);
-    out[3] = static_cast<char>('0' + r % 10);
-    out += 4 - (r % 10 == 0) - (r == 0);
+  return WriteFraction(frac, WriteDecimal(us, out));
+}
+
+char* MicrosText::Format(int64_t ns, char* out) {
+  constexpr uint64_t k4 = 10000;
+  if (ns < static_cast<int64_t>(1000 * k4)) return FormatNanosAsMicros(ns, out);  // negative or below 10 ms
+  const uint64_t mag = static_cast<uint64_t>(ns);
+  const uint64_t us = mag / 1000;
+  const unsigned frac = static_cast<unsigned>(mag % 1000);
+  const uint64_t high = us / k4;
+  if (high != high_) {  // at most 12 digits (us < 2^63 / 1000)
+    high_ = high;
+    len_ = static_cast<size_t>(WriteDecimal(high, text_) - text_);
   }
-  return out;
+  std::memcpy(out, text_, 16);
+  out += len_;
+  const unsigned low = static_cast<unsigned>(us % k4);  // four digits, leading zeros kept
+  std::memcpy(out, kDigitPairs + 2 * (low / 100), 2);
+  std::memcpy(out + 2, kDigitPairs + 2 * (low % 100), 2);
+  return WriteFraction(frac, out + 4);
 }
 
 }  // namespace tracemill::formats

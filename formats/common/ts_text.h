@@ -73,6 +73,23 @@ std::optional<int64_t> ParseInt64(std::string_view text);
 // Returns the end of the text.
 char* FormatNanosAsMicros(int64_t ns, char* out);
 
+// MicrosText: FormatNanosAsMicros for a stream of times that mostly share
+// their leading digits (a merged trace's `ts`, events microseconds apart,
+// in order): the text of the last time's microseconds but their last four
+// digits is kept and copied while those are the same, so a time costs its
+// last four digits and its fraction. The same bytes as FormatNanosAsMicros
+// for every time (negative times and those below 10 ms go to it); the same
+// room (24 bytes at `out`). One per thread: not thread-safe.
+class MicrosText {
+ public:
+  char* Format(int64_t ns, char* out);
+
+ private:
+  uint64_t high_ = UINT64_MAX;  // us / 10^4 of the text kept; none yet
+  char text_[24] = {};          // its decimal digits (the stores may write 8 past them)
+  size_t len_ = 0;
+};
+
 
 namespace ts_internal {
 

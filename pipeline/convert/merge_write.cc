@@ -126,8 +126,9 @@ size_t RangeEvents(const std::vector<merge::SortedRun*>& runs) {
 // for a batch merged by the serial stage, formats its events.
 void FormatEvents(Batch* b, const std::vector<formats::WriterInput>& winputs, int64_t ts_offset_ns,
                   const MergeHooks& hooks) {
+  formats::MicrosText ts_text;
   auto format = [&](int run, const formats::Event& e) {
-    formats::ChromeWriter::FormatEvent(winputs[run], e, ts_offset_ns, /*first=*/false, &b->bytes);
+    formats::ChromeWriter::FormatEvent(winputs[run], e, ts_offset_ns, /*first=*/false, &b->bytes, &ts_text);
     b->ends.push_back(static_cast<uint32_t>(b->bytes.size()));
   };
   if (b->merged) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -317,6 +318,41 @@ TEST(FormatNanosAsMicros, WritesAtMost24Bytes) {
     }
     if (digits == 19) break;  // ns * 10 would overflow
   }
+}
+
+// MicrosText keeps the text of a time's microseconds but their last four
+// digits for the next: in a stream that steps across those digits' carries
+// (0.9999 ms to the next 10 ms), jumps back and forth by every power of ten,
+// crosses 10 ms (below it, FormatNanosAsMicros's) and goes negative, each
+// time is FormatNanosAsMicros's bytes, and nothing is written past out + 24.
+TEST(MicrosText, SameBytesAsFormatNanosAsMicrosInAnyOrder) {
+  MicrosText text;
+  std::vector<int64_t> stream;
+  const int64_t epoch = 1682725897226747123;
+  for (int64_t step : {int64_t{1}, int64_t{999}, int64_t{1000}, int64_t{1001}, int64_t{333333}})
+    for (int k = 0; k < 64; ++k) stream.push_back(epoch - 16 * step + k * step);
+  int64_t p10 = 1;
+  for (int digits = 1; digits <= 18; ++digits, p10 *= 10)
+    for (int64_t v : {epoch + p10, epoch - p10, p10, p10 - 1, p10 * 9 + 1, -p10, epoch})
+      stream.push_back(v);
+  for (int64_t v : {int64_t{9999999}, int64_t{10000000}, int64_t{10000001}, int64_t{10001000}, int64_t{19999999000},
+                    int64_t{20000000000}, int64_t{12340005000}, INT64_MAX, INT64_MIN, int64_t{0}, INT64_MAX - 999})
+    stream.push_back(v);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> near(-5000000000, 5000000000);
+  for (int i = 0; i < 4000; ++i) stream.push_back(epoch + near(rng));
+  size_t checked = 0;
+  for (int64_t ns : stream) {
+    char got[64], want[64];
+    std::memset(got, '#', sizeof got);
+    const char* end = text.Format(ns, got);
+    const char* want_end = FormatNanosAsMicros(ns, want);
+    ASSERT_EQ(std::string(static_cast<const char*>(got), end), std::string(static_cast<const char*>(want), want_end))
+        << ns;
+    ASSERT_EQ(std::string(got + 24, 40), std::string(40, '#')) << ns;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5u * 64u + 18u * 7u + 11u + 4000u);
 }
 
 }  // namespace
