@@ -66,6 +66,19 @@ constexpr size_t kFixedBytes =
 
 }  // namespace
 
+void WriterInput::SetOutPids(std::vector<int64_t> pids) {
+  out_pid = std::move(pids);
+  pid_text.assign(out_pid.size(), PidText{});
+  for (size_t i = 0; i < out_pid.size(); ++i) {
+    char buf[kMaxIntChars];
+    const char* end = std::to_chars(buf, buf + sizeof buf, out_pid[i]).ptr;
+    const size_t n = static_cast<size_t>(end - buf);
+    if (n > sizeof(PidText::text)) continue;
+    std::memcpy(pid_text[i].text, buf, n);
+    pid_text[i].len = static_cast<uint8_t>(n);
+  }
+}
+
 absl::Status ChromeWriter::Emit(std::string_view bytes, std::optional<uint32_t> crc) {
   CommitSpan();
   appended_ += bytes.size();
@@ -165,7 +178,15 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
     o = Put(o, cat);
     *o++ = '"';
   }
-  if (e.flags & kHasPid) o = PutInt(Put(o, ",\"pid\":"), in.out_pid[e.pid]);
+  if (e.flags & kHasPid) {
+    o = Put(o, ",\"pid\":");
+    if (e.pid < in.pid_text.size() && in.pid_text[e.pid].len) {
+      std::memcpy(o, in.pid_text[e.pid].text, 16);  // within the bound's kMaxIntChars
+      o += in.pid_text[e.pid].len;
+    } else {
+      o = PutInt(o, in.out_pid[e.pid]);
+    }
+  }
   if (e.flags & kHasTid) o = Put(Put(o, ",\"tid\":"), tid);
   if ((e.flags & kHasTs) && e.phase != 'M') {
     const int64_t ts = e.ts_ns + in.clock_shift_ns - ts_offset_ns;

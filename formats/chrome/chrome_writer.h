@@ -29,6 +29,16 @@ namespace tracemill::formats {
 struct WriterInput {
   const TraceData* data = nullptr;
   std::vector<int64_t> out_pid;    // local pid index -> output pid
+  // PidText: an output pid's decimal text (len 0: longer than 16
+  // characters, formatted each time), stored whole by FormatEvent.
+  struct PidText {
+    char text[16] = {};
+    uint8_t len = 0;
+  };
+  std::vector<PidText> pid_text;   // local pid index -> its output pid's text; may be empty
+  // SetOutPids sets out_pid and pid_text (every event's pid is written from
+  // its text: std::to_chars was ~40 instructions a pid).
+  void SetOutPids(std::vector<int64_t> pids);
   std::vector<uint32_t> pid_order; // local pids in the order they are listed
   uint64_t id_base = 0;            // output id = id_base + local id
   std::string label;               // "rank 3" or the file name; plain UTF-8

@@ -225,7 +225,7 @@ std::vector<formats::WriterInput> OutputWriter::Inputs(const OutputGroup& og, Ou
     merge::InputNamespace ids = ns.Add(data);
     winputs[j].clock_shift_ns = ClockAlignment::ShiftOf(r);
     winputs[j].data = &data;
-    winputs[j].out_pid = std::move(ids.out_pid);
+    winputs[j].SetOutPids(std::move(ids.out_pid));
     winputs[j].pid_order = std::move(ids.pid_order);
     winputs[j].id_base = ids.id_base;
     winputs[j].label = r.label;

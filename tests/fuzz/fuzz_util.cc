@@ -225,7 +225,7 @@ void WriteAndCheck(merge::SortedRun& run, int64_t ts_offset_ns) {
   merge::InputNamespace ids = ns.Add(run.data());
   formats::WriterInput in;
   in.data = &run.data();
-  in.out_pid = std::move(ids.out_pid);
+  in.SetOutPids(std::move(ids.out_pid));
   in.pid_order = std::move(ids.pid_order);
   in.id_base = ids.id_base;
   in.label = "rank 3";

@@ -68,7 +68,7 @@ DecodedJob Decode(int ranks, int events) {
     merge::InputNamespace ids = ns.Add(run->data());
     formats::WriterInput in;
     in.data = &run->data();
-    in.out_pid = std::move(ids.out_pid);
+    in.SetOutPids(std::move(ids.out_pid));
     in.pid_order = std::move(ids.pid_order);
     in.id_base = ids.id_base;
     in.label = absl::StrCat("rank ", job.winputs.size());

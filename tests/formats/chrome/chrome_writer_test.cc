@@ -86,6 +86,34 @@ TEST(ChromeWriterFormat, FieldsAbsentAndTheFirstSeparator) {
   EXPECT_EQ(out.view(), ",\n{\"ph\":\"X\",\"args\":{\"name\":\"x\"}}");
 }
 
+// Output pids set by SetOutPids are written from their text where it has
+// at most 16 characters, else formatted: every pid gives the bytes it gives
+// without the texts, and the bound holds.
+TEST(ChromeWriterFormat, PidsFromTheirTextAsFormatted) {
+  TraceData data = Strings();
+  const std::vector<int64_t> pids = {kMin, 3, 0, -5, 1234567890123456, 12345678901234567, -123456789012345, 99};
+  WriterInput with, without;
+  with.data = without.data = &data;
+  with.SetOutPids(pids);
+  without.out_pid = pids;
+  ASSERT_EQ(with.pid_text.size(), pids.size());
+  EXPECT_EQ(with.pid_text[0].len, 0u);  // 20 characters
+  EXPECT_EQ(with.pid_text[4].len, 16u);
+  EXPECT_EQ(with.pid_text[5].len, 0u);  // 17
+  const std::string rest = R"("args":{"k":[1,2]})";
+  Event e = EveryField(rest);
+  for (uint32_t pid = 0; pid < pids.size(); ++pid) {
+    e.pid = pid;
+    ByteBuffer a, b;
+    ChromeWriter::FormatEvent(with, e, 0, false, &a);
+    ChromeWriter::FormatEvent(without, e, 0, false, &b);
+    EXPECT_EQ(a.view(), b.view()) << pids[pid];
+    EXPECT_NE(a.view().find(",\"pid\":" + std::to_string(pids[pid]) + ",\"tid\""), std::string_view::npos)
+        << a.view();
+    EXPECT_LE(a.size(), ChromeWriter::FormatBound(with, e));
+  }
+}
+
 // FormatOne: event `e` of `data` (its pid 0 written as 3) as FormatEvent
 // writes it.
 std::string FormatOne(const TraceData& data, const Event& e, bool first) {
