@@ -1,5 +1,7 @@
 #include "formats/detect.h"
 
+#include <algorithm>
+
 #include "formats/common/json_text.h"
 #include "formats/gzip/gzip_reader.h"
 #include "formats/paddle/paddle_profile.h"
@@ -19,7 +21,13 @@ FormatId Sniff(std::string_view head) {
   if (i >= head.size()) return FormatId::kEmpty;
   if (head[i] == '[') return FormatId::kTraceEventArray;
   if (head[i] == '{') {
-    std::string_view first = head.substr(i, 64 << 10);
+    // JSON Lines: the first value ends on the first line, so only that line
+    // (with its newline) is walked: a pretty-printed trace's `{` ends its
+    // line, and walking its first 64 KiB byte by byte was 0.6 % of a
+    // Kineto job (three sniffs an input).
+    const size_t nl = head.find('\n', i);
+    const size_t line = nl == std::string_view::npos ? head.size() - i : nl + 1 - i;
+    std::string_view first = head.substr(i, std::min<size_t>(line, 64 << 10));
     size_t end = SkipJsonValue(first, 0);
     if (end != std::string_view::npos && first.substr(0, end).find('\n') == std::string_view::npos) {
       size_t j = end;

@@ -106,6 +106,15 @@ TEST(Sniff, JsonLines) {
   EXPECT_EQ(formats::Sniff("{\n\"traceEvents\":[]}\n{"), FormatId::kTraceEventObject);
   EXPECT_EQ(formats::Sniff("{\"traceEvents\":[{}]}\n[1]"), FormatId::kTraceEventObject);
   EXPECT_EQ(formats::Sniff("{\"traceEvents\":[{"), FormatId::kTraceEventObject);
+  // Only the first line is walked: a first value that a newline inside a
+  // string (not valid JSON) or a newline between its tokens cuts, a first
+  // line past 64 KiB, a first value followed by another on its line.
+  EXPECT_EQ(formats::Sniff("{\"a\":\"x\ny\"}\n{\"b\":1}"), FormatId::kTraceEventObject);
+  EXPECT_EQ(formats::Sniff("{\"a\":\n1}\n{\"b\":1}"), FormatId::kTraceEventObject);
+  EXPECT_EQ(formats::Sniff("{\"a\":\"" + std::string(70000, 'x') + "\"}\n{\"b\":1}"), FormatId::kTraceEventObject);
+  EXPECT_EQ(formats::Sniff("{\"a\":\"" + std::string(65000, 'x') + "\"}\n{\"b\":1}"), FormatId::kJsonLines);
+  EXPECT_EQ(formats::Sniff("{\"a\":1} {\"b\":1}\n{\"c\":1}"), FormatId::kTraceEventObject);
+  EXPECT_EQ(formats::Sniff("{\"a\":1}"), FormatId::kTraceEventObject);
   EXPECT_EQ(formats::FormatName(FormatId::kJsonLines), "json_lines");
 }
 
