@@ -458,6 +458,12 @@ void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
   size_t i = 0, n = text.size();
   while (i < n) {
+    // Plain runs a block at a time (a journal line's overview blocks are
+    // ~200 KB of JSON: pushed back a byte at a time they cost 0.4 % of a job).
+    const size_t plain = FindStringSpecial(text, i);
+    out->append(text.data() + i, plain - i);
+    i = plain;
+    if (i >= n) break;
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c == '"' || c == '\\') {
       out->push_back('\\');

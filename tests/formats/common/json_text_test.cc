@@ -3,6 +3,7 @@
 #include "formats/common/json_text.h"
 
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -301,6 +302,78 @@ TEST(AppendJsonString, QuotesAndEscapesRawBytes) {
   std::string out;
   AppendJsonString("path/with \"quote\" \\ and\ttab \xff", &out);
   EXPECT_EQ(out, "\"path/with \\\"quote\\\" \\\\ and\\u0009tab \xEF\xBF\xBD\"");
+}
+
+// Plain runs are appended a block at a time: strings of every length up to
+// 200 bytes with a quote, a backslash, a control byte, a UTF-8 sequence (2
+// to 4 bytes, or cut) or an invalid byte at random offsets give, on every
+// kernel, what escaping one byte at a time gives.
+TEST(AppendJsonString, BlockAtATimeAsByteByByteOnEveryKernel) {
+  // RFC 3629's well-formed sequences (no overlongs, surrogates or past
+  // U+10FFFF): their length, 0 for a byte that begins none.
+  auto seq_len = [](std::string_view t, size_t i) -> size_t {
+    auto b = [&](size_t k) { return k < t.size() ? static_cast<unsigned char>(t[k]) : 0u; };
+    auto cont = [&](size_t k) { return (b(k) & 0xC0) == 0x80; };
+    const unsigned c = b(i);
+    if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+      if (!cont(i + 1) || !cont(i + 2) || (c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) >= 0xA0)) return 0;
+      return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+      if (!cont(i + 1) || !cont(i + 2) || !cont(i + 3) || (c == 0xF0 && b(i + 1) < 0x90) ||
+          (c == 0xF4 && b(i + 1) >= 0x90))
+        return 0;
+      return 4;
+    }
+    return 0;
+  };
+  auto byte_by_byte = [&](std::string_view t) {
+    std::string r = "\"";
+    for (size_t i = 0; i < t.size();) {
+      const unsigned char c = static_cast<unsigned char>(t[i]);
+      if (c == '"' || c == '\\') {
+        r += '\\';
+        r += static_cast<char>(c);
+        ++i;
+      } else if (c < 0x20) {
+        const char* hex = "0123456789abcdef";
+        r += std::string("\\u00") + hex[c >> 4] + hex[c & 15];
+        ++i;
+      } else if (c < 0x80) {
+        r += static_cast<char>(c);
+        ++i;
+      } else if (const size_t len = seq_len(t, i)) {
+        r.append(t.substr(i, len));
+        i += len;
+      } else {
+        r += "\xEF\xBF\xBD";
+        ++i;
+      }
+    }
+    return r + "\"";
+  };
+  const std::vector<std::string> specials = {"\"", "\\", "\x01", "\x1f", "\xC3\xA9", "\xE2\x82\xAC",
+                                             "\xF0\x9F\x98\x80", "\xE2\x82", "\xff", "\x7f"};
+  std::mt19937 rng(11);
+  const ByteKernel before = ActiveByteKernel();
+  size_t checked = 0;
+  for (ByteKernel k : RunnableByteKernels()) {
+    ASSERT_TRUE(SetByteKernel(k));
+    for (size_t len = 0; len <= 200; ++len) {
+      std::string t;
+      while (t.size() < len) {
+        if (rng() % 24 == 0) t += specials[rng() % specials.size()];
+        else t += static_cast<char>('a' + rng() % 26);
+      }
+      std::string out = "x";
+      AppendJsonString(t, &out);
+      ASSERT_EQ(out, "x" + byte_by_byte(t)) << ByteKernelName(k) << " " << len;
+      ++checked;
+    }
+  }
+  ASSERT_TRUE(SetByteKernel(before));
+  EXPECT_EQ(checked, 201 * RunnableByteKernels().size());
 }
 
 TEST(UnescapeJsonStringBody, DecodesEscapes) {
