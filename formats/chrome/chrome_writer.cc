@@ -211,7 +211,9 @@ absl::Status ChromeWriter::WriteProcessMetadata(WriterInput& in) {
 absl::Status ChromeWriter::WriteEvent(WriterInput& in, const Event& e) {
   const bool first = CountEvent(in);
   if (!no_span_) no_span_ = !out_->spans();
-  if (!no_span_ && !IsProcessMeta(*in.data, e)) {
+  // (IsProcessMeta out of line only for metadata events: a call per event
+  // was ~1 % of the writer's instructions.)
+  if (!no_span_ && (e.phase != 'M' || !IsProcessMeta(*in.data, e))) {
     if (WriteInSpan(in, e, first)) return absl::OkStatus();
     // No room (the ring's buffer ends, or the disk is behind): through the
     // buffer, handed on at once so that the ring moves to its next buffer.
