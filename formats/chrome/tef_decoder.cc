@@ -1341,18 +1341,14 @@ struct TefDecoder::Impl {
   // instructions each.
   static size_t CopyUnsigned(std::string_view json, size_t v, char* o, char* o_end) {
 #if defined(__SSE2__)
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(json.data() + v));
-    // Signed compares: bytes from 0x80 up are below '0'.
-    const __m128i digit =
-        _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
-    const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(digit)) & 0xFFFFu;
+    const unsigned other = NonDigitBits16(json.data() + v);
     if (!other) return 0;
     const size_t len = static_cast<size_t>(__builtin_ctz(other));
     if (v + len >= json.size()) return 0;
     const char next = json[v + len];
     if (next == '.' || next == 'e' || next == 'E') return 0;
     if (o_end - o >= 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), x);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_loadu_si128(reinterpret_cast<const __m128i*>(json.data() + v)));
     } else {
       std::memcpy(o, json.data() + v, len);
     }

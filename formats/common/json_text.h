@@ -17,6 +17,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tracemill::formats {
 
 // SkipJsonValue returns the offset just past the JSON value that starts at
@@ -37,13 +41,31 @@ constexpr bool IsJsonWhitespace(unsigned char c) {
 // (space, tab, CR, LF), or text.size().
 size_t SkipWhitespace(std::string_view text, size_t pos);
 
+#if defined(__SSE2__)
+// NonDigitBits16: bit k set where p[k] is not an ASCII digit, for the 16
+// bytes at p (signed compares: bytes from 0x80 up are below '0').
+inline unsigned NonDigitBits16(const char* p) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i digit =
+      _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+  return ~static_cast<unsigned>(_mm_movemask_epi8(digit)) & 0xFFFFu;
+}
+#endif
+
 // JsonDigitsEnd: the end of the run of ASCII digits from text[pos] (pos
-// itself if there is none; at most text.size()), 8 bytes a step. The loads
-// read up to 7 bytes past text.size(): `text` must lie inside a buffer
-// padded by at least that much (the TEF decoder's scan path: a padded input
-// or a window of one); digits found there are not counted.
+// itself if there is none; at most text.size()), 16 bytes a step (SSE2;
+// else 8, a word at a time). The loads read up to 15 bytes past
+// text.size(): `text` must lie inside a buffer padded by at least that much
+// (the TEF decoder's scan path: a padded input or a window of one); digits
+// found there are not counted. (Kineto's ts have 16 digits: two steps of 16,
+// not three of 8.)
 inline size_t JsonDigitsEnd(std::string_view text, size_t pos) {
   const size_t n = text.size();
+#if defined(__SSE2__)
+  for (; pos < n; pos += 16)
+    if (const unsigned other = NonDigitBits16(text.data() + pos))
+      return std::min(n, pos + static_cast<size_t>(__builtin_ctz(other)));
+#else
   for (; pos < n; pos += 8) {
     uint64_t w;
     std::memcpy(&w, text.data() + pos, sizeof(w));
@@ -53,6 +75,7 @@ inline size_t JsonDigitsEnd(std::string_view text, size_t pos) {
     const uint64_t other = (((x & 0x7F7F7F7F7F7F7F7Full) + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
     if (other) return std::min(n, pos + static_cast<size_t>(__builtin_ctzll(other) >> 3));
   }
+#endif
   return n;
 }
 

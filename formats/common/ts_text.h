@@ -43,7 +43,7 @@ std::optional<int64_t> ParseMicrosToNanos(std::string_view text);
 // the value. nullopt (and `*end` untouched) otherwise, e.g. for an exponent,
 // a leading zero or a string: the caller scans the token and parses it the
 // usual way. The TEF scan path's `ts` and `dur` (tef_decoder.cc). Its word
-// loads read up to 7 bytes past json.size(): `json` must lie in a buffer
+// loads read up to 15 bytes past json.size(): `json` must lie in a buffer
 // padded by at least that much (the scan path's inputs are). Inline: the
 // scan path calls it for every ts and dur (120k times in the ResNet-50
 // rank), and the call cost a fifth of it.

@@ -101,7 +101,7 @@ TEST(ParseMicrosToNanos, FastPathAgreesWithGeneralPath) {
 // inputs are (its word loads read past the view), the padding digits, which
 // must not be read as the number's.
 std::optional<int64_t> Scan(const std::string& json, size_t pos, size_t* end) {
-  const std::string padded = json + std::string(8, '7');
+  const std::string padded = json + std::string(16, '7');
   return ScanMicrosToNanos(std::string_view(padded.data(), json.size()), pos, end);
 }
 
