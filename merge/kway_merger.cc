@@ -8,43 +8,43 @@ namespace tracemill::merge {
 KWayMerger::KWayMerger(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns)
     : runs_(std::move(runs)), shifts_(std::move(shifts_ns)) {
   if (std::all_of(shifts_.begin(), shifts_.end(), [](int64_t s) { return s == 0; })) shifts_.clear();
-  for (int i = 0; i < static_cast<int>(runs_.size()); ++i)
-    if (!runs_[i]->done()) heap_.push_back(HeadOf(i));
-  for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+  const size_t k = runs_.size();
+  if (k == 0) return;
+  // Play every match once, from the last internal node up: `winners`
+  // holds each node's winner (the leaves' being the heads themselves).
+  std::vector<Head> winners(2 * k);
+  for (size_t r = 0; r < k; ++r) winners[k + r] = HeadOf(static_cast<int>(r));
+  tree_.resize(k);
+  for (size_t j = k - 1; j >= 1; --j) {
+    const Head& a = winners[2 * j];
+    const Head& b = winners[2 * j + 1];
+    const bool a_wins = HeadLess(a, b);
+    winners[j] = a_wins ? a : b;
+    tree_[j] = a_wins ? b : a;
+  }
+  tree_[0] = winners[1];  // the root's winner; with one run, its leaf
 }
 
 KWayMerger::Head KWayMerger::HeadOf(int run) const {
-  const SortKey& k = runs_[run]->PeekKey();
+  const SortedRun& r = *runs_[run];
+  if (r.done()) return {kDoneTs, 0, run};
+  const SortKey& k = r.PeekKey();
   // Metadata keys (INT64_MIN) stay first; shifts are far below 2^62.
   const int64_t ts = shifts_.empty() || k.ts_ns == INT64_MIN ? k.ts_ns : k.ts_ns + shifts_[run];
   return {ts, k.tie, run};
 }
 
-void KWayMerger::SiftDown(size_t i) {
-  const size_t n = heap_.size();
-  const Head h = heap_[i];
-  while (true) {
-    size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && HeadLess(heap_[c + 1], heap_[c])) ++c;
-    if (!HeadLess(heap_[c], h)) break;
-    heap_[i] = heap_[c];
-    i = c;
-  }
-  heap_[i] = h;
-}
-
 std::pair<int, const formats::Event*> KWayMerger::Next() {
-  if (heap_.empty()) return {-1, nullptr};
-  const int run = heap_[0].run;
+  if (tree_.empty() || tree_[0].ts == kDoneTs) return {-1, nullptr};
+  const int run = tree_[0].run;
   const formats::Event* e = runs_[run]->Next();
-  if (runs_[run]->done()) {
-    heap_[0] = heap_.back();
-    heap_.pop_back();
-  } else {
-    heap_[0] = HeadOf(run);
+  // Replay run's matches from its leaf up with its new head: at each node
+  // the loser stays, the winner goes on.
+  Head h = HeadOf(run);
+  for (size_t j = (tree_.size() + static_cast<size_t>(run)) / 2; j > 0; j /= 2) {
+    if (HeadLess(tree_[j], h)) std::swap(tree_[j], h);
   }
-  if (!heap_.empty()) SiftDown(0);
+  tree_[0] = h;
   return {run, e};
 }
 

@@ -2,7 +2,7 @@
 // WriteMerged: the merge-and-write loop of one output, on one thread or
 // merged and formatted on several.
 //
-// The serial loop is a KWayMerger (merge/kway_merger.h): one heap over the
+// The serial loop is a KWayMerger (merge/kway_merger.h): one tree of losers over the
 // run heads. With `threads` > 1 the loop is a oneTBB parallel_pipeline over
 // ranges of the merged order (merge/range_cutter.h): a serial, in-order
 // stage cuts the next range (runs in memory by position), a parallel stage

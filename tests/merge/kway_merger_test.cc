@@ -2,8 +2,11 @@
 // every run first, run 0's before run 1's.
 #include "merge/kway_merger.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -95,6 +98,67 @@ TEST(KWayMerger, ManyRunsMergeIntoOneOrder) {
     ++n;
   }
   EXPECT_EQ(n, total);
+}
+
+// Every run count from 1 to 9 and a few past powers of two (the tree of
+// losers' shape depends on it), runs of random lengths (empty, short ones
+// done early, metadata in some), with and without clock shifts: the merged
+// order is exactly that of all the heads' keys sorted by (shifted ts, tie,
+// run, position in the run).
+TEST(KWayMerger, EveryRunCountGivesTheOrderOfAllKeysSorted) {
+  std::mt19937 rng(5);
+  for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33}) {
+    for (bool shifted : {false, true}) {
+      std::vector<std::unique_ptr<SortedRun>> runs;
+      std::vector<SortedRun*> ptrs;
+      std::vector<int64_t> shifts;
+      for (int r = 0; r < k; ++r) {
+        auto d = std::make_unique<formats::TraceData>();
+        const uint32_t n = rng() % 4 == 0 ? rng() % 3 : rng() % 200;
+        for (uint32_t i = 0; i < n; ++i) {
+          formats::Event e{};
+          e.phase = "XXEBiM"[rng() % 6];
+          e.ts_ns = static_cast<int64_t>(rng() % 50) * 1000 - 20'000;
+          e.dur_ns = e.phase == 'X' ? static_cast<int64_t>(rng() % 3) * 1000 : 0;
+          e.name = i;
+          e.flags = e.phase == 'M' ? 0 : formats::kHasTs;
+          d->events.push_back(e);
+        }
+        runs.push_back(SortedRun::Sort(std::move(d)));
+        ptrs.push_back(runs.back().get());
+        shifts.push_back(shifted ? static_cast<int64_t>(rng() % 7) * 3000 - 9000 : 0);
+      }
+      // The reference: each run's keys in its own order, then all sorted.
+      struct Ref {
+        int64_t ts;
+        uint64_t tie;
+        int run;
+        size_t pos;
+        const formats::Event* e;
+      };
+      std::vector<Ref> want;
+      for (int r = 0; r < k; ++r) {
+        for (size_t pos = 0; !ptrs[r]->done(); ++pos) {
+          const SortKey key = ptrs[r]->PeekKey();
+          const int64_t ts = key.ts_ns == INT64_MIN ? key.ts_ns : key.ts_ns + shifts[r];
+          want.push_back({ts, key.tie, r, pos, ptrs[r]->Next()});
+        }
+        ASSERT_TRUE(ptrs[r]->Open(0).ok());
+      }
+      std::sort(want.begin(), want.end(), [](const Ref& a, const Ref& b) {
+        return std::tie(a.ts, a.tie, a.run, a.pos) < std::tie(b.ts, b.tie, b.run, b.pos);
+      });
+      KWayMerger m(ptrs, shifts);
+      size_t n = 0;
+      for (auto [run, e] = m.Next(); e; std::tie(run, e) = m.Next(), ++n) {
+        ASSERT_LT(n, want.size()) << "k " << k;
+        ASSERT_EQ(run, want[n].run) << "k " << k << " shifted " << shifted << " event " << n;
+        ASSERT_EQ(e, want[n].e) << "k " << k << " shifted " << shifted << " event " << n;
+      }
+      EXPECT_EQ(n, want.size()) << "k " << k;
+      EXPECT_EQ(m.Next().first, -1);
+    }
+  }
 }
 
 }  // namespace
