@@ -15,21 +15,6 @@ RangeBound JustAbove(const RangeBound& b) { return RangeBound{b.ts_ns, b.tie, b.
 
 }  // namespace
 
-void MergeRange::SiftDown(size_t i) {
-  const size_t n = heap_.size();
-  while (true) {
-    size_t l = 2 * i + 1, r = l + 1, m = i;
-    auto less = [&](size_t x, size_t y) {
-      return SegmentLess(segments_[heap_[x].first], heap_[x].second, segments_[heap_[y].first], heap_[y].second);
-    };
-    if (l < n && less(l, m)) m = l;
-    if (r < n && less(r, m)) m = r;
-    if (m == i) return;
-    std::swap(heap_[i], heap_[m]);
-    i = m;
-  }
-}
-
 RangeCutter::RangeCutter(std::vector<SortedRun*> runs, std::vector<int64_t> shifts_ns, size_t target_events,
                          size_t max_copy_bytes)
     : runs_(std::move(runs)),

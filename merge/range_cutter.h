@@ -1,7 +1,7 @@
 #pragma once
 // One output's merge cut into ranges that merge on their own, on any thread.
 //
-// KWayMerger (kway_merger.h) is one heap over the run heads: an output's
+// KWayMerger (kway_merger.h) is one tree of losers over the run heads: an output's
 // merge runs on one core. RangeCutter cuts the same order into consecutive
 // ranges: each range has a bound B, a key (aligned ts, tie, run index), and
 // holds, of every run, its events below B that no earlier range took. Every
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "formats/common/event.h"
+#include "merge/loser_tree.h"
 #include "merge/sorted_run.h"
 
 namespace tracemill::merge {
@@ -67,7 +68,6 @@ class MergeRange {
     std::vector<formats::Event> events;
     std::string rest;
   };
-  static bool SegmentLess(const Segment& a, size_t ia, const Segment& b, size_t ib);
   // Prefetch: as SortedRun::Next, an event a few ahead of `i` in `s` and
   // the first rest bytes of a nearer one (sorted order visits the events
   // out of memory order).
@@ -78,12 +78,16 @@ class MergeRange {
       for (uint32_t off = 0; off < ahead.rest_len && off < 4 * 64; off += 64) __builtin_prefetch(ahead.rest + off);
     }
   }
-  void SiftDown(size_t i);
+  // HeadAt: segment `seg`'s key at position `pos`, or its done key.
+  MergeHead HeadAt(uint32_t seg, size_t pos) const;
 
   std::vector<Segment> segments_;
   std::vector<Copies> copies_;  // per run; used by spilled runs only
   size_t size_ = 0;
-  std::vector<std::pair<uint32_t, size_t>> heap_;  // (segment, position), ForEach's
+  // ForEach's: leaf i is segment i, at position pos_[i].
+  LoserTree tree_;
+  std::vector<MergeHead> heads_;
+  std::vector<size_t> pos_;
 };
 
 // RangeCutter: opened SortedRuns (and their clock shifts) -> MergeRange...
@@ -137,13 +141,11 @@ inline bool RangeLess(const RangeBound& a, const RangeBound& b) {
 // AlignedKeyTs: a key's ts as the merge compares it (metadata stays first).
 inline int64_t AlignedKeyTs(int64_t ts_ns, int64_t shift_ns) { return ts_ns == INT64_MIN ? INT64_MIN : ts_ns + shift_ns; }
 
-inline bool MergeRange::SegmentLess(const Segment& a, size_t ia, const Segment& b, size_t ib) {
-  const SortKey& ka = a.keys[ia];
-  const SortKey& kb = b.keys[ib];
-  const int64_t ta = AlignedKeyTs(ka.ts_ns, a.shift_ns), tb = AlignedKeyTs(kb.ts_ns, b.shift_ns);
-  if (ta != tb) return ta < tb;
-  if (ka.tie != kb.tie) return ka.tie < kb.tie;
-  return a.run < b.run;
+inline MergeHead MergeRange::HeadAt(uint32_t seg, size_t pos) const {
+  const Segment& s = segments_[seg];
+  if (pos == s.n) return MergeHead::Done(s.run, seg);
+  const SortKey& k = s.keys[pos];
+  return {AlignedKeyTs(k.ts_ns, s.shift_ns), k.tie, s.run, seg};
 }
 
 template <typename F>
@@ -156,19 +158,17 @@ void MergeRange::ForEach(F&& f) {
     }
     return;
   }
-  heap_.clear();
-  for (uint32_t i = 0; i < segments_.size(); ++i) heap_.emplace_back(i, 0);
-  for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
-  while (!heap_.empty()) {
-    auto& [seg, pos] = heap_[0];
+  heads_.clear();
+  for (uint32_t i = 0; i < segments_.size(); ++i) heads_.push_back(HeadAt(i, 0));
+  tree_.Reset(heads_);
+  pos_.assign(segments_.size(), 0);
+  while (!tree_.Done()) {
+    const uint32_t seg = tree_.Top().slot;
     const Segment& s = segments_[seg];
+    const size_t pos = pos_[seg]++;
     Prefetch(s, pos);
     f(s.run, s.events[s.keys[pos].index]);
-    if (++pos == s.n) {
-      heap_[0] = heap_.back();
-      heap_.pop_back();
-    }
-    if (!heap_.empty()) SiftDown(0);
+    tree_.ReplaceTop(HeadAt(seg, pos + 1));
   }
 }
 
