@@ -1191,6 +1191,7 @@ struct TefDecoder::Impl {
     lead.want = (uint64_t{1} << lead.len) - 1;
     lead.end = false;
     lead.run_after = 1;
+    if constexpr (requires { lead.value_want; }) lead.value_want = lead.value_misses = lead.value_rest = 0;
     return &lead;
   }
 
@@ -1209,12 +1210,81 @@ struct TefDecoder::Impl {
   // ArgsLead: a MemberLead for the members of an event's args object (Kineto
   // writes those in a fixed order and layout too), with the lead as the copy
   // writes it (`,"key":`, no whitespace).
+  //
+  // With it, the string or scalar value that followed the lead last time
+  // and the byte after that value (`value`, its first value_len + 1 bytes:
+  // so that `0` does not match `01`): input that holds those bytes after the
+  // lead holds the same value, copied as it is without a scan. Half of
+  // Kineto's args values repeat at their lead (`"Device": 25738`, `"Trace
+  // name": "PyTorch Profiler"`, a kernel's `"queued": 0`, `"stream": 7`).
   struct ArgsLead : Lead {
     alignas(16) char out[32] = {};
     uint8_t out_len = 0;
+    // Set as the value is copied (KeepValue): `mutable`, as `next`.
+    alignas(16) mutable char value[32] = {};
+    mutable uint32_t value_want = 0;  // the bits of value_len + 1 bytes; 0: none
+    mutable uint8_t value_len = 0;
+    // A value that changes (an `External id`, a `correlation`) is not kept
+    // for kValueRest uses of the lead after kValueMisses misses in a row:
+    // the compare and the keeping cost more than they save.
+    mutable uint8_t value_misses = 0, value_rest = 0;
   };
+  static constexpr uint8_t kValueMisses = 2, kValueRest = 64;
   ArgsLead args_leads[kLeads][kLeadWays];
   uint8_t args_victim[kLeads] = {};
+
+  // CopyKeptValue: if json[v...] begins with `lead`'s kept value and the
+  // byte after it (all before json.size()), writes the value at `o` and
+  // returns its length; else 0. One 32-byte load, compare and store where
+  // 32 bytes are left before `o_end` (the input is padded).
+  static size_t CopyKeptValue(const ArgsLead& lead, std::string_view json, size_t v, char* o, char* o_end) {
+    if (!lead.value_want || json.size() - v <= lead.value_len) return 0;  // v <= json.size()
+#if defined(__SSE2__)
+    const char* in = json.data() + v;
+    const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+    const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 16));
+    const __m128i b0 = _mm_load_si128(reinterpret_cast<const __m128i*>(lead.value));
+    const __m128i b1 = _mm_load_si128(reinterpret_cast<const __m128i*>(lead.value + 16));
+    const uint32_t same = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0))) |
+                          static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1))) << 16;
+    if ((same & lead.value_want) != lead.value_want) return 0;
+    lead.value_misses = 0;
+    if (o_end - o >= 32) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), a0);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 16), a1);
+      return lead.value_len;
+    }
+#else
+    if (std::memcmp(json.data() + v, lead.value, lead.value_len + size_t{1}) != 0) return 0;
+    lead.value_misses = 0;
+#endif
+    std::memcpy(o, json.data() + v, lead.value_len);
+    return lead.value_len;
+  }
+  // KeepValue: json[v, end), a string or scalar copied after `lead` (not
+  // its kept value), and the byte after it become the lead's kept value
+  // where they fit (32 bytes, all before json.size()); otherwise, or while
+  // the lead rests after kValueMisses, the lead keeps none.
+  static void KeepValue(const ArgsLead* lead, std::string_view json, size_t v, size_t end) {
+    if (!lead) return;
+    if (lead->value_rest) {
+      --lead->value_rest;
+      return;
+    }
+    if (lead->value_want && ++lead->value_misses >= kValueMisses) {
+      lead->value_misses = 0;
+      lead->value_rest = kValueRest;
+      lead->value_want = 0;
+      return;
+    }
+    if (end - v >= sizeof(ArgsLead::value) || end >= json.size()) {
+      lead->value_want = 0;
+      return;
+    }
+    std::memcpy(lead->value, json.data() + v, sizeof(ArgsLead::value));  // the input is padded
+    lead->value_len = static_cast<uint8_t>(end - v);
+    lead->value_want = static_cast<uint32_t>((uint64_t{1} << (end - v + 1)) - 1);
+  }
 
   // CopyLeadOut writes `lead`'s minified form at `o`: two 16-byte stores
   // where 32 bytes are left before `o_end` (a memcpy of this short a length
@@ -1375,6 +1445,7 @@ struct TefDecoder::Impl {
     uint8_t* predict = &args_first_way;
     for (size_t i = 0;; ++i) {
       const ArgsLead* hit = i < kLeads ? FindLead(json, q, args_leads[i], predict) : nullptr;
+      const ArgsLead* lead = nullptr;  // the member's lead, to keep its value
       size_t v;  // the value's first byte
       if (hit) {
         predict = &hit->next;
@@ -1385,6 +1456,12 @@ struct TefDecoder::Impl {
         CopyLeadOut(*hit, o, o_end);
         o += hit->out_len;
         v = Space(json, q + hit->len);
+        if (const size_t len = CopyKeptValue(*hit, json, v, o, o_end)) {
+          o += len;
+          q = v + len;
+          continue;
+        }
+        lead = hit;
       } else {
         predict = &spare_way;
         k = Space(json, q);
@@ -1403,9 +1480,10 @@ struct TefDecoder::Impl {
         o += key.size() + 2;
         *o++ = ':';
         if (i < kLeads && v - q <= sizeof(Lead::text)) {
-          ArgsLead* lead = LearnLead(json, q, v, args_leads[i], &args_victim[i]);
-          lead->out_len = static_cast<uint8_t>(o - lead_out);
-          std::memcpy(lead->out, lead_out, lead->out_len);
+          ArgsLead* learned = LearnLead(json, q, v, args_leads[i], &args_victim[i]);
+          learned->out_len = static_cast<uint8_t>(o - lead_out);
+          std::memcpy(learned->out, lead_out, learned->out_len);
+          lead = learned;
         }
       }
       if (v >= json.size()) return nullptr;
@@ -1439,6 +1517,7 @@ struct TefDecoder::Impl {
       if (c == '"') {
         value_end = ScanString(json, v);
       } else if (const size_t len = c >= '1' && c <= '9' ? CopyUnsigned(json, v, o, o_end) : 0) {
+        KeepValue(lead, json, v, v + len);
         o += len;
         q = v + len;
         continue;
@@ -1448,6 +1527,7 @@ struct TefDecoder::Impl {
           return nullptr;
       }
       if (value_end == npos) return nullptr;
+      KeepValue(lead, json, v, value_end);
       CopyShort(json.data() + v, value_end - v, o, o_end);
       o += value_end - v;
       q = value_end;

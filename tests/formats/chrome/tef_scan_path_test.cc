@@ -435,6 +435,59 @@ TEST(TefScanPath, RepeatedArgsContainersKeepTheirOwnBytes) {
   EXPECT_FALSE(ExpectSame(cut, "cut"));
 }
 
+// Args strings and scalars kept with their lead (ArgsLead::value, the
+// value and the byte after it): values that are another's start (`5` and
+// `50`, `"a"` and `"ab"`), the same value before another byte (`5,` `5 ,`
+// `5}`), literals, fractions, escapes, strings of 30 to 33 bytes (the last
+// kept fits 32 bytes with the byte after it), in an order that repeats
+// some and changes others, then values that change at every event (the
+// lead stops keeping, kValueMisses) and repeat again (kValueRest later):
+// each event keeps its own value; kept values near the input's end and the
+// 16 KiB room's end; a kept value the input's end cuts is declined.
+TEST(TefScanPath, RepeatedArgsScalarsKeepTheirOwnBytes) {
+  const std::vector<std::string> values = {
+      "5", "50", "5 ", "-5", "5.5", "5e1", "0", "true", "false", "null", R"("a")", R"("ab")", R"("a\"b")",
+      R"("")", "\"" + std::string(28, 's') + "\"", "\"" + std::string(29, 's') + "\"",
+      "\"" + std::string(30, 's') + "\"", "\"" + std::string(31, 's') + "\"", "123456789012345",
+      "1234567890123456"};
+  const std::vector<std::string> afters = {", \"k\": 7}", " , \"k\": 7}", "}", ",\"k\":7}"};
+  std::string doc = "[";
+  int n = 0;
+  auto event = [&](const std::string& value, const std::string& after) {
+    absl::StrAppend(&doc, n ? ",\n" : "", R"({"ph": "X", "name": "a", "ts": )", n + 1, R"(, "args": {"n": )", value,
+                    after, "}");
+    ++n;
+  };
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < values.size(); ++i)
+      for (size_t r = 0; r <= (i + round) % 3; ++r) event(values[i], afters[(i + r + round) % afters.size()]);
+  for (int k = 0; k < 150; ++k) event(std::to_string(1000 + k), afters[0]);  // changes at every event
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < values.size(); ++i)
+      for (int r = 0; r < 3; ++r) event(values[i], afters[0]);
+  const std::string body = doc;
+  doc += "]";
+  EXPECT_TRUE(ExpectSame(doc, "repeated scalars"));
+  const Decoded on = Decode(doc, true);
+  EXPECT_NE(on.dump.find(R"({"n":50,"k":7})"), std::string::npos);
+  EXPECT_NE(on.dump.find(R"({"n":"a\"b"})"), std::string::npos);
+  // Kept values at the input's end: the last value's byte after it is the
+  // end of the input (its `}` then `]`), then one the end cuts.
+  EXPECT_TRUE(ExpectSame(body + R"(, {"ph": "X", "name": "a", "ts": 9, "args": {"n": 5}}])", "at the end"));
+  EXPECT_FALSE(ExpectSame(body + R"(, {"ph": "X", "name": "a", "ts": 9, "args": {"n": 5)", "cut"));
+  EXPECT_FALSE(ExpectSame(body + R"(, {"ph": "X", "name": "a", "ts": 9, "args": {"n": "a")", "cut string"));
+  // Kept values at each position around the end of the 16 KiB room for a
+  // rest, where fewer bytes are left than the value has.
+  for (const std::string& value : {std::string("123456789012345"), "\"" + std::string(30, 's') + "\""}) {
+    std::string near = R"([{"ph": "X", "name": "a", "ts": 1, "args": {"f": "", "n": )" + value + "}}";
+    for (int k = 0; k < 48; ++k)
+      absl::StrAppend(&near, R"(, {"ph": "X", "name": "a", "ts": 1, "args": {"f": ")", std::string(16320 + k, 'x'),
+                      R"(", "n": )", value, "}}");
+    near += "]";
+    EXPECT_TRUE(ExpectSame(near, "near the room's end: " + value));
+  }
+}
+
 // Names, categories and phases are interned through a cache of recent
 // strings (256 slots, views into the input): with thousands of names that
 // share slots, in an order that revisits them, every event keeps its own
