@@ -38,7 +38,9 @@ void SortTies(SortKeyVector& keys) {
 }
 
 // RadixPasses: the LSD passes over Value<kUnit> (values up to span + 1),
-// stable, then SortTies.
+// stable, then SortTies. For the passes each key's ts_ns holds its value
+// (computed once, not once a pass), and its time again after them: every
+// time is lo plus a multiple of kUnit, so the value gives it back exactly.
 template <uint64_t kUnit>
 void RadixPasses(SortKeyVector& keys, int64_t lo, uint64_t span) {
   const size_t n = keys.size();
@@ -47,8 +49,9 @@ void RadixPasses(SortKeyVector& keys, int64_t lo, uint64_t span) {
   // Every pass's bucket counts in one read of the keys.
   std::vector<std::array<uint32_t, kBuckets>> counts(static_cast<size_t>(passes));
   for (auto& c : counts) c.fill(0);
-  for (const SortKey& k : keys) {
+  for (SortKey& k : keys) {
     uint64_t v = Value<kUnit>(k, lo);
+    k.ts_ns = static_cast<int64_t>(v);  // modulo 2^64 (C++20), undone below
     for (int p = 0; p < passes; ++p, v >>= kRadixDigitBits) ++counts[static_cast<size_t>(p)][v & (kBuckets - 1)];
   }
   SortKeyVector other(n);
@@ -62,8 +65,12 @@ void RadixPasses(SortKeyVector& keys, int64_t lo, uint64_t span) {
       sum += here;
     }
     const int shift = p * kRadixDigitBits;
-    for (const SortKey& k : keys) other[c[(Value<kUnit>(k, lo) >> shift) & (kBuckets - 1)]++] = k;
+    for (const SortKey& k : keys) other[c[(static_cast<uint64_t>(k.ts_ns) >> shift) & (kBuckets - 1)]++] = k;
     keys.swap(other);
+  }
+  for (SortKey& k : keys) {
+    const uint64_t v = static_cast<uint64_t>(k.ts_ns);
+    k.ts_ns = v == 0 ? INT64_MIN : static_cast<int64_t>(static_cast<uint64_t>(lo) + (v - 1) * kUnit);
   }
   SortTies(keys);
 }
