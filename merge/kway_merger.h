@@ -5,7 +5,7 @@
 // `(ts_ns, tie, run index)` order: at equal keys the run listed first wins,
 // so the output is deterministic and metadata of run 0 precedes run 1's.
 // A tree of losers over the run heads' keys (merge/loser_tree.h):
-// ceil(log2 k) comparisons an event, k = runs in the output (ranks per GPU:
+// at most ceil(log2 k) comparisons an event, k = runs in the output (ranks per GPU:
 // 8-512 in practice), none reading a run: with the keys behind the runs,
 // each comparison chased a run's pointers, and at 128 runs per output the
 // binary heap of those days was 12 % of the 512-rank job's CPU (session 22).

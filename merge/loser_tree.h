@@ -3,7 +3,7 @@
 // (Knuth, TAOCP 5.4.1, "tree of losers"). The merges of sorted runs
 // (KWayMerger, MergeRange::ForEach) hold each run's next key here: replacing
 // the least head replays one match per level from its leaf to the root,
-// ceil(log2 k) comparisons, where a binary heap makes up to 2 log2 k (a child
+// at most ceil(log2 k) comparisons, where a binary heap makes up to 2 log2 k (a child
 // against its sibling, then against the sifted head). The heads are the
 // tree's own array, so a comparison reads no run.
 #include <cstddef>

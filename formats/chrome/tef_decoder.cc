@@ -1213,7 +1213,7 @@ struct TefDecoder::Impl {
   //
   // With it, the string or scalar value that followed the lead last time
   // and the byte after that value (`value`, its first value_len + 1 bytes:
-  // so that `0` does not match `01`): input that holds those bytes after the
+  // so that `5` does not match `50`): input that holds those bytes after the
   // lead holds the same value, copied as it is without a scan. Half of
   // Kineto's args values repeat at their lead (`"Device": 25738`, `"Trace
   // name": "PyTorch Profiler"`, a kernel's `"queued": 0`, `"stream": 7`).
