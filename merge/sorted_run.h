@@ -53,6 +53,13 @@ struct KeyAllocator : formats::LargeAllocator<T> {
   KeyAllocator() = default;
   template <typename U>
   KeyAllocator(const KeyAllocator<U>&) {}
+  // Key vectors are sized to their run and written whole: their pages are
+  // made at once (formats::Prefault).
+  T* allocate(size_t n) {
+    T* p = formats::LargeAllocator<T>::allocate(n);
+    if (n * sizeof(T) >= formats::kPooledMinBytes) formats::Prefault(p, n * sizeof(T));
+    return p;
+  }
   template <typename U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;

@@ -80,6 +80,14 @@ bool PoolBlock(void* p, size_t len) {
   return true;
 }
 
+bool Prefault(void* p, size_t n) {
+  if (n == 0) return true;
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n + kPage - 1) & ~(kPage - 1);
+  return ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+}
+
 void* MapFresh(size_t len) {
   ChunkPool& pool = Pool();
   std::vector<std::pair<void*, size_t>> drop;

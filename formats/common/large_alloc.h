@@ -10,7 +10,9 @@
 // ran at 0.09-0.10 GB/s on huge pages against 2.2 GB/s on 4 KiB pages, five
 // runs each, 3 s apart (2026-12-01); a real16 convert job spent 0.7-1.5 s of
 // system time on it (bench/RESULTS.md, session 8). On 4 KiB pages the same
-// job's system time is ~0.2 s.
+// job's system time is ~0.2 s. Blocks about to be filled (arena chunks,
+// key vectors, the events vector a window ahead) are made present in one
+// call each (Prefault), not one page fault a page.
 //
 // Chunk pool: on this VM first-touching memory runs at 0.16-0.35 GB/s, so the
 // rest arenas (2 MiB chunks, ~0.85 x the input) cost more to fault in than
@@ -93,6 +95,16 @@ inline void FreeLarge(void* p, size_t n) noexcept {
   if (PoolBlock(p, len)) return;
   ::munmap(p, len);
 }
+
+// Prefault makes the pages that [p, p + n) touches present and writable at
+// once, for memory about to be filled (MADV_POPULATE_WRITE): one call where
+// first touching them took one page fault each, ~10 us a 4 KiB page on this
+// project's VMs (a real16 convert job at 2 threads: 62 k faults, 0.45-0.61 s
+// of its 1.1-1.3 s of CPU time in the kernel). [p, p + n) must lie inside
+// one mapped block (AllocateLarge of kPooledMinBytes or more: whole pages).
+// Best effort: false where the kernel could not (it lacks it before Linux
+// 5.14): the pages then fault in as they are touched.
+bool Prefault(void* p, size_t n);
 
 // LargeAllocator: an STL allocator over AllocateLarge, for vectors that grow
 // to megabytes and are reused (decoded Paddle events).

@@ -14,6 +14,7 @@ void Arena::NewChunk(size_t n) {
   size_t grow = std::min<size_t>(kChunk, size_t{64} << 10 << std::min<size_t>(chunks_.size(), 5));
   size_t size = n > grow / 4 ? std::max(n, grow) : grow;
   chunks_.v.push_back({static_cast<char*>(AllocateLarge(size)), size});
+  if (size >= kPooledMinBytes) Prefault(chunks_.v.back().p, size);  // filled from its start on
   reserved_ += size;
   cursor_ = chunks_.v.back().p;
   chunk_left_ = size;
@@ -33,8 +34,17 @@ bool IsHtaKernelCategory(std::string_view cat) {
   return false;
 }
 
+void TraceBuilder::PrefaultEvents() {
+  auto& v = data_->events;
+  const size_t ahead = std::min(v.capacity() - v.size(), kPrefaultEvents);
+  if (ahead > 0 && v.capacity() * sizeof(Event) >= kPooledMinBytes)
+    Prefault(v.data() + v.size(), ahead * sizeof(Event));
+  prefaulted_ = v.size() + std::max<size_t>(ahead, 1);
+}
+
 void TraceBuilder::Reset() {
   data_ = std::make_unique<TraceData>();
+  prefaulted_ = 0;
   time_base_applied_ = false;
   data_->strings.emplace_back();
   step_of_name_.clear();

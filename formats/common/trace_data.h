@@ -220,6 +220,7 @@ class TraceBuilder {
   //   "Total Reserved": ..}` as written (bytes), counted in
   //   `TraceData::derived_events`.
   void AddEvent(const Event& e) {
+    if (data_->events.size() >= prefaulted_) PrefaultEvents();
     data_->events.push_back(e);
     if (e.name < hook_of_name_.size() && hook_of_name_[e.name]) OnHookedName(e);
     if (e.cat < kernel_cat_.size() && kernel_cat_[e.cat]) NoteKernel(e);
@@ -233,9 +234,12 @@ class TraceBuilder {
   // ReserveEvents reserves room for `n` events up front, so that the vector
   // is not regrown (and its pages faulted in twice) while decoding. Large
   // reservations are mapped lazily (large_alloc.h): untouched room costs
-  // address space, not memory.
+  // address space, not memory (AddEvent makes the pages present 256 KiB
+  // ahead of the last event).
   void ReserveEvents(size_t n) { data_->events.reserve(n); }
   size_t event_count() const { return data_->events.size(); }
+  // The events added so far (valid until the next AddEvent).
+  const std::vector<Event, LargeAllocator<Event>>& events() const { return data_->events; }
 
   // Discard every event and table (the tolerant decoder restarts an input).
   void Reset();
@@ -263,7 +267,14 @@ class TraceBuilder {
   // NoteKernel: TraceData::first_kernel_of_tid for `e` (just added).
   void NoteKernel(const Event& e);
 
+  // PrefaultEvents: the events vector's next kPrefaultEvents slots made
+  // present at once (formats::Prefault), not one page fault each; up to
+  // `prefaulted_` they are (or the vector grows first).
+  void PrefaultEvents();
+  static constexpr size_t kPrefaultEvents = (size_t{256} << 10) / sizeof(Event);
+
   std::unique_ptr<TraceData> data_;
+  size_t prefaulted_ = 0;
   bool time_base_applied_ = false;
   // string id -> step number, or kNotAStep; only as long as the highest id
   // of a step name, so empty for inputs without steps.

@@ -2,12 +2,16 @@
 // allocates from it (formats/common/byte_buffer.h).
 #include "formats/common/large_alloc.h"
 
+#include <sys/mman.h>
+
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "formats/common/byte_buffer.h"
 #include "formats/common/trace_data.h"
+#include "merge/sorted_run.h"
 
 namespace tracemill::formats {
 namespace {
@@ -134,6 +138,93 @@ TEST(ChunkPool, AnArenaReleasedIntoThePoolIsReusedByTheNext) {
   EXPECT_EQ(second.bytes_reserved(), reserved);
   EXPECT_EQ(v, std::string(100'000, 'b'));
   EXPECT_EQ(ChunkPoolBytes(), 0u);  // every pooled chunk was taken again
+}
+
+constexpr size_t kPage = 4096;
+
+// Resident: for each 4 KiB page of [p, p + n) (p on a page), whether it is
+// in memory (mincore).
+std::vector<bool> Resident(const void* p, size_t n) {
+  std::vector<unsigned char> v((n + kPage - 1) / kPage);
+  EXPECT_EQ(::mincore(const_cast<void*>(p), n, v.data()), 0);
+  return std::vector<bool>(v.begin(), v.end());
+}
+
+// The pages of [from, to) of a block at `p`: which are resident.
+size_t ResidentCount(const void* p, size_t from, size_t to) {
+  const std::vector<bool> r = Resident(p, to);
+  size_t n = 0;
+  for (size_t k = from / kPage; k < to / kPage; ++k) n += r[k];
+  return n;
+}
+
+// Whether this kernel makes pages at once (MADV_POPULATE_WRITE, Linux 5.14).
+bool KernelPopulates() {
+  void* p = ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const bool ok = p != MAP_FAILED && ::madvise(p, kPage, MADV_POPULATE_WRITE) == 0;
+  if (p != MAP_FAILED) ::munmap(p, kPage);
+  return ok;
+}
+
+TEST(Prefault, MakesTheWholePagesItTouchesResidentAndKeepsTheirBytes) {
+  if (!KernelPopulates()) GTEST_SKIP() << "the kernel lacks MADV_POPULATE_WRITE";
+  constexpr size_t kLen = size_t{1} << 20;
+  char* p = static_cast<char*>(AllocateLarge(kLen));  // the pool is off: mapped afresh
+  ASSERT_EQ(ResidentCount(p, 0, kLen), 0u);
+  EXPECT_TRUE(Prefault(p + 5000, 3 * kPage));
+  // Bytes 5000..17287: pages 1 to 4.
+  const std::vector<bool> r = Resident(p, kLen);
+  EXPECT_FALSE(r[0]);
+  for (size_t k = 1; k <= 4; ++k) EXPECT_TRUE(r[k]) << k;
+  EXPECT_EQ(ResidentCount(p, 5 * kPage, kLen), 0u);
+  p[4 * kPage + 7] = 'x';
+  p[kLen - 1] = 'y';
+  EXPECT_TRUE(Prefault(p, kLen));
+  EXPECT_EQ(ResidentCount(p, 0, kLen), kLen / kPage);
+  EXPECT_EQ(p[4 * kPage + 7], 'x');
+  EXPECT_EQ(p[kLen - 1], 'y');
+  EXPECT_EQ(p[0], 0);
+  FreeLarge(p, kLen);
+}
+
+TEST(Prefault, AnArenaChunkIsResidentBeforeItIsWritten) {
+  if (!KernelPopulates()) GTEST_SKIP() << "the kernel lacks MADV_POPULATE_WRITE";
+  Arena arena;
+  arena.Copy("first");  // a 64 KiB chunk from operator new: left alone
+  constexpr size_t kWant = size_t{300} << 10;
+  char* p = arena.Reserve(kWant);  // a chunk of its own, mapped afresh
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % kPage, 0u);
+  EXPECT_EQ(ResidentCount(p, 0, kWant), kWant / kPage);
+}
+
+TEST(Prefault, TheEventsVectorIsMadeResidentAWindowAhead) {
+  if (!KernelPopulates()) GTEST_SKIP() << "the kernel lacks MADV_POPULATE_WRITE";
+  TraceBuilder b;
+  constexpr size_t kEvents = (size_t{4} << 20) / sizeof(Event);  // a 4 MiB block
+  b.ReserveEvents(kEvents);
+  const Event* data = b.events().data();
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(data) % kPage, 0u);
+  ASSERT_EQ(ResidentCount(data, 0, kEvents * sizeof(Event)), 0u);
+  Event e{};
+  b.AddEvent(e);
+  // Its first 256 KiB, not beyond.
+  constexpr size_t kWindow = size_t{256} << 10;
+  const size_t window = kWindow / sizeof(Event) * sizeof(Event);
+  EXPECT_EQ(ResidentCount(data, 0, window / kPage * kPage), window / kPage);
+  EXPECT_EQ(ResidentCount(data, window + kPage, kEvents * sizeof(Event)), 0u);
+  // The next window once the first is filled.
+  while (b.event_count() < kWindow / sizeof(Event) + 1) b.AddEvent(e);
+  EXPECT_EQ(ResidentCount(data, 0, 2 * window / kPage * kPage), 2 * window / kPage);
+  EXPECT_EQ(ResidentCount(data, 2 * window + kPage, kEvents * sizeof(Event)), 0u);
+  EXPECT_EQ(b.events().data(), data);  // the same vector, never regrown
+}
+
+TEST(Prefault, AKeyVectorIsResidentWhenAllocated) {
+  if (!KernelPopulates()) GTEST_SKIP() << "the kernel lacks MADV_POPULATE_WRITE";
+  merge::SortKeyVector keys;
+  keys.resize((size_t{1} << 20) / sizeof(merge::SortKey));  // uninitialized: nothing written
+  EXPECT_EQ(ResidentCount(keys.data(), 0, keys.size() * sizeof(merge::SortKey) / kPage * kPage),
+            keys.size() * sizeof(merge::SortKey) / kPage);
 }
 
 TEST(ByteBuffer, EraseFrontKeepsTheRestInOrder) {
