@@ -62,6 +62,8 @@ std::unique_ptr<DirectRing> DirectRing::Create(int fd, size_t count, size_t byte
   for (size_t k = 0; k < r->count_; ++k) r->gen_.push_back(static_cast<int64_t>(k) - static_cast<int64_t>(r->count_));
   try {
     r->mem_ = static_cast<char*>(AllocateLarge(r->count_ * r->bytes_));
+    // Filled whole, buffer after buffer: its pages made at once.
+    if (r->count_ * r->bytes_ >= kPooledMinBytes) Prefault(r->mem_, r->count_ * r->bytes_);
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
