@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace tracemill::formats {
 namespace {
@@ -78,6 +79,23 @@ void InstallSigbusHandler() {
   });
 }
 
+// PopulateIfCached maps the pages of the file mapped at `base` (`size`
+// bytes) into the process at once (MADV_POPULATE_READ, one call) if every one
+// is in the page cache: read as they are, they took a fault every 16 pages
+// (fault-around), ~10 us each on this project's VMs (8.6 k faults for the
+// 537 MiB real16 job). A file not wholly cached is left to fault in as it is
+// read, so that its readahead overlaps the decode rather than a read of the
+// whole file coming first. A file truncated meanwhile fails the call
+// (EFAULT), not SIGBUS.
+void PopulateIfCached(void* base, size_t size) {
+  const size_t page = MappedPageSize();
+  std::vector<unsigned char> cached((size + page - 1) / page);
+  if (::mincore(base, size, cached.data()) != 0) return;
+  for (unsigned char c : cached)
+    if (!(c & 1)) return;
+  ::madvise(base, size, MADV_POPULATE_READ);
+}
+
 }  // namespace
 
 bool ShouldMapInput(int fd, const struct stat& st) {
@@ -124,6 +142,7 @@ bool MappedInput::Map(int fd, size_t size, size_t padding) {
     return false;
   }
   ::madvise(base, size, MADV_SEQUENTIAL);
+  PopulateIfCached(base, size);
   const uintptr_t b = reinterpret_cast<uintptr_t>(base);
   g_mapped_slots[slot].shrunk.store(kMappedNotShrunk, std::memory_order_relaxed);
   g_mapped_slots[slot].end.store(b + ((size + page - 1) & ~(page - 1)), std::memory_order_release);

@@ -8,8 +8,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace tracemill::formats {
 namespace {
@@ -47,6 +49,61 @@ TEST_F(MappedInputTest, MapsTheBytesWithReadablePaddingAfterThem) {
   m.Unmap();
   EXPECT_EQ(m.view().size(), 0u);
   m.Unmap();  // idempotent
+}
+
+// PresentPages: how many 4 KiB pages of [p, p + n) (p on a page) are mapped
+// into this process now (/proc/self/pagemap, bit 63), not merely cached.
+size_t PresentPages(const char* p, size_t n) {
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY);
+  EXPECT_GE(fd, 0);
+  size_t present = 0;
+  for (size_t off = 0; off < n; off += 4096) {
+    uint64_t entry = 0;
+    const uintptr_t page = (reinterpret_cast<uintptr_t>(p) + off) / 4096;
+    EXPECT_EQ(::pread(fd, &entry, 8, static_cast<off_t>(page * 8)), 8);
+    present += entry >> 63;
+  }
+  ::close(fd);
+  return present;
+}
+
+// Cached: whether every page of the file is in the page cache (mincore).
+bool Cached(int fd, size_t size) {
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  EXPECT_NE(p, MAP_FAILED);
+  std::vector<unsigned char> v((size + 4095) / 4096);
+  EXPECT_EQ(::mincore(p, size, v.data()), 0);
+  ::munmap(p, size);
+  for (unsigned char c : v)
+    if (!(c & 1)) return false;
+  return true;
+}
+
+// A file wholly in the page cache (just written) is mapped into the process
+// at once, before a byte is read; one that is not is left to fault in.
+TEST_F(MappedInputTest, ACachedFileIsMappedInAtOnceAnUncachedOneAsRead) {
+  ASSERT_TRUE(Cached(fd_, kSize));
+  {
+    void* p = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd_, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    const bool populates = ::madvise(p, 4096, MADV_POPULATE_READ) == 0;
+    ::munmap(p, 4096);
+    if (!populates) GTEST_SKIP() << "the kernel lacks MADV_POPULATE_READ";
+  }
+  constexpr size_t kPages = (kSize + 4095) / 4096;
+  {
+    MappedInput m;
+    ASSERT_TRUE(m.Map(fd_, kSize, 64));
+    EXPECT_EQ(PresentPages(m.view().data(), kSize), kPages);
+  }
+  // Its last page dropped from the cache: nothing is mapped in at Map.
+  ASSERT_EQ(::fsync(fd_), 0);
+  ASSERT_EQ(::posix_fadvise(fd_, static_cast<off_t>(kSize / 4096 * 4096), 0, POSIX_FADV_DONTNEED), 0);
+  if (Cached(fd_, kSize)) GTEST_SKIP() << "this file system keeps the page cached";
+  MappedInput m;
+  ASSERT_TRUE(m.Map(fd_, kSize, 64));
+  EXPECT_EQ(PresentPages(m.view().data(), kSize), 0u);
+  EXPECT_EQ(m.view()[kSize - 1], static_cast<char>('a' + (kSize - 1) % 26));
 }
 
 // A file truncated while mapped: reading on past its new end gives zeros,
