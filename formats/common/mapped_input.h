@@ -7,7 +7,9 @@
 // first touch the kernel zero-fills (3.3 % more: `clear_page_erms`); mapping
 // the page cache costs neither (perf, bench/RESULTS.md, 2026-12-01 evening).
 // simdjson reads up to SIMDJSON_PADDING bytes past the end: the mapping is
-// followed by anonymous zero pages, so those bytes are readable.
+// followed by anonymous zero pages, so those bytes are readable. A file 7/8
+// or more of whose pages are in the page cache is mapped in whole at Map
+// (MADV_POPULATE_READ), not a fault every 16 pages as it is read.
 //
 // A mapped file that another process truncates while it is read would raise
 // SIGBUS and kill the job. Mapped inputs are therefore registered, and a
