@@ -47,19 +47,14 @@ static_assert(sizeof(SortKey) == 24);
 
 // KeyAllocator: the block pool's allocator (formats/common/large_alloc.h)
 // whose elements start uninitialized: keys are always written before they
-// are read, so resizing a key vector does not zero it first.
+// are read, so resizing a key vector does not zero it first. Key vectors
+// are sized to their run and written whole: their pages are made at once
+// (formats::PrefaultAllocator).
 template <typename T>
-struct KeyAllocator : formats::LargeAllocator<T> {
+struct KeyAllocator : formats::PrefaultAllocator<T> {
   KeyAllocator() = default;
   template <typename U>
   KeyAllocator(const KeyAllocator<U>&) {}
-  // Key vectors are sized to their run and written whole: their pages are
-  // made at once (formats::Prefault).
-  T* allocate(size_t n) {
-    T* p = formats::LargeAllocator<T>::allocate(n);
-    if (n * sizeof(T) >= formats::kPooledMinBytes) formats::Prefault(p, n * sizeof(T));
-    return p;
-  }
   template <typename U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;

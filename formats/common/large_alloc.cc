@@ -7,8 +7,30 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)  // GCC
+#define TRACEMILL_ASAN 1
+#elif defined(__has_feature)  // Clang
+#if __has_feature(address_sanitizer)
+#define TRACEMILL_ASAN 1
+#endif
+#endif
+#if defined(TRACEMILL_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace tracemill::formats {
 namespace {
+
+// Unpoison: under ASan, a block's bytes made addressable again. A container
+// may poison parts of its block (Abseil's hash tables poison their empty
+// slots) and hand it back so: the next user of the block, pooled or mapped
+// afresh at the same addresses (ASan keeps the shadow of unmapped memory),
+// is another container.
+void Unpoison([[maybe_unused]] void* p, [[maybe_unused]] size_t len) {
+#if defined(TRACEMILL_ASAN)
+  ASAN_UNPOISON_MEMORY_REGION(p, len);
+#endif
+}
 
 struct ChunkPool {
   std::mutex mu;
@@ -68,6 +90,7 @@ void* TakePooled(size_t len) {
     pool.free.emplace(block - len, p + len);
     pool.bytes += block - len;
   }
+  Unpoison(p, len);
   return p;
 }
 
@@ -106,6 +129,7 @@ void* MapFresh(size_t len) {
   void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   g_fresh_bytes.fetch_add(len, std::memory_order_relaxed);
+  Unpoison(p, len);  // the addresses of an unmapped block may come back
   return p;
 }
 

@@ -122,4 +122,19 @@ struct LargeAllocator {
   bool operator!=(const LargeAllocator<U>&) const { return false; }
 };
 
+// PrefaultAllocator: LargeAllocator for containers that fill a block as
+// soon as they take it (sized vectors, hash tables rehashed into it): a
+// block from kPooledMinBytes up is made present at once (Prefault).
+template <typename T>
+struct PrefaultAllocator : LargeAllocator<T> {
+  PrefaultAllocator() = default;
+  template <typename U>
+  PrefaultAllocator(const PrefaultAllocator<U>&) {}
+  T* allocate(size_t n) {
+    T* p = LargeAllocator<T>::allocate(n);
+    if (n * sizeof(T) >= kPooledMinBytes) Prefault(p, n * sizeof(T));
+    return p;
+  }
+};
+
 }  // namespace tracemill::formats
