@@ -11,8 +11,9 @@
 // runs each, 3 s apart (2026-12-01); a real16 convert job spent 0.7-1.5 s of
 // system time on it (bench/RESULTS.md, session 8). On 4 KiB pages the same
 // job's system time is ~0.2 s. Blocks about to be filled (arena chunks,
-// key vectors, the events vector a window ahead) are made present in one
-// call each (Prefault), not one page fault a page.
+// key vectors, intern tables, output rings, the events vector a window
+// ahead) are made present in one call each (Prefault), not one page fault a
+// page.
 //
 // Chunk pool: on this VM first-touching memory runs at 0.16-0.35 GB/s, so the
 // rest arenas (2 MiB chunks, ~0.85 x the input) cost more to fault in than
